@@ -1,0 +1,273 @@
+//! The typed event every decoder produces and every analysis consumes.
+
+use crate::{CpuId, Flags, Nanos};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Shared immutable text (task names, function names): decoders intern repeated strings.
+pub type Text = Arc<str>;
+
+/// A process or thread id as the kernel prints it (0 is the idle task; -1 when unknown).
+pub type Pid = i32;
+
+/// One trace event, whatever format it came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Timestamp in the trace's clock (or relative time for latency-tracer output).
+    pub ts: Nanos,
+    /// CPU that recorded the event.
+    pub cpu: CpuId,
+    /// Current task's pid.
+    pub pid: Pid,
+    /// Thread-group id when the format shows it.
+    pub tgid: Option<Pid>,
+    /// Current task's name (may be truncated by the format, e.g. 8 chars in latency output).
+    pub comm: Text,
+    /// Context flags.
+    pub flags: Flags,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// Which preempt/irq toggle a `preemptirq` event reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Toggle {
+    /// `irq_disable`
+    IrqDisable,
+    /// `irq_enable`
+    IrqEnable,
+    /// `preempt_disable`
+    PreemptDisable,
+    /// `preempt_enable`
+    PreemptEnable,
+}
+
+/// Which scheduler wakeup event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WakeupKind {
+    /// `sched_waking`: the wakeup was requested.
+    Waking,
+    /// `sched_wakeup`: the task was put on the run queue.
+    Wakeup,
+    /// `sched_wakeup_new`: a new task was put on the run queue.
+    WakeupNew,
+}
+
+/// Which jiffies-timer (`timer:timer_*`) event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerOp {
+    /// `timer_init`
+    Init,
+    /// `timer_start`
+    Start,
+    /// `timer_cancel`
+    Cancel,
+    /// `timer_expire_entry`
+    ExpireEntry,
+    /// `timer_expire_exit`
+    ExpireExit,
+}
+
+/// Which osnoise tracer event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OsnoiseKind {
+    /// `thread_noise`
+    Thread,
+    /// `irq_noise`
+    Irq,
+    /// `softirq_noise`
+    Softirq,
+    /// `nmi_noise`
+    Nmi,
+    /// `sample_threshold`
+    SampleThreshold,
+}
+
+/// The context a timerlat sample was taken in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerlatContext {
+    /// The timer IRQ.
+    Irq,
+    /// The timerlat kernel thread.
+    Thread,
+    /// A user-space timerlat thread.
+    User,
+}
+
+/// A field value of an event we have no typed variant for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FieldValue {
+    /// An integer field.
+    Int(i64),
+    /// Any other field, as text.
+    Str(Text),
+}
+
+/// One named field of an [`EventKind::Other`] event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Field {
+    /// Field name.
+    pub name: Text,
+    /// Field value.
+    pub value: FieldValue,
+}
+
+/// What an event reports. Analyses match on these variants; field lookup by name happens in decoders only.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventKind {
+    /// `irq:irq_handler_entry`
+    IrqHandlerEntry { irq: u32, name: Text },
+    /// `irq:irq_handler_exit`
+    IrqHandlerExit { irq: u32, handled: bool },
+    /// `irq:softirq_entry`
+    SoftirqEntry { vec: u32, name: Text },
+    /// `irq:softirq_exit`
+    SoftirqExit { vec: u32, name: Text },
+    /// `irq:softirq_raise`
+    SoftirqRaise { vec: u32, name: Text },
+    /// `irq_vectors:*_entry` (local_timer, reschedule, call_function, …): `name` without the suffix.
+    VectorEntry { name: Text, vector: Option<u32> },
+    /// `irq_vectors:*_exit`
+    VectorExit { name: Text, vector: Option<u32> },
+    /// `timer:hrtimer_init` / `hrtimer_setup`
+    HrtimerInit { hrtimer: u64, clockid: Text, mode: Text },
+    /// `timer:hrtimer_start`: `expires`/`softexpires` in the timer's clock, ns.
+    HrtimerStart { hrtimer: u64, function: Text, expires: Nanos, softexpires: Nanos, mode: Text },
+    /// `timer:hrtimer_cancel`
+    HrtimerCancel { hrtimer: u64 },
+    /// `timer:hrtimer_expire_entry`: `now` in the timer's clock, ns.
+    HrtimerExpireEntry { hrtimer: u64, function: Text, now: Nanos },
+    /// `timer:hrtimer_expire_exit`
+    HrtimerExpireExit { hrtimer: u64 },
+    /// `timer:timer_*` (jiffies timers); `expires`/`now` in jiffies.
+    Timer { op: TimerOp, timer: u64, function: Option<Text>, expires: Option<u64>, now: Option<u64> },
+    /// `sched:sched_switch`. `prev_state` as the kernel prints it (`R`, `S`, `D`, `R+`, `I`…).
+    SchedSwitch {
+        prev_comm: Text,
+        prev_pid: Pid,
+        prev_prio: i32,
+        prev_state: Text,
+        next_comm: Text,
+        next_pid: Pid,
+        next_prio: i32,
+    },
+    /// `sched:sched_waking`, `sched_wakeup`, `sched_wakeup_new`
+    SchedWakeup { kind: WakeupKind, comm: Text, pid: Pid, prio: i32, target_cpu: Option<CpuId> },
+    /// `sched:sched_migrate_task`
+    SchedMigrate { comm: Text, pid: Pid, prio: i32, orig_cpu: CpuId, dest_cpu: CpuId },
+    /// `preemptirq:*` with the caller and its parent (`console_unlock+0xc0/0x510`).
+    Preemptirq { toggle: Toggle, caller: Text, parent: Text },
+    /// `nmi:nmi_handler`
+    NmiHandler { handler: Text, delta: Nanos, handled: u32 },
+    /// `raw_syscalls:sys_enter` or `syscalls:sys_enter_NAME` (then `name` is set).
+    SysEnter { nr: Option<i64>, name: Option<Text>, args: Text },
+    /// `raw_syscalls:sys_exit` or `syscalls:sys_exit_NAME`.
+    SysExit { nr: Option<i64>, name: Option<Text>, ret: i64 },
+    /// `ftrace:print`/`bprint`/`bputs`, `tracing_mark_write`, trace_printk and trace_marker text.
+    Print { ip: Option<Text>, text: Text },
+    /// `timerlat:timerlat_sample` or a timerlat tracer line.
+    Timerlat { context: TimerlatContext, seqnum: u64, latency: Nanos },
+    /// `osnoise:*_noise` and `sample_threshold`.
+    Osnoise { kind: OsnoiseKind, name: Text, start: Nanos, duration: Nanos },
+    /// `workqueue:workqueue_execute_start`
+    WorkqueueStart { work: u64, function: Text },
+    /// `workqueue:workqueue_execute_end`
+    WorkqueueEnd { work: u64, function: Option<Text> },
+    /// function tracer entry (`func <-parent`).
+    Function { func: Text, parent: Option<Text> },
+    /// function_graph entry (`func() {`).
+    GraphEntry { depth: u32, func: Text },
+    /// function_graph return (`}`), with the call's duration when shown.
+    GraphExit { depth: u32, func: Option<Text>, duration: Option<Nanos> },
+    /// function_graph leaf (`func();`): entry and return in one line.
+    GraphLeaf { depth: u32, func: Text, duration: Option<Nanos> },
+    /// A stack trace attached to the previous event (`<stack trace>` with ` => frame` lines).
+    Stack { frames: Vec<Text> },
+    /// Events the ring buffer dropped at this point (`[LOST N EVENTS]`); `None` when the count is unknown.
+    Lost { count: Option<u64> },
+    /// Any other event, kept with its fields.
+    Other { system: Option<Text>, name: Text, fields: Vec<Field> },
+}
+
+impl EventKind {
+    /// The event's name as ftrace spells it (`sched_switch`, `irq_handler_entry`, `local_timer_entry`…).
+    pub fn name(&self) -> String {
+        match self {
+            EventKind::IrqHandlerEntry { .. } => "irq_handler_entry".into(),
+            EventKind::IrqHandlerExit { .. } => "irq_handler_exit".into(),
+            EventKind::SoftirqEntry { .. } => "softirq_entry".into(),
+            EventKind::SoftirqExit { .. } => "softirq_exit".into(),
+            EventKind::SoftirqRaise { .. } => "softirq_raise".into(),
+            EventKind::VectorEntry { name, .. } => format!("{name}_entry"),
+            EventKind::VectorExit { name, .. } => format!("{name}_exit"),
+            EventKind::HrtimerInit { .. } => "hrtimer_init".into(),
+            EventKind::HrtimerStart { .. } => "hrtimer_start".into(),
+            EventKind::HrtimerCancel { .. } => "hrtimer_cancel".into(),
+            EventKind::HrtimerExpireEntry { .. } => "hrtimer_expire_entry".into(),
+            EventKind::HrtimerExpireExit { .. } => "hrtimer_expire_exit".into(),
+            EventKind::Timer { op, .. } => match op {
+                TimerOp::Init => "timer_init",
+                TimerOp::Start => "timer_start",
+                TimerOp::Cancel => "timer_cancel",
+                TimerOp::ExpireEntry => "timer_expire_entry",
+                TimerOp::ExpireExit => "timer_expire_exit",
+            }
+            .into(),
+            EventKind::SchedSwitch { .. } => "sched_switch".into(),
+            EventKind::SchedWakeup { kind, .. } => match kind {
+                WakeupKind::Waking => "sched_waking",
+                WakeupKind::Wakeup => "sched_wakeup",
+                WakeupKind::WakeupNew => "sched_wakeup_new",
+            }
+            .into(),
+            EventKind::SchedMigrate { .. } => "sched_migrate_task".into(),
+            EventKind::Preemptirq { toggle, .. } => match toggle {
+                Toggle::IrqDisable => "irq_disable",
+                Toggle::IrqEnable => "irq_enable",
+                Toggle::PreemptDisable => "preempt_disable",
+                Toggle::PreemptEnable => "preempt_enable",
+            }
+            .into(),
+            EventKind::NmiHandler { .. } => "nmi_handler".into(),
+            EventKind::SysEnter { name: Some(n), .. } => format!("sys_enter_{n}"),
+            EventKind::SysEnter { .. } => "sys_enter".into(),
+            EventKind::SysExit { name: Some(n), .. } => format!("sys_exit_{n}"),
+            EventKind::SysExit { .. } => "sys_exit".into(),
+            EventKind::Print { .. } => "print".into(),
+            EventKind::Timerlat { .. } => "timerlat_sample".into(),
+            EventKind::Osnoise { kind, .. } => match kind {
+                OsnoiseKind::Thread => "thread_noise",
+                OsnoiseKind::Irq => "irq_noise",
+                OsnoiseKind::Softirq => "softirq_noise",
+                OsnoiseKind::Nmi => "nmi_noise",
+                OsnoiseKind::SampleThreshold => "sample_threshold",
+            }
+            .into(),
+            EventKind::WorkqueueStart { .. } => "workqueue_execute_start".into(),
+            EventKind::WorkqueueEnd { .. } => "workqueue_execute_end".into(),
+            EventKind::Function { .. } => "function".into(),
+            EventKind::GraphEntry { .. } => "funcgraph_entry".into(),
+            EventKind::GraphExit { .. } => "funcgraph_exit".into(),
+            EventKind::GraphLeaf { .. } => "funcgraph_leaf".into(),
+            EventKind::Stack { .. } => "kernel_stack".into(),
+            EventKind::Lost { .. } => "lost_events".into(),
+            EventKind::Other { name, .. } => name.to_string(),
+        }
+    }
+}
+
+/// The kernel's softirq vector names, indexed by vector number (`include/linux/interrupt.h`).
+pub const SOFTIRQ_NAMES: [&str; 10] =
+    ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"];
+
+/// The name of softirq vector `vec`, or `"?"` beyond the known ten.
+pub fn softirq_name(vec: u32) -> &'static str {
+    SOFTIRQ_NAMES.get(vec as usize).copied().unwrap_or("?")
+}

@@ -1,0 +1,16 @@
+//! latscope's vocabulary: time, CPUs, events, histograms and the versioned JSON wire types. No I/O.
+
+pub mod cpu;
+pub mod event;
+pub mod flags;
+pub mod histogram;
+pub mod metadata;
+pub mod time;
+pub mod wire;
+
+pub use cpu::{CpuId, CpuList, CpuListError};
+pub use event::{Event, EventKind, Field, FieldValue, Pid, Text};
+pub use flags::Flags;
+pub use histogram::{Bucket, LatencyHistogram, Summary};
+pub use metadata::RunMetadata;
+pub use time::{parse_duration, DurationError, Nanos};

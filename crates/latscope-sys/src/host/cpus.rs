@@ -1,0 +1,36 @@
+//! Online CPUs, from `/sys/devices/system/cpu/online`.
+
+use super::read_trimmed;
+use crate::SysError;
+use latscope_model::{CpuId, CpuList};
+use std::path::PathBuf;
+
+/// Where the kernel lists online CPUs.
+pub const ONLINE: &str = "/sys/devices/system/cpu/online";
+
+/// The CPUs that are online now.
+pub fn online_cpus() -> Result<CpuList, SysError> {
+    let text = read_trimmed(ONLINE)?;
+    CpuList::parse(&text).map_err(|e| SysError::Parse { path: PathBuf::from(ONLINE), what: e.to_string() })
+}
+
+/// Checks that every CPU of `wanted` is online; the error names the first that is not.
+pub fn check_online(wanted: &CpuList) -> Result<(), SysError> {
+    let online = online_cpus()?;
+    for cpu in wanted.iter() {
+        if !online.contains(cpu) {
+            return Err(SysError::Invalid(format!(
+                "CPU {cpu} is not online (online CPUs: {online}); pick CPUs from that list, or bring it up with \
+                 'echo 1 > /sys/devices/system/cpu/cpu{cpu}/online'"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The CPU this thread runs on now.
+pub fn current_cpu() -> Option<CpuId> {
+    // SAFETY: sched_getcpu has no preconditions.
+    let c = unsafe { libc::sched_getcpu() };
+    (c >= 0).then_some(CpuId(c as u32))
+}

@@ -1,0 +1,111 @@
+//! Collects the [`RunMetadata`] every result carries: kernel, preemption model, CPU, hypervisor, clock.
+
+use super::read_opt;
+use latscope_model::RunMetadata;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Reads what can be read without privileges; anything unreadable is left empty, never guessed.
+pub fn run_metadata(args: Vec<String>) -> RunMetadata {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let kernel_version = read_opt("/proc/sys/kernel/version").unwrap_or_default();
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    RunMetadata {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        args,
+        hostname: read_opt("/proc/sys/kernel/hostname").unwrap_or_default(),
+        kernel_release: read_opt("/proc/sys/kernel/osrelease").unwrap_or_default(),
+        preemption_model: preemption_model(&kernel_version),
+        kernel_version,
+        kernel_cmdline: read_opt("/proc/cmdline").unwrap_or_default(),
+        cpu_model: cpu_model(&cpuinfo),
+        cpu_count: super::cpus::online_cpus().map(|l| l.len() as u32).unwrap_or(0),
+        hypervisor: hypervisor(&cpuinfo),
+        clocksource: read_opt("/sys/devices/system/clocksource/clocksource0/current_clocksource").unwrap_or_default(),
+        start_unix_s: now.as_secs_f64(),
+        start_time: rfc3339(now.as_secs()),
+        duration_ns: 0,
+    }
+}
+
+/// The preemption model: `/sys/kernel/realtime` (RT), the dynamic-preempt debugfs file, else `uname -v`.
+pub fn preemption_model(kernel_version: &str) -> String {
+    if read_opt("/sys/kernel/realtime").as_deref() == Some("1") || kernel_version.contains("PREEMPT_RT") {
+        return "rt".into();
+    }
+    if let Some(s) = read_opt("/sys/kernel/debug/sched/preempt") {
+        // e.g. "none voluntary (full) lazy": the active one is in parentheses.
+        if let Some(start) = s.find('(') {
+            if let Some(end) = s[start..].find(')') {
+                return s[start + 1..start + end].to_string();
+            }
+        }
+    }
+    if kernel_version.contains("PREEMPT_DYNAMIC") {
+        "dynamic".into()
+    } else if kernel_version.contains("PREEMPT_LAZY") {
+        "lazy".into()
+    } else if kernel_version.contains("PREEMPT") {
+        "full".into()
+    } else if kernel_version.is_empty() {
+        "unknown".into()
+    } else {
+        "none or voluntary".into()
+    }
+}
+
+fn cpu_model(cpuinfo: &str) -> String {
+    cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name") || l.starts_with("Model") || l.starts_with("Hardware"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// A hypervisor's name when `/sys/hypervisor/type`, DMI or the cpuinfo `hypervisor` flag shows one.
+pub fn hypervisor(cpuinfo: &str) -> Option<String> {
+    if let Some(t) = read_opt("/sys/hypervisor/type").filter(|t| !t.is_empty()) {
+        return Some(t);
+    }
+    let flagged = cpuinfo.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
+    if !flagged {
+        return None;
+    }
+    let dmi = read_opt("/sys/class/dmi/id/sys_vendor").or_else(|| read_opt("/sys/class/dmi/id/product_name"));
+    Some(dmi.filter(|d| !d.is_empty()).unwrap_or_else(|| "unknown hypervisor".into()))
+}
+
+/// Formats seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (civil-from-days, no time zone database).
+pub fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if mo <= 2 { y + 1 } else { y };
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_795_000_000), "2026-11-18T11:06:40Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn reads_cpu_model() {
+        assert_eq!(cpu_model("processor\t: 0\nmodel name\t: Intel(R) Xeon(R)\n"), "Intel(R) Xeon(R)");
+    }
+}

@@ -1,0 +1,6 @@
+//! The only crate that touches the kernel: measurement threads, tracefs, and host facts.
+
+pub mod error;
+pub mod host;
+
+pub use error::SysError;

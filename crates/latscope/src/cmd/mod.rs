@@ -1,0 +1,11 @@
+//! One module per subcommand: each owns its arguments and wiring.
+
+pub mod analyze;
+pub mod audit;
+pub mod compare;
+pub mod decode;
+pub mod noise;
+pub mod record;
+pub mod report;
+pub mod run;
+pub mod timer;

@@ -1,0 +1,61 @@
+//! The `latscope` binary: argument parsing, wiring, rendering choice, exit codes and signals. Nothing else.
+
+mod cmd;
+mod error;
+mod signal;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Finds out why a Linux machine misses its deadlines.
+#[derive(Parser, Debug)]
+#[command(name = "latscope", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Measure how late a periodic timer wakes a real-time thread (the cyclictest method).
+    Timer(cmd::timer::Args),
+    /// Measure OS and hardware noise seen by a spinning thread, and account for it.
+    Noise(cmd::noise::Args),
+    /// Decode a trace file and print the events latscope understood.
+    Decode(cmd::decode::Args),
+    /// Explain a trace: irqs-off sections, late timers, wakeup latency breakdown.
+    Analyze(cmd::analyze::Args),
+    /// Check the machine for known latency traps and say how to fix each.
+    Audit(cmd::audit::Args),
+    /// Record the latency event set into a file for later analysis.
+    Record(cmd::record::Args),
+    /// Re-render a saved JSON result.
+    Report(cmd::report::Args),
+    /// Compare saved timer or noise results side by side.
+    Compare(cmd::compare::Args),
+    /// The one-command investigation: audit, measure, trace, analyse, report.
+    Run(cmd::run::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    signal::install();
+    let result = match cli.command {
+        Command::Timer(a) => cmd::timer::run(a),
+        Command::Noise(a) => cmd::noise::run(a),
+        Command::Decode(a) => cmd::decode::run(a),
+        Command::Analyze(a) => cmd::analyze::run(a),
+        Command::Audit(a) => cmd::audit::run(a),
+        Command::Record(a) => cmd::record::run(a),
+        Command::Report(a) => cmd::report::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
+        Command::Run(a) => cmd::run::run(a),
+    };
+    match result {
+        Ok(outcome) => outcome.exit_code(),
+        Err(e) => {
+            eprintln!("latscope: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what latscope's build, tests and benchmarks need on a Debian machine.
+# Idempotent: installs only what is missing. Needs root for apt-get (skipped otherwise, with a note).
+set -euo pipefail
+
+need_apt=()
+command -v cargo >/dev/null 2>&1 || need_apt+=(cargo rustc)
+command -v cyclictest >/dev/null 2>&1 || need_apt+=(rt-tests)
+command -v trace-cmd >/dev/null 2>&1 || need_apt+=(trace-cmd)
+command -v stress-ng >/dev/null 2>&1 || need_apt+=(stress-ng)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "install-deps: apt-get install ${need_apt[*]}"
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    else
+        echo "install-deps: missing ${need_apt[*]}; install them with apt-get as root" >&2
+    fi
+fi
+
+# rustfmt and clippy come with rustup toolchains; add them when rustup is there.
+if command -v rustup >/dev/null 2>&1; then
+    rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt >/dev/null 2>&1 || true
+    rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy >/dev/null 2>&1 || true
+fi
+
+# tracefs: mount it when we are root and it is not mounted (the live tests need it).
+if [ "$(id -u)" = 0 ] && [ -d /sys/kernel/tracing ] && [ ! -e /sys/kernel/tracing/trace ]; then
+    mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
