@@ -1,1 +1,8 @@
-//! placeholder
+//! Bytes ➜ typed events: ftrace text, tracefs event formats and ring-buffer pages, trace-cmd `.dat`,
+//! merged per CPU into one time-ordered stream. Pure: no I/O beyond reading the given input.
+
+pub mod error;
+pub mod trace;
+
+pub use error::{DecodeError, Warning};
+pub use trace::{DecodedTrace, Format, LatencyHeader, TraceInfo};

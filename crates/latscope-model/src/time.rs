@@ -75,7 +75,13 @@ impl fmt::Display for Nanos {
 }
 
 fn trim(v: f64) -> String {
-    let s = if v >= 100.0 { format!("{v:.0}") } else if v >= 10.0 { format!("{v:.1}") } else { format!("{v:.2}") };
+    let s = if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    };
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
@@ -107,9 +113,8 @@ pub fn parse_duration(s: &str) -> Result<Nanos, DurationError> {
     if t.is_empty() {
         return Err(DurationError::Empty);
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| DurationError::Unit(t.to_string()))?;
+    let split =
+        t.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(|| DurationError::Unit(t.to_string()))?;
     let (num, unit) = t.split_at(split);
     let scale: f64 = match unit.trim() {
         "ns" => 1.0,
@@ -125,10 +130,7 @@ pub fn parse_duration(s: &str) -> Result<Nanos, DurationError> {
     }
     // Integer path keeps exact values; fractional path goes through f64.
     if let Ok(i) = num.parse::<u64>() {
-        return i
-            .checked_mul(scale as u64)
-            .map(Nanos)
-            .ok_or_else(|| DurationError::Overflow(t.to_string()));
+        return i.checked_mul(scale as u64).map(Nanos).ok_or_else(|| DurationError::Overflow(t.to_string()));
     }
     let v: f64 = num.parse().map_err(|_| DurationError::Invalid(t.to_string()))?;
     let ns = (v * scale).round();

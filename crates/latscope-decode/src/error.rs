@@ -1,0 +1,43 @@
+//! Decode errors (the input is not a trace at all) and warnings (a line or record was skipped).
+
+use serde::Serialize;
+
+/// The input cannot be decoded at all. Partial damage is a [`Warning`], not an error.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// Reading the input failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The input is not a trace in any format we know.
+    #[error("{path}: not a trace latscope can read ({why}); expected ftrace text, trace-cmd .dat, or systrace/atrace")]
+    NotATrace {
+        /// The file.
+        path: String,
+        /// What was seen instead.
+        why: String,
+    },
+    /// The input is a known format but its structure is broken beyond recovery.
+    #[error("{path}: {what} at {location}")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// `line N` or `offset 0x…`.
+        location: String,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+/// Something that could not be decoded and was skipped; decoding went on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// `FILE:LINE` for text, `FILE@0xOFFSET` (or `cpuN page P`) for binary input.
+    pub location: String,
+    /// What was wrong.
+    pub message: String,
+}
