@@ -2,6 +2,7 @@
 //! merged per CPU into one time-ordered stream. Pure: no I/O beyond reading the given input.
 
 pub mod error;
+pub mod raw;
 pub mod trace;
 
 pub use error::{DecodeError, Warning};

@@ -1,0 +1,226 @@
+//! [`RawDecoder`]: tracefs header + format files ➜ a decoder of per-CPU ring-buffer pages into [`Event`]s.
+//!
+//! This is the entry point for live capture (`trace_pipe_raw`) and for the `.dat` reader:
+//!
+//! ```no_run
+//! # fn main() -> Result<(), String> {
+//! use latscope_decode::raw::RawDecoder;
+//! use latscope_model::CpuId;
+//! let header_page = std::fs::read_to_string("/sys/kernel/tracing/events/header_page").map_err(|e| e.to_string())?;
+//! let mut dec = RawDecoder::new(&header_page, cfg!(target_endian = "big"))?;
+//! let fmt = std::fs::read_to_string("/sys/kernel/tracing/events/sched/sched_switch/format").map_err(|e| e.to_string())?;
+//! dec.add_format("sched", &fmt)?;
+//! let page = vec![0u8; 4096]; // one page read from per_cpu/cpu0/trace_pipe_raw
+//! let summary = dec.decode_page(CpuId(0), &page, &mut |event| println!("{event:?}"));
+//! println!("lost before this page: {:?}, warnings: {:?}", summary.missed, summary.warnings);
+//! # Ok(()) }
+//! ```
+
+use super::cmdlines::Cmdlines;
+use super::format::parse_format;
+use super::header_page::{parse_header_event, parse_header_page, EventHeaderLayout, PageLayout};
+use super::kallsyms::{Kallsyms, PrintkFormats};
+use super::page::{decode_page, read_uint, PageSummary};
+use super::record::{CompiledFormat, RawRecord};
+use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Decodes ring-buffer pages with a kernel's header_page layout and event formats.
+#[derive(Clone, Debug)]
+pub struct RawDecoder {
+    page: PageLayout,
+    headers: EventHeaderLayout,
+    formats: HashMap<u16, Arc<CompiledFormat>>,
+    /// `common_type` location (offset, size), the same in every format.
+    common_type: (usize, usize),
+    cmdlines: Cmdlines,
+    kallsyms: Kallsyms,
+    printk: PrintkFormats,
+    unknown_ids: HashMap<u16, u64>,
+}
+
+impl RawDecoder {
+    /// A decoder for pages laid out as `header_page` says (its text from tracefs or a `.dat`).
+    pub fn new(header_page: &str, big_endian: bool) -> Result<RawDecoder, String> {
+        Ok(RawDecoder::with_layout(parse_header_page(header_page, big_endian)?))
+    }
+
+    /// A decoder for an already known page layout.
+    pub fn with_layout(page: PageLayout) -> RawDecoder {
+        RawDecoder {
+            page,
+            headers: EventHeaderLayout::default(),
+            formats: HashMap::new(),
+            common_type: (0, 2),
+            cmdlines: Cmdlines::default(),
+            kallsyms: Kallsyms::default(),
+            printk: PrintkFormats::default(),
+            unknown_ids: HashMap::new(),
+        }
+    }
+
+    /// Use the type values of a `header_event` file (defaults match every kernel since 2.6.3x).
+    pub fn set_header_event(&mut self, text: &str) {
+        self.headers = parse_header_event(text);
+    }
+
+    /// Add one `events/SYSTEM/NAME/format` file.
+    pub fn add_format(&mut self, system: &str, text: &str) -> Result<(), String> {
+        let f = parse_format(system, text)?;
+        if let Some(ct) = f.field("common_type") {
+            self.common_type = (ct.offset as usize, ct.size as usize);
+        }
+        self.formats.insert(f.id, Arc::new(CompiledFormat::new(f)));
+        Ok(())
+    }
+
+    /// Task names by pid (`saved_cmdlines`).
+    pub fn set_cmdlines(&mut self, text: &str) {
+        self.cmdlines = Cmdlines::parse(text);
+    }
+
+    /// Kernel symbols (`/proc/kallsyms`) to name function addresses.
+    pub fn set_kallsyms(&mut self, text: &str) {
+        self.kallsyms = Kallsyms::parse(text);
+    }
+
+    /// `printk_formats`, for `bprint` records.
+    pub fn set_printk_formats(&mut self, text: &str) {
+        self.printk = PrintkFormats::parse(text);
+    }
+
+    /// The page layout in use.
+    pub fn page_layout(&self) -> &PageLayout {
+        &self.page
+    }
+
+    /// Number of known event formats.
+    pub fn format_count(&self) -> usize {
+        self.formats.len()
+    }
+
+    /// Records seen per event id that had no format (they are skipped).
+    pub fn unknown_ids(&self) -> &HashMap<u16, u64> {
+        &self.unknown_ids
+    }
+
+    /// The symbol name for a kernel address (`func+0x10` when inside a function), or hex when unknown.
+    pub fn symbolize(&self, addr: u64) -> Text {
+        match self.kallsyms.lookup(addr) {
+            Some((name, 0)) => name.clone(),
+            Some((name, off)) if off < 0x10_0000 => Arc::from(format!("{name}+0x{off:x}")),
+            _ => Arc::from(format!("0x{addr:x}")),
+        }
+    }
+
+    /// Decode one page recorded on `cpu`, calling `sink` for every event in order. The summary carries
+    /// the page's lost-events marker and warnings (records without a known format are counted in
+    /// [`unknown_ids`](Self::unknown_ids) and skipped). Never panics on malformed input.
+    pub fn decode_page(&mut self, cpu: CpuId, page: &[u8], sink: &mut dyn FnMut(Event)) -> PageSummary {
+        let layout = self.page;
+        let headers = self.headers;
+        let mut pending: Vec<(u64, u16, std::ops::Range<usize>)> = Vec::new();
+        let base = page.as_ptr() as usize;
+        let (ct_off, ct_size) = self.common_type;
+        let be = layout.big_endian;
+        let summary = decode_page(&layout, &headers, page, &mut |ts, data| {
+            let id = read_uint(data, ct_off, ct_size, be).unwrap_or(u64::MAX) as u16;
+            let start = data.as_ptr() as usize - base;
+            pending.push((ts, id, start..start + data.len()));
+        });
+        for (ts, id, range) in pending {
+            let Some(fmt) = self.formats.get(&id).cloned() else {
+                *self.unknown_ids.entry(id).or_insert(0) += 1;
+                continue;
+            };
+            let rec = RawRecord { format: &fmt, data: &page[range], big_endian: be };
+            let pid = rec.pid();
+            self.learn_comms(&rec);
+            let event = Event {
+                ts: Nanos(ts),
+                cpu,
+                pid,
+                tgid: None,
+                comm: self.cmdlines.comm(pid),
+                flags: rec.flags(),
+                kind: self.kind_of(&rec),
+            };
+            sink(event);
+        }
+        summary
+    }
+
+    /// Keep task names the trace itself reveals (sched_switch, wakeups), as saved_cmdlines may be stale.
+    fn learn_comms(&mut self, rec: &RawRecord<'_>) {
+        if &**rec.format.system() != "sched" {
+            return;
+        }
+        for (comm, pid) in [("prev_comm", "prev_pid"), ("next_comm", "next_pid"), ("comm", "pid")] {
+            if let (Some(c), Some(p)) = (rec.str(comm), rec.int(pid)) {
+                if !c.is_empty() {
+                    self.cmdlines.learn(p as i32, c);
+                }
+            }
+        }
+    }
+
+    /// The event kind of a record.
+    fn kind_of(&self, rec: &RawRecord<'_>) -> EventKind {
+        let name = &**rec.format.name();
+        if &**rec.format.system() == "ftrace" && name == "function" {
+            if let Some(ip) = rec.int("ip") {
+                let parent = rec.int("parent_ip").map(|p| self.symbolize(p as u64));
+                return EventKind::Function { func: self.symbolize(ip as u64), parent };
+            }
+        }
+        EventKind::Other {
+            system: Some(rec.format.system().clone()),
+            name: rec.format.name().clone(),
+            fields: rec.payload_fields(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::page::tests::PageBuilder;
+
+    const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
+\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
+\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\
+\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
+
+    const WAKING: &str = "name: sched_waking\nID: 7\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\
+\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n";
+
+    #[test]
+    fn decodes_a_page_into_events() {
+        let mut dec = RawDecoder::new(HEADER_PAGE, false).expect("decoder");
+        dec.add_format("sched", WAKING).expect("format");
+        dec.set_cmdlines("12 worker\n");
+        let mut rec = vec![7, 0, 0x01, 0x01, 12, 0, 0, 0];
+        rec.extend_from_slice(b"cyclictest\0\0\0\0\0\0");
+        rec.extend_from_slice(&99i32.to_le_bytes());
+        let mut unknown = rec.clone();
+        unknown[0] = 8;
+        let page = PageBuilder::new(1_000).data(10, &rec).data(5, &unknown).finish(Some(Some(3)));
+        let mut got = Vec::new();
+        let s = dec.decode_page(CpuId(1), &page, &mut |e| got.push(e));
+        assert_eq!(s.missed, crate::raw::page::Missed::Count(3));
+        assert_eq!(got.len(), 1);
+        let e = &got[0];
+        assert_eq!((e.ts, e.cpu, e.pid, &*e.comm), (Nanos(1_010), CpuId(1), 12, "worker"));
+        assert!(e.flags.irqs_off());
+        assert_eq!(e.kind.name(), "sched_waking");
+        assert_eq!(dec.unknown_ids().get(&8), Some(&1));
+        // The woken task's name was learned from the record.
+        assert_eq!(&*dec.cmdlines.comm(99), "cyclictest");
+    }
+}

@@ -1,0 +1,13 @@
+//! tracefs raw input: event format files, header_page, ring-buffer pages, and the [`RawDecoder`] over them.
+
+pub mod cmdlines;
+pub mod common;
+pub mod decoder;
+pub mod format;
+pub mod header_page;
+pub mod kallsyms;
+pub mod page;
+pub mod record;
+
+pub use decoder::RawDecoder;
+pub use page::{Missed, PageSummary};
