@@ -26,7 +26,7 @@ impl Cmdlines {
 
     /// Record a name learned from the trace itself (e.g. `sched_switch` next_comm).
     pub fn learn(&mut self, pid: Pid, comm: &str) {
-        if self.by_pid.get(&pid).is_none_or(|c| &**c != comm) {
+        if self.by_pid.get(&pid).map_or(true, |c| &**c != comm) {
             self.by_pid.insert(pid, Arc::from(comm));
         }
     }

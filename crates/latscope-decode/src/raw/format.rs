@@ -85,7 +85,7 @@ pub fn parse_format(system: &str, text: &str) -> Result<EventFormat, String> {
     Ok(EventFormat { system: Arc::from(system), name: Arc::from(name.as_str()), id, fields, print_fmt })
 }
 
-/// Parse `field:unsigned long ip;	offset:8;	size:8;	signed:0;`.
+/// Parse one `field:TYPE NAME; offset:N; size:N; signed:N;` line.
 fn parse_field(line: &str) -> Result<FieldDef, String> {
     let mut decl = None;
     let (mut offset, mut size, mut signed) = (None, None, None);
