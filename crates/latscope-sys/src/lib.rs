@@ -2,5 +2,6 @@
 
 pub mod error;
 pub mod host;
+pub mod measure;
 
 pub use error::SysError;

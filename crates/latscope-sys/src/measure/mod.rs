@@ -1,0 +1,6 @@
+//! Measurement threads and what they need: the clock, real-time setup guards, timer latency
+//! measurement, and a known-load injector for ground-truth tests.
+
+pub mod clock;
+pub mod inject;
+pub mod rt;
