@@ -1,0 +1,74 @@
+//! Decompression of v7 `.dat` sections and flyrecord chunks (zlib, zstd), bounded by the declared size.
+
+use std::io::Read;
+
+/// Largest uncompressed block accepted (a chunk or a section); larger claims are treated as corrupt.
+const MAX_BLOCK: u64 = 1 << 30;
+
+/// The file's compression algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    /// Not compressed.
+    None,
+    /// zlib (`compress2`).
+    Zlib,
+    /// Zstandard.
+    Zstd,
+}
+
+impl Compression {
+    /// From the header's algorithm name.
+    pub fn from_name(name: &str) -> Result<Compression, String> {
+        match name {
+            "none" | "" => Ok(Compression::None),
+            "zlib" => Ok(Compression::Zlib),
+            "zstd" => Ok(Compression::Zstd),
+            other => Err(format!("compression `{other}` is not supported (zlib and zstd are)")),
+        }
+    }
+
+    /// Decompress `data`, which must expand to exactly `size` bytes.
+    pub fn decompress(self, data: &[u8], size: u64) -> Result<Vec<u8>, String> {
+        if size > MAX_BLOCK {
+            return Err(format!("compressed block claims {size} bytes uncompressed (limit {MAX_BLOCK})"));
+        }
+        let mut out = Vec::with_capacity(size.min(64 << 20) as usize);
+        let res = match self {
+            Compression::None => {
+                out.extend_from_slice(data);
+                Ok(())
+            }
+            Compression::Zlib => flate2::read::ZlibDecoder::new(data)
+                .take(size + 1)
+                .read_to_end(&mut out)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            Compression::Zstd => match ruzstd::decoding::StreamingDecoder::new(data) {
+                Ok(d) => d.take(size + 1).read_to_end(&mut out).map(|_| ()).map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            },
+        };
+        res.map_err(|e| format!("{self:?} decompression failed: {e}"))?;
+        if out.len() as u64 != size {
+            return Err(format!("{self:?} block expanded to {} bytes, header says {size}", out.len()));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn zlib_round_trip_and_size_check() {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(b"hello hello hello").expect("write");
+        let z = e.finish().expect("finish");
+        assert_eq!(Compression::Zlib.decompress(&z, 17).expect("ok"), b"hello hello hello");
+        assert!(Compression::Zlib.decompress(&z, 5).is_err());
+        assert!(Compression::Zstd.decompress(&z, 17).is_err());
+        assert!(Compression::from_name("lz4").is_err());
+    }
+}

@@ -1,0 +1,385 @@
+//! The metadata of a trace-cmd `.dat` (v6 sequential header, v7 options and sections): formats, symbols,
+//! cmdlines, buffers and where each CPU's ring-buffer pages are.
+
+use super::compress::Compression;
+use super::input::{Bytes, InResult, Input};
+use std::io::{Read, Seek};
+
+/// The `.dat` magic: 0x17 0x08 0x44 "tracing".
+pub const MAGIC: &[u8; 10] = b"\x17\x08\x44tracing";
+
+const OPT_DONE: u16 = 0;
+const OPT_CPUSTAT: u16 = 2;
+const OPT_BUFFER: u16 = 3;
+const OPT_TRACECLOCK: u16 = 4;
+const OPT_UNAME: u16 = 5;
+const OPT_CPUCOUNT: u16 = 8;
+const OPT_HEADER_INFO: u16 = 16;
+const OPT_FTRACE_EVENTS: u16 = 17;
+const OPT_EVENT_FORMATS: u16 = 18;
+const OPT_KALLSYMS: u16 = 19;
+const OPT_PRINTK: u16 = 20;
+const OPT_CMDLINES: u16 = 21;
+const OPT_BUFFER_TEXT: u16 = 22;
+
+/// Where one CPU's data is in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuData {
+    /// CPU number.
+    pub cpu: u32,
+    /// File offset of the data (v7 compressed: of the chunk list).
+    pub offset: u64,
+    /// Bytes in the file.
+    pub size: u64,
+}
+
+/// One ring buffer (the top instance or a named one).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Buffer {
+    /// Instance name (`""` for the top buffer).
+    pub name: String,
+    /// Trace clock when known.
+    pub clock: Option<String>,
+    /// Per-CPU data.
+    pub cpus: Vec<CpuData>,
+}
+
+/// Everything in a `.dat` except the event data.
+#[derive(Clone, Debug)]
+pub struct Meta {
+    /// File version (6 or 7).
+    pub version: u32,
+    /// Big-endian data.
+    pub big_endian: bool,
+    /// User-space long size of the recording machine.
+    pub long_size: u8,
+    /// Ring-buffer page size.
+    pub page_size: u32,
+    /// Section/flyrecord compression.
+    pub compression: Compression,
+    /// `events/header_page` text.
+    pub header_page: String,
+    /// `events/header_event` text.
+    pub header_event: String,
+    /// `events/ftrace/*/format` texts.
+    pub ftrace_formats: Vec<String>,
+    /// (system, format text) of the event formats.
+    pub event_formats: Vec<(String, String)>,
+    /// `/proc/kallsyms`.
+    pub kallsyms: String,
+    /// `printk_formats`.
+    pub printk: String,
+    /// `saved_cmdlines`.
+    pub cmdlines: String,
+    /// CPUs in the header / CPUCOUNT.
+    pub cpus: u32,
+    /// TRACECLOCK's selected clock.
+    pub clock: Option<String>,
+    /// UNAME option.
+    pub uname: Option<String>,
+    /// The buffers with data.
+    pub buffers: Vec<Buffer>,
+    /// Recoverable problems in the metadata.
+    pub warnings: Vec<String>,
+}
+
+impl Meta {
+    fn empty(version: u32, big_endian: bool, long_size: u8, page_size: u32) -> Meta {
+        Meta {
+            version,
+            big_endian,
+            long_size,
+            page_size,
+            compression: Compression::None,
+            header_page: String::new(),
+            header_event: String::new(),
+            ftrace_formats: Vec::new(),
+            event_formats: Vec::new(),
+            kallsyms: String::new(),
+            printk: String::new(),
+            cmdlines: String::new(),
+            cpus: 0,
+            clock: None,
+            uname: None,
+            buffers: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// `[local] global counter` ➜ `local`.
+fn selected_clock(text: &str) -> Option<String> {
+    let s = text.find('[')?;
+    let e = text[s..].find(']')?;
+    Some(text[s + 1..s + e].to_string())
+}
+
+/// Read the metadata. Errors name the offset of the damage.
+pub(crate) fn read_meta<R: Read + Seek>(inp: &mut Input<R>) -> InResult<Meta> {
+    let magic = inp.bytes(10).map_err(|_| "too short for a trace-cmd file".to_string())?;
+    if magic != MAGIC {
+        return Err("no trace-cmd magic (0x17 0x08 0x44 \"tracing\")".into());
+    }
+    let version_s = inp.cstr()?;
+    let version: u32 = version_s.parse().map_err(|_| format!("bad file version `{version_s}`"))?;
+    let big_endian = inp.u8()? != 0;
+    inp.big_endian = big_endian;
+    let long_size = inp.u8()?;
+    let page_size = inp.u32()?;
+    if !(1024..=(1 << 24)).contains(&page_size) {
+        return Err(format!("implausible page size {page_size}"));
+    }
+    let mut m = Meta::empty(version, big_endian, long_size, page_size);
+    match version {
+        6 => read_v6(inp, &mut m)?,
+        7 => read_v7(inp, &mut m)?,
+        v => return Err(format!("trace-cmd file version {v} is not supported (6 and 7 are)")),
+    }
+    Ok(m)
+}
+
+/// The HEADER INFO block (`header_page\0` size data `header_event\0` size data).
+fn header_info(b: &mut Bytes<'_>, m: &mut Meta) -> InResult<()> {
+    let tag = b.cstr()?;
+    if tag != "header_page" {
+        return Err(format!("expected `header_page`, found `{tag}`"));
+    }
+    let n = b.u64()?;
+    m.header_page = b.text(n)?;
+    let tag = b.cstr()?;
+    if tag != "header_event" {
+        return Err(format!("expected `header_event`, found `{tag}`"));
+    }
+    let n = b.u64()?;
+    m.header_event = b.text(n)?;
+    Ok(())
+}
+
+fn ftrace_formats(b: &mut Bytes<'_>, m: &mut Meta) -> InResult<()> {
+    let count = b.u32()?;
+    for _ in 0..count {
+        let n = b.u64()?;
+        m.ftrace_formats.push(b.text(n)?);
+    }
+    Ok(())
+}
+
+fn event_formats(b: &mut Bytes<'_>, m: &mut Meta) -> InResult<()> {
+    let systems = b.u32()?;
+    for _ in 0..systems {
+        let sys = b.cstr()?;
+        let count = b.u32()?;
+        for _ in 0..count {
+            let n = b.u64()?;
+            m.event_formats.push((sys.clone(), b.text(n)?));
+        }
+    }
+    Ok(())
+}
+
+/// v6 stores the header blocks back to back; read them through one in-memory window per block.
+fn read_v6<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta) -> InResult<()> {
+    // header_page / header_event
+    let mut hi = Vec::new();
+    for tag in ["header_page", "header_event"] {
+        let t = inp.cstr()?;
+        if t != tag {
+            return Err(format!("expected `{tag}`, found `{t}`"));
+        }
+        let n = inp.u64()?;
+        let text = inp.text(n)?;
+        hi.push(text);
+    }
+    m.header_event = hi.pop().unwrap_or_default();
+    m.header_page = hi.pop().unwrap_or_default();
+    let count = inp.u32()?;
+    for _ in 0..count {
+        let n = inp.u64()?;
+        m.ftrace_formats.push(inp.text(n)?);
+    }
+    let systems = inp.u32()?;
+    for _ in 0..systems {
+        let sys = inp.cstr()?;
+        let count = inp.u32()?;
+        for _ in 0..count {
+            let n = inp.u64()?;
+            m.event_formats.push((sys.clone(), inp.text(n)?));
+        }
+    }
+    let n = inp.u32()?;
+    m.kallsyms = inp.text(u64::from(n))?;
+    let n = inp.u32()?;
+    m.printk = inp.text(u64::from(n))?;
+    let n = inp.u64()?;
+    m.cmdlines = inp.text(n)?;
+    m.cpus = inp.u32()?;
+    let mut named: Vec<(u64, String)> = Vec::new();
+    loop {
+        let at = inp.pos();
+        let label = inp.bytes(10)?;
+        match &label[..] {
+            b"options  \0" => loop {
+                let id = inp.u16()?;
+                if id == OPT_DONE {
+                    break;
+                }
+                let size = inp.u32()?;
+                let data = inp.bytes(u64::from(size))?;
+                let mut b = Bytes { b: &data, at: 0, big_endian: m.big_endian, origin: at };
+                match id {
+                    OPT_BUFFER => {
+                        let off = b.u64()?;
+                        named.push((off, b.cstr()?));
+                    }
+                    _ => simple_option(id, &data, m),
+                }
+            },
+            b"flyrecord\0" => {
+                let mut top = Buffer { name: String::new(), clock: m.clock.clone(), cpus: Vec::new() };
+                for cpu in 0..m.cpus {
+                    let offset = inp.u64()?;
+                    let size = inp.u64()?;
+                    top.cpus.push(CpuData { cpu, offset, size });
+                }
+                m.buffers.push(top);
+                break;
+            }
+            b"latency  \0" => {
+                m.warnings.push(format!(
+                    "offset 0x{at:x}: this .dat holds latency-tracer text, not ring-buffer data; \
+                     decode it with `trace-cmd report` and feed the text to latscope"
+                ));
+                break;
+            }
+            other => {
+                return Err(format!(
+                    "offset 0x{at:x}: expected `options`, `flyrecord` or `latency`, found {:?}",
+                    String::from_utf8_lossy(other)
+                ))
+            }
+        }
+    }
+    for (off, name) in named {
+        inp.seek(off)?;
+        let mut buf = Buffer { name, clock: m.clock.clone(), cpus: Vec::new() };
+        for cpu in 0..m.cpus {
+            let offset = inp.u64()?;
+            let size = inp.u64()?;
+            buf.cpus.push(CpuData { cpu, offset, size });
+        }
+        m.buffers.push(buf);
+    }
+    Ok(())
+}
+
+/// Options with plain data, the same in v6 and v7.
+fn simple_option(id: u16, data: &[u8], m: &mut Meta) {
+    let text = || String::from_utf8_lossy(data).trim_end_matches('\0').trim().to_string();
+    match id {
+        OPT_TRACECLOCK => m.clock = selected_clock(&text()).or(m.clock.take()),
+        OPT_UNAME => m.uname = Some(text()),
+        OPT_CPUCOUNT if data.len() >= 4 => {
+            m.cpus = crate::raw::page::read_uint(data, 0, 4, m.big_endian).unwrap_or(0) as u32;
+        }
+        OPT_CPUSTAT => {}
+        _ => {}
+    }
+}
+
+/// Read one v7 section at `off`, decompressed. Returns (section id, contents).
+fn section<R: Read + Seek>(inp: &mut Input<R>, m: &Meta, off: u64) -> InResult<(u16, Vec<u8>)> {
+    inp.seek(off)?;
+    let id = inp.u16()?;
+    let flags = inp.u16()?;
+    let _desc = inp.u32()?;
+    let size = inp.u64()?;
+    if flags & 1 != 0 {
+        let csize = inp.u32()?;
+        let usize_ = inp.u32()?;
+        let data = inp.bytes(u64::from(csize))?;
+        let out =
+            m.compression.decompress(&data, u64::from(usize_)).map_err(|e| format!("section at 0x{off:x}: {e}"))?;
+        Ok((id, out))
+    } else {
+        Ok((id, inp.bytes(size)?))
+    }
+}
+
+fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta) -> InResult<()> {
+    let name = inp.cstr()?;
+    let _version = inp.cstr()?;
+    m.compression = Compression::from_name(&name)?;
+    let mut next = inp.u64()?;
+    let mut seen = std::collections::HashSet::new();
+    while next != 0 {
+        if !seen.insert(next) {
+            return Err(format!("options section at 0x{next:x} is listed twice (loop)"));
+        }
+        let here = next;
+        next = 0;
+        let (id, data) = section(inp, m, here)?;
+        if id != 0 {
+            return Err(format!("offset 0x{here:x}: expected an options section (id 0), found id {id}"));
+        }
+        let mut b = Bytes { b: &data, at: 0, big_endian: m.big_endian, origin: here };
+        while b.remaining() >= 6 {
+            let oid = b.u16()?;
+            let size = b.u32()?;
+            let odata = b.take(u64::from(size))?.to_vec();
+            let mut ob = Bytes { b: &odata, at: 0, big_endian: m.big_endian, origin: here };
+            match oid {
+                OPT_DONE => {
+                    next = ob.u64().unwrap_or(0);
+                    break;
+                }
+                OPT_HEADER_INFO | OPT_FTRACE_EVENTS | OPT_EVENT_FORMATS | OPT_KALLSYMS | OPT_PRINTK | OPT_CMDLINES => {
+                    let off = ob.u64()?;
+                    if let Err(e) = v7_meta_section(inp, m, oid, off) {
+                        if oid == OPT_HEADER_INFO || oid == OPT_EVENT_FORMATS {
+                            return Err(e);
+                        }
+                        m.warnings.push(e);
+                    }
+                }
+                OPT_BUFFER => {
+                    let _data_section = ob.u64()?;
+                    let mut buf = Buffer { name: ob.cstr()?, clock: None, cpus: Vec::new() };
+                    let clock = ob.cstr()?;
+                    buf.clock = (!clock.is_empty()).then_some(clock);
+                    let _page_size = ob.u32()?;
+                    let count = ob.u32()?;
+                    for _ in 0..count {
+                        let cpu = ob.u32()?;
+                        let offset = ob.u64()?;
+                        let size = ob.u64()?;
+                        buf.cpus.push(CpuData { cpu, offset, size });
+                    }
+                    m.buffers.push(buf);
+                }
+                OPT_BUFFER_TEXT => m.warnings.push(
+                    "this .dat holds latency-tracer text, not ring-buffer data; decode it with `trace-cmd report`"
+                        .into(),
+                ),
+                _ => simple_option(oid, &odata, m),
+            }
+        }
+    }
+    if m.clock.is_none() {
+        m.clock = m.buffers.iter().find_map(|b| b.clock.clone());
+    }
+    Ok(())
+}
+
+fn v7_meta_section<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, oid: u16, off: u64) -> InResult<()> {
+    let (_id, data) = section(inp, m, off)?;
+    let mut b = Bytes { b: &data, at: 0, big_endian: m.big_endian, origin: off };
+    let what = match oid {
+        OPT_HEADER_INFO => header_info(&mut b, m).map(|_| "header info"),
+        OPT_FTRACE_EVENTS => ftrace_formats(&mut b, m).map(|_| "ftrace formats"),
+        OPT_EVENT_FORMATS => event_formats(&mut b, m).map(|_| "event formats"),
+        OPT_KALLSYMS => b.u32().and_then(|n| b.text(u64::from(n))).map(|t| m.kallsyms = t).map(|_| "kallsyms"),
+        OPT_PRINTK => b.u32().and_then(|n| b.text(u64::from(n))).map(|t| m.printk = t).map(|_| "printk"),
+        _ => b.u64().and_then(|n| b.text(n)).map(|t| m.cmdlines = t).map(|_| "cmdlines"),
+    };
+    what.map(|_| ()).map_err(|e| format!("section at 0x{off:x}: {e}"))
+}

@@ -1,0 +1,173 @@
+//! trace-cmd `.dat` files, versions 6 and 7 (sections, zlib/zstd): metadata, then every CPU's pages
+//! streamed through the [`RawDecoder`] and k-way merged into one time-ordered event stream.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), latscope_decode::DecodeError> {
+//! let mut reader = latscope_decode::dat::DatReader::open(std::path::Path::new("trace.dat"))?;
+//! for event in reader.by_ref() { /* time-ordered, CPUs merged */ let _ = event; }
+//! let info = reader.info(); // lost events per CPU are complete once the stream is consumed
+//! # let _ = info; Ok(()) }
+//! ```
+
+mod compress;
+mod cpu_stream;
+mod input;
+mod meta;
+
+pub use compress::Compression;
+pub use cpu_stream::CpuStream;
+pub use meta::{Buffer, CpuData, Meta, MAGIC};
+
+use crate::merge::Merge;
+use crate::raw::RawDecoder;
+use crate::{DecodeError, DecodedTrace, Format, TraceInfo, Warning};
+use cpu_stream::Shared;
+use input::Input;
+use latscope_model::Event;
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::{Cursor, Read, Seek};
+use std::path::Path;
+use std::rc::Rc;
+
+/// A `.dat` being read: metadata parsed, events streamed on iteration.
+pub struct DatReader<R: Read + Seek> {
+    meta: Meta,
+    shared: Rc<RefCell<Shared<R>>>,
+    merge: Merge<CpuStream<R>>,
+}
+
+/// Whether `bytes` (the start of a file) look like a trace-cmd `.dat`.
+pub fn is_dat(bytes: &[u8]) -> bool {
+    bytes.starts_with(MAGIC)
+}
+
+impl DatReader<File> {
+    /// Open a `.dat` file.
+    pub fn open(path: &Path) -> Result<DatReader<File>, DecodeError> {
+        let name = path.display().to_string();
+        let f = File::open(path).map_err(|source| DecodeError::Io { path: name.clone(), source })?;
+        DatReader::from_reader(f, &name)
+    }
+}
+
+impl<'a> DatReader<Cursor<&'a [u8]>> {
+    /// Read a `.dat` held in memory; `name` is used in messages.
+    pub fn from_bytes(bytes: &'a [u8], name: &str) -> Result<Self, DecodeError> {
+        DatReader::from_reader(Cursor::new(bytes), name)
+    }
+}
+
+impl<R: Read + Seek> DatReader<R> {
+    /// Read the metadata from any seekable reader; `name` is used in messages.
+    pub fn from_reader(r: R, name: &str) -> Result<DatReader<R>, DecodeError> {
+        let mut input = Input::new(r).map_err(|why| DecodeError::NotATrace { path: name.into(), why })?;
+        let meta = meta::read_meta(&mut input).map_err(|what| {
+            if input.len < 10 || what.contains("magic") {
+                DecodeError::NotATrace { path: name.into(), why: what }
+            } else {
+                DecodeError::Corrupt { path: name.into(), location: "the file header".into(), what }
+            }
+        })?;
+        let mut warnings: Vec<Warning> =
+            meta.warnings.iter().map(|w| Warning { location: name.to_string(), message: w.clone() }).collect();
+        let mut decoder = if meta.header_page.is_empty() {
+            warnings.push(Warning {
+                location: name.into(),
+                message: "no header_page saved; assuming the standard page layout".into(),
+            });
+            RawDecoder::with_layout(crate::raw::header_page::PageLayout::default_for(
+                usize::from(meta.long_size),
+                meta.big_endian,
+            ))
+        } else {
+            RawDecoder::new(&meta.header_page, meta.big_endian).map_err(|what| DecodeError::Corrupt {
+                path: name.into(),
+                location: "header_page".into(),
+                what,
+            })?
+        };
+        decoder.set_header_event(&meta.header_event);
+        let formats = meta
+            .ftrace_formats
+            .iter()
+            .map(|t| ("ftrace", t))
+            .chain(meta.event_formats.iter().map(|(s, t)| (s.as_str(), t)));
+        for (sys, text) in formats {
+            if let Err(e) = decoder.add_format(sys, text) {
+                warnings.push(Warning { location: format!("{name}: {sys} format"), message: e });
+            }
+        }
+        decoder.set_kallsyms(&meta.kallsyms);
+        decoder.set_printk_formats(&meta.printk);
+        decoder.set_cmdlines(&meta.cmdlines);
+        let shared = Rc::new(RefCell::new(Shared { input, decoder, warnings, name: name.to_string() }));
+        let mut streams = Vec::new();
+        for buf in &meta.buffers {
+            for d in &buf.cpus {
+                streams.push(CpuStream::new(shared.clone(), d, meta.compression, meta.page_size));
+            }
+        }
+        Ok(DatReader { merge: Merge::new(streams), shared, meta })
+    }
+
+    /// The file's metadata.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// What the file says about itself, with the lost events counted so far.
+    pub fn info(&self) -> TraceInfo {
+        TraceInfo {
+            format: Some(Format::TraceCmdDat(self.meta.version)),
+            tracer: None,
+            cpus: Some(self.meta.cpus),
+            latency: None,
+            lost: self.merge.lost().clone(),
+            lost_unknown: self.merge.lost_unknown().to_vec(),
+            clock: self.meta.clock.clone(),
+        }
+    }
+
+    /// Warnings collected so far (taken out of the reader).
+    pub fn take_warnings(&mut self) -> Vec<Warning> {
+        let mut sh = self.shared.borrow_mut();
+        let mut w = std::mem::take(&mut sh.warnings);
+        let unknown = sh.decoder.unknown_ids();
+        if !unknown.is_empty() {
+            let mut ids: Vec<_> = unknown.iter().map(|(id, n)| format!("id {id} ×{n}")).collect();
+            ids.sort();
+            w.push(Warning {
+                location: sh.name.clone(),
+                message: format!("records with no saved event format were skipped: {}", ids.join(", ")),
+            });
+        }
+        w
+    }
+
+    /// Consume the whole file into a [`DecodedTrace`].
+    pub fn decode_all(mut self) -> DecodedTrace {
+        let events: Vec<Event> = self.by_ref().collect();
+        let info = self.info();
+        let warnings = self.take_warnings();
+        DecodedTrace { info, events, warnings }
+    }
+}
+
+impl<R: Read + Seek> Iterator for DatReader<R> {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        self.merge.next()
+    }
+}
+
+/// Decode a whole `.dat` file.
+pub fn decode_dat_file(path: &Path) -> Result<DecodedTrace, DecodeError> {
+    Ok(DatReader::open(path)?.decode_all())
+}
+
+/// Decode a whole `.dat` held in memory.
+pub fn decode_dat_bytes(bytes: &[u8], name: &str) -> Result<DecodedTrace, DecodeError> {
+    Ok(DatReader::from_bytes(bytes, name)?.decode_all())
+}
