@@ -5,6 +5,7 @@ pub mod event;
 pub mod flags;
 pub mod histogram;
 pub mod metadata;
+pub mod noise_result;
 pub mod time;
 pub mod wire;
 
