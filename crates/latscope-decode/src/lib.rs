@@ -6,6 +6,7 @@ pub mod error;
 pub mod merge;
 pub mod raw;
 pub mod trace;
+pub mod typed;
 
 pub use error::{DecodeError, Warning};
 pub use trace::{DecodedTrace, Format, LatencyHeader, TraceInfo};
