@@ -7,6 +7,8 @@ pub mod histogram;
 pub mod metadata;
 pub mod noise_result;
 pub mod time;
+pub mod timer_result;
+pub mod window;
 pub mod wire;
 
 pub use cpu::{CpuId, CpuList, CpuListError};
@@ -15,3 +17,5 @@ pub use flags::Flags;
 pub use histogram::{Bucket, LatencyHistogram, Summary};
 pub use metadata::RunMetadata;
 pub use time::{parse_duration, DurationError, Nanos};
+pub use timer_result::{CpuTimer, StopReason, TimerOptions, TimerResult, TimerStats, WakeupSample};
+pub use window::{WindowAccum, WindowRow};
