@@ -2,6 +2,7 @@
 
 pub mod cpus;
 pub mod metadata;
+pub mod counters;
 
 use crate::SysError;
 use std::path::Path;
