@@ -4,3 +4,4 @@
 pub mod clock;
 pub mod inject;
 pub mod rt;
+pub mod timer;
