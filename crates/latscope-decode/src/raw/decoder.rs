@@ -22,12 +22,15 @@ use super::header_page::{parse_header_event, parse_header_page, EventHeaderLayou
 use super::kallsyms::{Kallsyms, PrintkFormats};
 use super::page::{decode_page, read_uint, PageSummary};
 use super::record::{CompiledFormat, RawRecord};
+use super::source::RecordSource;
+use crate::typed::{self, Interner};
 use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Decodes ring-buffer pages with a kernel's header_page layout and event formats.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct RawDecoder {
     page: PageLayout,
     headers: EventHeaderLayout,
@@ -38,6 +41,8 @@ pub struct RawDecoder {
     kallsyms: Kallsyms,
     printk: PrintkFormats,
     unknown_ids: HashMap<u16, u64>,
+    interner: RefCell<Interner>,
+    stext: Option<u64>,
 }
 
 impl RawDecoder {
@@ -57,6 +62,8 @@ impl RawDecoder {
             kallsyms: Kallsyms::default(),
             printk: PrintkFormats::default(),
             unknown_ids: HashMap::new(),
+            interner: RefCell::new(Interner::default()),
+            stext: None,
         }
     }
 
@@ -83,6 +90,22 @@ impl RawDecoder {
     /// Kernel symbols (`/proc/kallsyms`) to name function addresses.
     pub fn set_kallsyms(&mut self, text: &str) {
         self.kallsyms = Kallsyms::parse(text);
+        self.stext = self.kallsyms.address_of("_stext");
+    }
+
+    /// The address of `_stext` (base of `preemptirq` caller offsets) when kallsyms has it.
+    pub fn stext(&self) -> Option<u64> {
+        self.stext
+    }
+
+    /// The printk format at `addr` (`bprint`/`bputs`).
+    pub fn printk_format(&self, addr: u64) -> Option<&str> {
+        self.printk.get(addr)
+    }
+
+    /// A shared copy of `s` (repeated names share one allocation).
+    pub fn intern(&self, s: &str) -> Text {
+        self.interner.borrow_mut().intern(s)
     }
 
     /// `printk_formats`, for `bprint` records.
@@ -105,10 +128,21 @@ impl RawDecoder {
         &self.unknown_ids
     }
 
+    /// The name of the function containing `addr` without the offset (as `%ps` prints it), or hex.
+    pub fn symbol_name(&self, addr: u64) -> Text {
+        match self.kallsyms.lookup(addr) {
+            Some((name, off)) if off < 0x10_0000 => name.clone(),
+            _ => self.intern(&format!("0x{addr:x}")),
+        }
+    }
+
     /// The symbol name for a kernel address (`func+0x10` when inside a function), or hex when unknown.
     pub fn symbolize(&self, addr: u64) -> Text {
         match self.kallsyms.lookup(addr) {
             Some((name, 0)) => name.clone(),
+            Some((name, off)) if off < 0x10_0000 && self.interner.try_borrow_mut().is_ok() => {
+                self.intern(&format!("{name}+0x{off:x}"))
+            }
             Some((name, off)) if off < 0x10_0000 => Arc::from(format!("{name}+0x{off:x}")),
             _ => Arc::from(format!("0x{addr:x}")),
         }
@@ -165,20 +199,10 @@ impl RawDecoder {
         }
     }
 
-    /// The event kind of a record.
+    /// The typed event kind of a record (the shared [`typed::build`] mapping).
     fn kind_of(&self, rec: &RawRecord<'_>) -> EventKind {
-        let name = &**rec.format.name();
-        if &**rec.format.system() == "ftrace" && name == "function" {
-            if let Some(ip) = rec.int("ip") {
-                let parent = rec.int("parent_ip").map(|p| self.symbolize(p as u64));
-                return EventKind::Function { func: self.symbolize(ip as u64), parent };
-            }
-        }
-        EventKind::Other {
-            system: Some(rec.format.system().clone()),
-            name: rec.format.name().clone(),
-            fields: rec.payload_fields(),
-        }
+        let src = RecordSource { rec: *rec, dec: self };
+        typed::build(Some(rec.format.system()), rec.format.name(), &src)
     }
 }
 

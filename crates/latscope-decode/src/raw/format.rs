@@ -130,6 +130,9 @@ fn parse_field(line: &str) -> Result<FieldDef, String> {
         } else {
             FieldKind::Array { count }
         }
+    } else if size == 0 {
+        // `u32 buf; size:0` (older kernels' spelling of a flexible array).
+        FieldKind::Array { count: 0 }
     } else {
         FieldKind::Int
     };

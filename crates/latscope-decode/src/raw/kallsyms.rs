@@ -39,6 +39,11 @@ impl Kallsyms {
         self.lookup(addr).and_then(|(n, off)| (off == 0).then_some(n))
     }
 
+    /// The address of the symbol called `name` (first match; a linear scan, for rare lookups).
+    pub fn address_of(&self, name: &str) -> Option<u64> {
+        self.syms.iter().find(|s| &*s.1 == name).map(|s| s.0)
+    }
+
     /// Number of symbols.
     pub fn len(&self) -> usize {
         self.syms.len()

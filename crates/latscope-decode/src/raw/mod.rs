@@ -1,5 +1,6 @@
 //! tracefs raw input: event format files, header_page, ring-buffer pages, and the [`RawDecoder`] over them.
 
+pub mod bprint;
 pub mod cmdlines;
 pub mod common;
 pub mod decoder;
@@ -8,6 +9,7 @@ pub mod header_page;
 pub mod kallsyms;
 pub mod page;
 pub mod record;
+pub mod source;
 
 pub use decoder::RawDecoder;
 pub use page::{Missed, PageSummary};

@@ -96,6 +96,8 @@ impl<'a> RawRecord<'a> {
                 let start = if f.kind == FieldKind::RelLoc { start + off + f.size as usize } else { start };
                 self.data.get(start..start.checked_add(len)?)
             }
+            // A flexible array (`u32 buf[]`, size 0) runs to the end of the record.
+            FieldKind::Array { count: 0 } if f.size == 0 => self.data.get(off..),
             _ => self.data.get(off..off.checked_add(f.size as usize)?),
         }
     }
