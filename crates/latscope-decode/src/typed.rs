@@ -43,6 +43,7 @@ use latscope_model::event::SOFTIRQ_NAMES;
 use latscope_model::event::{OsnoiseKind, TimerOp, TimerlatContext, Toggle, WakeupKind};
 use latscope_model::{CpuId, EventKind, Field, FieldValue, Nanos, Text};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// How a reader exposes one event's fields to [`build`]. See the module docs for each method's contract.
 pub trait FieldSource {
@@ -60,6 +61,11 @@ pub trait FieldSource {
     fn func(&self, name: &str) -> Option<Text> {
         self.text(name)
     }
+    /// A shared [`Text`] for `s` (event and system names of `Other` events); sources with an
+    /// [`Interner`] override this to avoid one allocation per event.
+    fn intern(&self, s: &str) -> Text {
+        Text::from(s)
+    }
 }
 
 /// A small string cache so repeated task and function names share one allocation.
@@ -68,8 +74,31 @@ pub trait FieldSource {
 /// reset costs a few allocations, never memory growth on pathological input).
 #[derive(Debug)]
 pub struct Interner {
-    map: HashMap<Box<str>, Text>,
+    map: HashMap<Box<str>, Text, BuildHasherDefault<FastHash>>,
     capacity: usize,
+}
+
+/// FNV-1a over 8-byte words: names are short, and SipHash's DoS resistance buys nothing for a bounded cache.
+#[derive(Default)]
+pub struct FastHash(u64);
+
+impl Hasher for FastHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.0 ^ 0xcbf2_9ce4_8422_2325;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            h = (h ^ u64::from_le_bytes(w)).wrapping_mul(0x0100_0000_01b3).rotate_left(23);
+        }
+        for &b in chunks.remainder() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
 }
 
 impl Default for Interner {
@@ -81,7 +110,7 @@ impl Default for Interner {
 impl Interner {
     /// An interner keeping at most `capacity` strings.
     pub fn with_capacity(capacity: usize) -> Interner {
-        Interner { map: HashMap::new(), capacity: capacity.max(1) }
+        Interner { map: HashMap::default(), capacity: capacity.max(1) }
     }
 
     /// The shared [`Text`] for `s`.
@@ -106,7 +135,7 @@ pub fn build(system: Option<&str>, name: &str, f: &dyn FieldSource) -> EventKind
 
 /// `Other { system, name, fields }` for `f`.
 pub fn other(system: Option<&str>, name: &str, f: &dyn FieldSource) -> EventKind {
-    EventKind::Other { system: system.map(Text::from), name: Text::from(name), fields: f.fields() }
+    EventKind::Other { system: system.map(|s| f.intern(s)), name: f.intern(name), fields: f.fields() }
 }
 
 fn typed(system: Option<&str>, name: &str, f: &dyn FieldSource) -> Option<EventKind> {
