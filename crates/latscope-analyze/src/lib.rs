@@ -1,1 +1,4 @@
-//! placeholder
+//! latscope's analyses: samples and events ➜ findings (data, never text).
+
+pub mod timer_summary;
+pub mod windows;
