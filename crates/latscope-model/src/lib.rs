@@ -1,7 +1,10 @@
 //! latscope's vocabulary: time, CPUs, events, histograms and the versioned JSON wire types. No I/O.
 
+pub mod audit_result;
 pub mod cpu;
 pub mod event;
+pub mod facts;
+pub mod finding;
 pub mod flags;
 pub mod histogram;
 pub mod metadata;
@@ -11,8 +14,11 @@ pub mod timer_result;
 pub mod window;
 pub mod wire;
 
+pub use audit_result::AuditResult;
 pub use cpu::{CpuId, CpuList, CpuListError};
 pub use event::{Event, EventKind, Field, FieldValue, Pid, Text};
+pub use facts::{Fact, SystemFacts};
+pub use finding::{Evidence, Finding, Fix, FixKind, Severity};
 pub use flags::Flags;
 pub use histogram::{Bucket, LatencyHistogram, Summary};
 pub use metadata::RunMetadata;
