@@ -258,3 +258,16 @@ fn events_equal_trace_cmd_report() {
         println!("{name}: {} events, {ints} integer and {strs} string fields equal trace-cmd's", ours.len());
     }
 }
+
+#[test]
+fn synthetic_v6_v7_and_zlib_files_agree() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/dat/synthetic");
+    let v6 = decode_dat_file(&dir.join("one-page-v6.dat")).expect("v6");
+    let v7 = decode_dat_file(&dir.join("one-page-v7.dat")).expect("v7");
+    let z = decode_dat_file(&dir.join("one-page-v7-zlib.dat")).expect("v7 zlib");
+    assert_eq!(v6.events.len(), 126, "trace-cmd report counts 126 events in this page");
+    assert!(v6.warnings.is_empty() && v7.warnings.is_empty() && z.warnings.is_empty(), "{:?}", z.warnings);
+    assert_eq!(v6.events, v7.events);
+    assert_eq!(v7.events, z.events);
+    assert_eq!(z.info.format, Some(Format::TraceCmdDat(7)));
+}

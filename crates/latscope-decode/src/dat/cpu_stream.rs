@@ -65,10 +65,11 @@ impl<R: Read + Seek> CpuStream<R> {
         sh.warnings.push(Warning { location, message: msg });
     }
 
-    /// Load the next block of pages; false at the end of the data (or on damage, after a warning).
+    /// Append the next block of data after the unread rest; false at the end of the data (or on damage,
+    /// after a warning). Pages may straddle compressed chunks, so the rest is kept.
     fn refill(&mut self, sh: &mut Shared<R>) -> bool {
+        self.block.drain(..self.block_at.min(self.block.len()));
         self.block_at = 0;
-        self.block.clear();
         let res = match self.compression {
             Compression::None => {
                 let n = (self.end.saturating_sub(self.next)).min(PAGES_PER_BLOCK * self.page_size as u64);
@@ -83,12 +84,14 @@ impl<R: Read + Seek> CpuStream<R> {
         };
         match res {
             Ok(b) if !b.is_empty() => {
-                self.block = b;
+                self.block.extend_from_slice(&b);
                 true
             }
             Ok(_) => false,
             Err(e) => {
                 self.warn(sh, format!("cannot read the CPU's data: {e}; the rest of this CPU is skipped"));
+                self.next = self.end;
+                self.chunks_left = Some(0);
                 false
             }
         }
@@ -117,7 +120,13 @@ impl<R: Read + Seek> CpuStream<R> {
         let shared = self.shared.clone();
         let mut sh = shared.borrow_mut();
         while self.pending.is_empty() && !self.done {
-            if self.block_at >= self.block.len() && !self.refill(&mut sh) {
+            // Make sure a whole page is buffered (the last one may be short).
+            while self.block.len() - self.block_at.min(self.block.len()) < self.page_size {
+                if !self.refill(&mut sh) {
+                    break;
+                }
+            }
+            if self.block_at >= self.block.len() {
                 self.done = true;
                 break;
             }
