@@ -1,0 +1,3 @@
+//! Plain-text renderers, one file per result kind.
+
+pub mod timer;
