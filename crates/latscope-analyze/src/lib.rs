@@ -1,4 +1,5 @@
 //! latscope's analyses: samples and events ➜ findings (data, never text).
 
+pub mod noise;
 pub mod timer_summary;
 pub mod windows;

@@ -1,0 +1,281 @@
+//! Noise accounting (total, share of the CPU, longest gap, gaps per second, per-window rows, top gaps) and
+//! RT-throttling detection from the gap pattern: a SCHED_FIFO/RR spinner on a kernel with
+//! `sched_rt_runtime_us` < `sched_rt_period_us` is stopped for about `period − runtime` every period.
+
+use latscope_model::noise_result::{Gap, NoiseWindow, RtThrottling};
+use latscope_model::Nanos;
+use serde::{Deserialize, Serialize};
+
+/// The sysctl that sets the RT runtime per period.
+pub const RT_RUNTIME_SYSCTL: &str = "kernel.sched_rt_runtime_us";
+
+/// A throttling gap may be this much shorter than `period − runtime` (the non-RT work that ran in it may
+/// finish early) or longer (the tick that ends it is late), as a fraction of the expected gap.
+const GAP_TOLERANCE: f64 = 0.5;
+/// Consecutive throttling gaps start a whole number of periods apart, within this fraction of a period.
+const PERIOD_TOLERANCE: f64 = 0.1;
+
+/// Noise totals of one CPU, the way rtla osnoise reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoiseAccount {
+    /// Total time lost to gaps above the threshold, ns.
+    pub noise_ns: u64,
+    /// That time as a share of the run, percent.
+    pub noise_pct: f64,
+    /// The longest gap, ns.
+    pub max_gap_ns: u64,
+    /// Gaps per second of run.
+    pub gaps_per_second: f64,
+}
+
+/// Accounts totals kept by the measurement loop (they include gaps the buffer dropped).
+pub fn account(runtime: Nanos, noise: Nanos, gap_count: u64, max_gap: Nanos) -> NoiseAccount {
+    let secs = runtime.0 as f64 / 1e9;
+    NoiseAccount {
+        noise_ns: noise.0,
+        noise_pct: if runtime.0 > 0 { 100.0 * noise.0 as f64 / runtime.0 as f64 } else { 0.0 },
+        max_gap_ns: max_gap.0,
+        gaps_per_second: if secs > 0.0 { gap_count as f64 / secs } else { 0.0 },
+    }
+}
+
+/// Accounts a list of gaps over `runtime`.
+pub fn account_gaps(gaps: &[Gap], runtime: Nanos) -> NoiseAccount {
+    let noise = gaps.iter().map(|g| g.duration_ns.0).sum();
+    let max = gaps.iter().map(|g| g.duration_ns.0).max().unwrap_or(0);
+    account(runtime, Nanos(noise), gaps.len() as u64, Nanos(max))
+}
+
+/// The `n` longest gaps, longest first (earlier first among equals).
+pub fn top_gaps(gaps: &[Gap], n: usize) -> Vec<Gap> {
+    let mut v = gaps.to_vec();
+    v.sort_by(|a, b| b.duration_ns.cmp(&a.duration_ns).then(a.start_ns.cmp(&b.start_ns)));
+    v.truncate(n);
+    v
+}
+
+/// Per-window rows over `[start, end)`: each gap counts in the window it started in. The last window may
+/// be shorter. An empty list when `window` is zero or the run is empty.
+pub fn windows(gaps: &[Gap], start: Nanos, end: Nanos, window: Nanos) -> Vec<NoiseWindow> {
+    if window.0 == 0 || end <= start {
+        return Vec::new();
+    }
+    let span = end.0 - start.0;
+    let n = span.div_ceil(window.0) as usize;
+    let mut rows: Vec<NoiseWindow> = (0..n)
+        .map(|i| {
+            let offset = i as u64 * window.0;
+            NoiseWindow { offset_ns: offset, length_ns: window.0.min(span - offset), ..NoiseWindow::default() }
+        })
+        .collect();
+    for g in gaps {
+        if g.start_ns < start || g.start_ns >= end {
+            continue;
+        }
+        let i = ((g.start_ns.0 - start.0) / window.0) as usize;
+        if let Some(r) = rows.get_mut(i) {
+            r.gaps += 1;
+            r.noise_ns += g.duration_ns.0;
+            r.max_gap_ns = r.max_gap_ns.max(g.duration_ns.0);
+        }
+    }
+    for r in &mut rows {
+        r.noise_pct = if r.length_ns > 0 { 100.0 * r.noise_ns as f64 / r.length_ns as f64 } else { 0.0 };
+    }
+    rows
+}
+
+/// The RT bandwidth settings in force during the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RtSettings {
+    /// `kernel.sched_rt_period_us`.
+    pub period_us: Option<u64>,
+    /// `kernel.sched_rt_runtime_us` (-1: unlimited).
+    pub runtime_us: Option<i64>,
+}
+
+impl RtSettings {
+    /// `period − runtime`: the gap throttling leaves every period; `None` when throttling is off or unknown.
+    pub fn expected_gap(&self) -> Option<Nanos> {
+        let (p, r) = (self.period_us?, self.runtime_us?);
+        if r < 0 || r as u64 >= p {
+            return None;
+        }
+        Some(Nanos::from_us(p - r as u64))
+    }
+}
+
+/// Decides whether the gaps show RT throttling: gaps of about `period − runtime` (within
+/// [`GAP_TOLERANCE`]) that start a whole number of periods apart (within [`PERIOD_TOLERANCE`]). Two such
+/// gaps are needed; a single one counts only when the run was too short (under two periods) to hold two.
+/// Only an RT-policy spinner is throttled (`rt_policy`). Gaps must be in time order.
+pub fn detect_rt_throttling(gaps: &[Gap], runtime: Nanos, settings: RtSettings, rt_policy: bool) -> RtThrottling {
+    let mut v = RtThrottling {
+        rt_policy,
+        period_us: settings.period_us,
+        runtime_us: settings.runtime_us,
+        expected_gap_ns: settings.expected_gap().map(|n| n.0),
+        sysctl: RT_RUNTIME_SYSCTL.to_string(),
+        suggested_value: "-1".to_string(),
+        ..RtThrottling::default()
+    };
+    let (Some(expected), Some(period_us)) = (settings.expected_gap(), settings.period_us) else {
+        return v;
+    };
+    if !rt_policy {
+        return v;
+    }
+    let period = Nanos::from_us(period_us).0 as f64;
+    let lo = expected.0 as f64 * (1.0 - GAP_TOLERANCE);
+    let hi = expected.0 as f64 * (1.0 + GAP_TOLERANCE);
+    let candidates: Vec<&Gap> = gaps.iter().filter(|g| (lo..=hi).contains(&(g.duration_ns.0 as f64))).collect();
+    let whole_periods_apart = |a: &Gap, b: &Gap| {
+        let d = b.start_ns.0.saturating_sub(a.start_ns.0) as f64 / period;
+        let k = d.round();
+        k >= 1.0 && (d - k).abs() <= PERIOD_TOLERANCE
+    };
+    let mut matched = vec![false; candidates.len()];
+    let mut intervals = Vec::new();
+    for i in 1..candidates.len() {
+        if whole_periods_apart(candidates[i - 1], candidates[i]) {
+            matched[i - 1] = true;
+            matched[i] = true;
+            let d = candidates[i].start_ns.0 - candidates[i - 1].start_ns.0;
+            let k = (d as f64 / period).round().max(1.0) as u64;
+            intervals.push(d / k);
+        }
+    }
+    let mut hits: Vec<&Gap> = candidates.iter().zip(&matched).filter(|(_, m)| **m).map(|(g, _)| *g).collect();
+    let single_in_short_run = candidates.len() == 1
+        && (runtime.0 as f64) < 2.0 * period
+        && (candidates[0].duration_ns.0 as f64 - expected.0 as f64).abs() <= 0.2 * expected.0 as f64;
+    if single_in_short_run {
+        hits = candidates.clone();
+    }
+    v.detected = hits.len() >= 2 || single_in_short_run;
+    if hits.is_empty() {
+        return v;
+    }
+    let mut durs: Vec<u64> = hits.iter().map(|g| g.duration_ns.0).collect();
+    v.matched_gaps = hits.len() as u64;
+    v.throttled_ns = durs.iter().sum();
+    v.median_gap_ns = median(&mut durs);
+    v.median_interval_ns = median(&mut intervals);
+    v
+}
+
+fn median(v: &mut [u64]) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gap(start_ms: f64, dur_us: f64) -> Gap {
+        Gap { start_ns: Nanos((start_ms * 1e6) as u64), duration_ns: Nanos((dur_us * 1e3) as u64) }
+    }
+
+    const THIS_VM: RtSettings = RtSettings { period_us: Some(1_000_000), runtime_us: Some(950_000) };
+
+    /// The pattern a SCHED_FIFO spinner shows on this VM over 4 s (figures from a real run: 53, 46.6, 48.8,
+    /// 48.8 ms about 1 s apart), mixed with ticks and a 1.9 ms hypervisor gap.
+    fn throttled_run() -> Vec<Gap> {
+        let mut g = vec![
+            gap(133.7, 53_000.0),
+            gap(500.0, 18.0),
+            gap(1136.1, 46_600.0),
+            gap(1500.0, 1_860.0),
+            gap(2134.0, 48_800.0),
+            gap(3134.0, 48_800.0),
+        ];
+        g.extend((0..40).map(|i| gap(10.0 + 100.0 * i as f64, 17.5)));
+        g.sort_by_key(|g| g.start_ns);
+        g
+    }
+
+    #[test]
+    fn finds_throttling_on_a_fifo_spinner() {
+        let v = detect_rt_throttling(&throttled_run(), Nanos::from_secs(4), THIS_VM, true);
+        assert!(v.detected);
+        assert_eq!(v.matched_gaps, 4);
+        assert_eq!(v.expected_gap_ns, Some(50_000_000));
+        assert_eq!(v.median_gap_ns, 48_800_000);
+        assert!(v.median_interval_ns.abs_diff(1_000_000_000) < 5_000_000, "{}", v.median_interval_ns);
+        assert_eq!(v.throttled_ns, 53_000_000 + 46_600_000 + 2 * 48_800_000);
+        assert_eq!(v.sysctl, "kernel.sched_rt_runtime_us");
+        assert_eq!(v.suggested_value, "-1");
+    }
+
+    #[test]
+    fn a_missed_period_still_matches() {
+        // The gap of the second period is missing (no non-RT work was waiting): 2 periods apart still match.
+        let g = vec![gap(100.0, 50_000.0), gap(2100.0, 49_000.0), gap(3101.0, 50_500.0)];
+        let v = detect_rt_throttling(&g, Nanos::from_secs(4), THIS_VM, true);
+        assert!(v.detected);
+        assert_eq!(v.matched_gaps, 3);
+        assert!(v.median_interval_ns.abs_diff(1_000_000_000) < 2_000_000);
+    }
+
+    #[test]
+    fn no_throttling_without_rt_policy_or_limit() {
+        let g = throttled_run();
+        assert!(!detect_rt_throttling(&g, Nanos::from_secs(4), THIS_VM, false).detected);
+        let unlimited = RtSettings { period_us: Some(1_000_000), runtime_us: Some(-1) };
+        let v = detect_rt_throttling(&g, Nanos::from_secs(4), unlimited, true);
+        assert!(!v.detected);
+        assert_eq!(v.expected_gap_ns, None);
+        assert!(!detect_rt_throttling(&g, Nanos::from_secs(4), RtSettings::default(), true).detected);
+    }
+
+    #[test]
+    fn irregular_long_gaps_are_not_throttling() {
+        // 50 ms gaps at random spacing (e.g. a disk stall, a host preemption) are not RT throttling.
+        let g = vec![gap(100.0, 50_000.0), gap(430.0, 50_000.0), gap(1911.0, 52_000.0), gap(2350.0, 49_000.0)];
+        let v = detect_rt_throttling(&g, Nanos::from_secs(4), THIS_VM, true);
+        assert!(!v.detected, "{v:?}");
+        // Periodic but of the wrong length (1 ms every second) is not throttling either.
+        let g: Vec<Gap> = (0..4).map(|i| gap(100.0 + 1000.0 * i as f64, 1_000.0)).collect();
+        assert!(!detect_rt_throttling(&g, Nanos::from_secs(4), THIS_VM, true).detected);
+    }
+
+    #[test]
+    fn single_gap_counts_only_in_a_short_run() {
+        let g = vec![gap(700.0, 49_500.0)];
+        assert!(detect_rt_throttling(&g, Nanos::from_ms(1500), THIS_VM, true).detected);
+        assert!(!detect_rt_throttling(&g, Nanos::from_secs(10), THIS_VM, true).detected);
+    }
+
+    #[test]
+    fn accounting_totals_and_rates() {
+        let a = account_gaps(&[gap(0.0, 10.0), gap(1.0, 30.0), gap(2.0, 60.0)], Nanos::from_ms(10));
+        assert_eq!(a.noise_ns, 100_000);
+        assert!((a.noise_pct - 1.0).abs() < 1e-9);
+        assert_eq!(a.max_gap_ns, 60_000);
+        assert!((a.gaps_per_second - 300.0).abs() < 1e-9);
+        assert_eq!(account(Nanos::ZERO, Nanos(5), 1, Nanos(5)).noise_pct, 0.0);
+    }
+
+    #[test]
+    fn windows_split_the_run() {
+        let g = vec![gap(0.5, 10.0), gap(1.2, 20.0), gap(1.9, 5.0), gap(2.5, 100.0)];
+        let w = windows(&g, Nanos::ZERO, Nanos::from_us(2_600), Nanos::from_ms(1));
+        assert_eq!(w.len(), 3);
+        assert_eq!((w[0].gaps, w[0].noise_ns, w[0].max_gap_ns), (1, 10_000, 10_000));
+        assert_eq!((w[1].gaps, w[1].noise_ns, w[1].max_gap_ns), (2, 25_000, 20_000));
+        assert_eq!((w[2].offset_ns, w[2].length_ns, w[2].gaps), (2_000_000, 600_000, 1));
+        assert!((w[1].noise_pct - 2.5).abs() < 1e-9);
+        assert!(windows(&g, Nanos::ZERO, Nanos::from_ms(3), Nanos::ZERO).is_empty());
+    }
+
+    #[test]
+    fn top_gaps_longest_first() {
+        let g = vec![gap(0.0, 10.0), gap(1.0, 30.0), gap(2.0, 30.0), gap(3.0, 5.0)];
+        let t = top_gaps(&g, 2);
+        assert_eq!(t, vec![gap(1.0, 30.0), gap(2.0, 30.0)]);
+    }
+}
