@@ -3,5 +3,6 @@
 pub mod error;
 pub mod host;
 pub mod measure;
+pub mod tracefs;
 
 pub use error::SysError;
