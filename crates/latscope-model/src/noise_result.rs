@@ -3,7 +3,7 @@
 //! RT-throttling verdict.
 
 use crate::wire::{ResultKind, SCHEMA};
-use crate::{Bucket, CpuId, CpuList, Nanos, RunMetadata, Summary};
+use crate::{Bucket, CpuId, CpuList, Finding, Nanos, RunMetadata, StopReason, Summary};
 use serde::{Deserialize, Serialize};
 
 /// One interruption of the spinning loop: the loop saw the counter jump by `duration` after `start`.
@@ -229,6 +229,10 @@ pub struct NoiseResult {
     pub options: NoiseOptions,
     /// The counter the loops read.
     pub counter: CounterInfo,
+    /// Start of the run, CLOCK_MONOTONIC ns (gap times are on this clock).
+    pub start_monotonic_ns: u64,
+    /// What ended the run.
+    pub stopped_by: StopReason,
     /// Facts that change the reading.
     pub environment: NoiseEnvironment,
     /// Per-CPU results, by CPU number.
@@ -236,7 +240,7 @@ pub struct NoiseResult {
     /// Things the reader must know (counters not readable, gaps dropped, degraded setup).
     pub warnings: Vec<String>,
     /// Audit findings about this machine; filled by `latscope audit`/`run`, empty from `latscope noise`.
-    pub findings: Vec<serde_json::Value>,
+    pub findings: Vec<Finding>,
 }
 
 impl NoiseResult {
@@ -248,6 +252,8 @@ impl NoiseResult {
             metadata,
             options,
             counter,
+            start_monotonic_ns: 0,
+            stopped_by: StopReason::Duration,
             environment: NoiseEnvironment::default(),
             cpus: Vec::new(),
             warnings: Vec::new(),

@@ -1,3 +1,4 @@
 //! Plain-text renderers, one file per result kind.
 
+pub mod noise;
 pub mod timer;
