@@ -1,5 +1,7 @@
-//! latscope's renderers: text tables, live table, JSON (HTML, SVG plots and Perfetto come next).
+//! latscope's renderers: text tables, JSON, HTML with SVG plots, Perfetto trace JSON, run comparison and imports.
 
 pub mod json;
 pub mod live;
+pub mod plot;
 pub mod text;
+pub mod slices;
