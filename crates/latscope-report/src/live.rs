@@ -55,7 +55,17 @@ impl LiveTable {
             self.drawn_lines = rows.len() + 1;
         } else {
             for r in rows {
-                out.push_str(&format!("T+{:<7} {}\n", whole(elapsed), row_text(r).trim_end()));
+                let min = r.min_ns.map_or_else(|| "-".to_string(), |m| Nanos(m).to_string());
+                out.push_str(&format!(
+                    "T+{} CPU {} count {} cur {} min {min} avg {} max {} overruns {}\n",
+                    whole(elapsed),
+                    r.cpu,
+                    r.count,
+                    Nanos(r.cur_ns),
+                    Nanos(r.avg_ns.round() as u64),
+                    Nanos(r.max_ns),
+                    r.overruns
+                ));
             }
         }
         out
@@ -133,8 +143,7 @@ mod tests {
         assert_eq!(text.lines().count(), 1);
         assert!(text.starts_with("T+1m15s"), "{text}");
         assert!(!text.contains('\x1b'));
-        let cols: Vec<&str> = text.split_whitespace().collect();
-        assert_eq!(cols[1..], ["1", "75000", "5.1us", "3us", "7.45us", "2.1ms", "2"]);
+        assert_eq!(text, "T+1m15s CPU 1 count 75000 cur 5.1us min 3us avg 7.45us max 2.1ms overruns 2\n");
         assert_eq!(t.finish(), "");
     }
 

@@ -2,6 +2,7 @@
 
 mod cmd;
 mod error;
+mod output;
 mod signal;
 
 use clap::{Parser, Subcommand};
@@ -35,10 +36,20 @@ enum Command {
     Compare(cmd::compare::Args),
     /// The one-command investigation: audit, measure, trace, analyse, report.
     Run(cmd::run::Args),
+    /// Known load for tests and benchmarks: spin on a CPU at a priority, periodically.
+    #[command(hide = true)]
+    Inject(cmd::inject::Args),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Usage errors exit 1 (clap's default 2 is our "threshold exceeded"); --help and --version exit 0.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 1 } else { 0 });
+        }
+    };
     signal::install();
     let result = match cli.command {
         Command::Timer(a) => cmd::timer::run(a),
@@ -50,6 +61,7 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd::report::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Run(a) => cmd::run::run(a),
+        Command::Inject(a) => cmd::inject::run(a),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),

@@ -71,7 +71,7 @@ pub fn set_current_thread_policy(policy: Policy) -> Result<(), SysError> {
     if rc != 0 {
         let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
         let hint = if errno == libc::EPERM {
-            "run as root (sudo) or with CAP_SYS_NICE / a raised RLIMIT_RTPRIO, or use priority 0 (SCHED_OTHER)"
+            "run as root (sudo) or with CAP_SYS_NICE / a raised RLIMIT_RTPRIO, or use priority 0 (-p 0, SCHED_OTHER)"
         } else {
             ""
         };

@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod audit;
 pub mod compare;
 pub mod decode;
+pub mod inject;
 pub mod noise;
 pub mod record;
 pub mod report;

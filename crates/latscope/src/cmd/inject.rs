@@ -1,0 +1,80 @@
+//! `latscope inject` (hidden): runs the known-load injector in its own process, for ground-truth tests,
+//! benchmarks and manual experiments: a thread pinned to a CPU that spins D every E at a given priority.
+
+use crate::error::{CliError, CmdResult, Outcome};
+use crate::signal;
+use latscope_model::{parse_duration, CpuId, Nanos};
+use latscope_sys::host::cpus::check_online;
+use latscope_sys::measure::clock;
+use latscope_sys::measure::inject::{start_injector, InjectSpec};
+use latscope_sys::measure::rt::Policy;
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Arguments of `latscope inject`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// CPU to load
+    #[arg(long, value_name = "N")]
+    cpu: u32,
+    /// SCHED_FIFO priority 1-99 of the load; 0 = SCHED_OTHER
+    #[arg(long = "prio", value_name = "N", default_value = "97")]
+    prio: i64,
+    /// How long each spin lasts
+    #[arg(long, value_name = "DUR")]
+    spin: String,
+    /// Period between spin starts
+    #[arg(long, value_name = "DUR")]
+    every: String,
+    /// Delay before the first spin
+    #[arg(long, value_name = "DUR", default_value = "0ns")]
+    delay: String,
+    /// How long to run [default: until Ctrl-C]
+    #[arg(short = 'D', long, value_name = "DUR")]
+    duration: Option<String>,
+    /// Print every spin as `start_ns end_ns` (CLOCK_MONOTONIC) after the summary line
+    #[arg(long)]
+    times: bool,
+}
+
+fn dur(flag: &str, v: &str) -> Result<Nanos, CliError> {
+    parse_duration(v).map_err(|e| CliError(format!("{flag}: {e}")))
+}
+
+/// Runs `latscope inject`.
+pub fn run(args: Args) -> CmdResult {
+    let cpu = CpuId(args.cpu);
+    check_online(&latscope_model::CpuList(vec![cpu])).map_err(|e| CliError(format!("--cpu: {e}")))?;
+    let policy = Policy::from_priority(args.prio).map_err(|e| CliError(format!("--prio: {e}")))?;
+    let mut spec = InjectSpec::new(cpu, policy, dur("--spin", &args.spin)?, dur("--every", &args.every)?);
+    spec.start_delay = dur("--delay", &args.delay)?;
+    let duration = args.duration.as_deref().map(|d| dur("--duration", d)).transpose()?;
+    let injector = start_injector(spec).map_err(CliError::msg)?;
+    let end = duration.map(|d| clock::now() + d);
+    while !signal::stop_flag().load(Ordering::Relaxed) && end.map_or(true, |e| clock::now() < e) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let report = injector.stop();
+    let durations: Vec<u64> = report.spins.iter().map(|s| s.duration().0).collect();
+    let mean = if durations.is_empty() { 0 } else { durations.iter().sum::<u64>() / durations.len() as u64 };
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "injected {} spins on CPU {cpu} ({}) of {} every {}: spin min {} mean {} max {}, missed periods {}",
+        report.total_spins,
+        policy.describe(),
+        spec.spin,
+        spec.every,
+        Nanos(durations.iter().copied().min().unwrap_or(0)),
+        Nanos(mean),
+        Nanos(durations.iter().copied().max().unwrap_or(0)),
+        report.missed_periods
+    )?;
+    if args.times {
+        for s in &report.spins {
+            writeln!(out, "{} {}", s.start.0, s.end.0)?;
+        }
+    }
+    Ok(Outcome::Ok)
+}
