@@ -3,6 +3,24 @@
 pub mod cpus;
 pub mod metadata;
 pub mod counters;
+pub mod cgroup_rt;
+pub mod clocksource;
+pub mod cmdline;
+pub mod console;
+pub mod cpufreq;
+pub mod cpuidle;
+pub mod facts;
+pub mod hypervisor;
+pub mod irq_affinity;
+pub mod kconfig;
+pub mod memory;
+pub mod preemption;
+pub mod process;
+pub mod read_fact;
+pub mod sysctl;
+pub mod topology;
+pub mod tracing_caps;
+pub mod watchdog;
 
 use crate::SysError;
 use std::path::Path;
