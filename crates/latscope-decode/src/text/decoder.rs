@@ -1,0 +1,408 @@
+//! [`TextDecoder`]: the line-by-line state machine over ftrace text of any flavour. Fed one line at a
+//! time (so memory stays flat), it emits [`Event`]s in input order and collects [`TraceInfo`] and warnings.
+
+use super::body::{classify, Body};
+use super::flags::FifthColumn;
+use super::graph::{parse_graph_line, GraphBody, GraphLine};
+use super::latency::header_line;
+use super::line::{parse_prefix, split_task, Prefix};
+use crate::trace::LatencyHeader;
+use crate::typed::Interner;
+use crate::{Format, TraceInfo, Warning};
+use latscope_model::{CpuId, Event, EventKind, Flags, Nanos, Text};
+use std::borrow::Cow;
+use std::cell::RefCell;
+
+/// Warnings kept in full; later ones are only counted.
+pub const MAX_WARNINGS: usize = 1000;
+
+/// CPUs tracked for function_graph state (higher CPU numbers still decode, without exit names).
+const MAX_GRAPH_CPUS: usize = 4096;
+
+/// Deepest function_graph nesting tracked for naming `}` lines.
+const MAX_GRAPH_DEPTH: usize = 256;
+
+/// Decodes ftrace text one line at a time. See the [module docs](super).
+pub struct TextDecoder {
+    name: String,
+    interner: RefCell<Interner>,
+    info: TraceInfo,
+    latency: Option<LatencyHeader>,
+    warnings: Vec<Warning>,
+    suppressed: u64,
+    fifth: FifthColumn,
+    line_no: u64,
+    events: u64,
+    graph_events: u64,
+    report_preamble: bool,
+    systrace: bool,
+    graph_mode: bool,
+    stack: Option<Event>,
+    frames: Vec<Text>,
+    last_ts: Nanos,
+    graph: Vec<GraphCpu>,
+    empty: Text,
+    untimed_graph_warned: bool,
+}
+
+/// Per-CPU function_graph state: the running task (from `=>` banners / proc column) and the call stack.
+#[derive(Clone, Default)]
+struct GraphCpu {
+    task: Option<(Text, i32)>,
+    calls: Vec<Text>,
+}
+
+impl TextDecoder {
+    /// A decoder for the input called `name` (used in warning locations).
+    pub fn new(name: &str) -> TextDecoder {
+        let mut interner = Interner::default();
+        let empty = interner.intern("");
+        TextDecoder {
+            name: name.to_string(),
+            interner: RefCell::new(interner),
+            info: TraceInfo::default(),
+            latency: None,
+            warnings: Vec::new(),
+            suppressed: 0,
+            fifth: FifthColumn::MigrateDisable,
+            line_no: 0,
+            events: 0,
+            graph_events: 0,
+            report_preamble: false,
+            systrace: false,
+            graph_mode: false,
+            stack: None,
+            frames: Vec::new(),
+            last_ts: Nanos::ZERO,
+            graph: Vec::new(),
+            empty,
+            untimed_graph_warned: false,
+        }
+    }
+
+    /// Mark the input as Android systrace/atrace (for [`TraceInfo::format`]).
+    pub fn set_systrace(&mut self) {
+        self.systrace = true;
+    }
+
+    /// Events emitted so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Whether anything so far showed this is a trace (an event, a `# tracer:` line, a latency header,
+    /// a trace-cmd preamble).
+    pub fn recognised(&self) -> bool {
+        self.events > 0 || self.info.tracer.is_some() || self.latency.is_some() || self.report_preamble
+    }
+
+    /// Decode one line (without its `\n`).
+    pub fn line(&mut self, raw: &[u8], sink: &mut dyn FnMut(Event)) {
+        self.line_no += 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let text: Cow<'_, str> = match std::str::from_utf8(raw) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(raw),
+        };
+        // U+00A0 no-break spaces from copy/paste out of rendered pages.
+        let text: Cow<'_, str> = if memchr::memmem::find(raw, "\u{a0}".as_bytes()).is_some() || text.contains('\u{a0}')
+        {
+            Cow::Owned(text.replace('\u{a0}', " "))
+        } else {
+            text
+        };
+        self.decode(&text, sink);
+    }
+
+    fn decode(&mut self, line: &str, sink: &mut dyn FnMut(Event)) {
+        let t = line.trim();
+        if self.stack.is_some() {
+            if let Some(frame) = t.strip_prefix("=>") {
+                let f = self.interner.borrow_mut().intern(frame.trim());
+                self.frames.push(f);
+                return;
+            }
+            self.flush_stack(sink);
+        }
+        if t.is_empty() {
+            return;
+        }
+        if let Some(rest) = t.strip_prefix('#') {
+            self.comment(rest);
+            return;
+        }
+        if self.understood_marker(t, sink) {
+            return;
+        }
+        if self.events == 0 && header_line(t, &mut self.latency, &mut self.info.cpus) {
+            return;
+        }
+        if self.graph_mode {
+            if let Some(g) = parse_graph_line(line) {
+                self.graph_line(g, sink);
+                return;
+            }
+        }
+        if let Some(p) = parse_prefix(line, self.fifth) {
+            self.event_line(p, sink);
+            return;
+        }
+        if let Some(g) = parse_graph_line(line) {
+            self.graph_mode = true;
+            self.graph_line(g, sink);
+            return;
+        }
+        self.warn("not an ftrace line: no `TASK-PID [CPU] TIMESTAMP:` prefix or function_graph columns");
+    }
+
+    /// `# tracer:`, `# entries-in-buffer…#P:N`, latency header lines, legends, comments.
+    fn comment(&mut self, rest: &str) {
+        let r = rest.trim();
+        if let Some(t) = r.strip_prefix("tracer:") {
+            let t = t.trim().to_string();
+            self.graph_mode = t == "function_graph";
+            self.info.tracer = Some(t);
+            return;
+        }
+        if r.starts_with("entries-in-buffer") {
+            if let Some(p) = r.split("#P:").nth(1) {
+                self.info.cpus = p.trim().parse().ok();
+            }
+            return;
+        }
+        if header_line(rest, &mut self.latency, &mut self.info.cpus) {
+            return;
+        }
+        if r.contains("lock-depth") {
+            self.fifth = FifthColumn::LockDepth;
+        }
+    }
+
+    /// Lines that are understood and carry no event (or a lost-events marker). Returns whether handled.
+    fn understood_marker(&mut self, t: &str, sink: &mut dyn FnMut(Event)) -> bool {
+        let b = t.as_bytes();
+        // `CPU:2 [LOST 11745 EVENTS]` (trace, trace-cmd report), `CPU 2 [LOST EVENTS]`.
+        if let Some(i) = t.find("[LOST ") {
+            let cpu = t[..i].trim().trim_start_matches("CPU").trim_matches([':', ' ']).parse::<u32>().ok();
+            let count = t[i + 6..].split_whitespace().next().and_then(|n| n.parse::<u64>().ok());
+            let cpu = CpuId(cpu.unwrap_or(0));
+            match count {
+                Some(n) => *self.info.lost.entry(cpu).or_insert(0) += n,
+                None if !self.info.lost_unknown.contains(&cpu) => self.info.lost_unknown.push(cpu),
+                None => {}
+            }
+            let e = Event {
+                ts: self.last_ts,
+                cpu,
+                pid: -1,
+                tgid: None,
+                comm: self.empty.clone(),
+                flags: Flags::default(),
+                kind: EventKind::Lost { count },
+            };
+            self.emit(e, sink);
+            return true;
+        }
+        if t.starts_with("#####") || t.starts_with("[...") || t.starts_with("[omitted") || b.iter().all(|&c| c == b'.')
+        {
+            return true;
+        }
+        if let Some(v) = t.strip_prefix("version = ") {
+            self.report_preamble = v.trim().parse::<u32>().is_ok();
+            return self.report_preamble;
+        }
+        if let Some(n) = t.strip_prefix("cpus=") {
+            if let Ok(n) = n.trim().parse() {
+                self.info.cpus = Some(n);
+                self.report_preamble = true;
+                return true;
+            }
+        }
+        if t.starts_with("CPU ") && t.ends_with(" is empty") {
+            self.report_preamble = true;
+            return true;
+        }
+        // function_graph context-switch banner: ` ----------` / ` 0)  platfor-3210  =>  vmstat-2854`.
+        if t.starts_with("---") {
+            return true;
+        }
+        if let Some((l, r)) = t.split_once("=>") {
+            if let Some((cpu, prev)) = l.split_once(')') {
+                if let (Ok(cpu), Some(_)) = (cpu.trim().parse::<usize>(), split_task(prev.trim())) {
+                    if let Some((comm, pid, _)) = split_task(r.trim()) {
+                        let comm = self.interner.borrow_mut().intern(comm);
+                        if let Some(g) = self.graph_cpu(cpu) {
+                            g.task = Some((comm, pid));
+                            g.calls.clear();
+                        }
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    fn event_line(&mut self, p: Prefix<'_>, sink: &mut dyn FnMut(Event)) {
+        let tracer = self.info.tracer.as_deref().unwrap_or("");
+        let Some(body) = classify(p.body, tracer, p.comm, &self.interner) else {
+            self.warn("event line without an event");
+            return;
+        };
+        let comm = self.interner.borrow_mut().intern(p.comm);
+        let mut e = Event {
+            ts: p.ts,
+            cpu: CpuId(p.cpu),
+            pid: p.pid,
+            tgid: p.tgid,
+            comm,
+            flags: p.flags,
+            kind: EventKind::Lost { count: None },
+        };
+        self.last_ts = p.ts;
+        match body {
+            Body::Kind(k) => {
+                e.kind = k;
+                self.emit(e, sink);
+            }
+            Body::StackStart => {
+                e.kind = EventKind::Stack { frames: Vec::new() };
+                self.stack = Some(e);
+            }
+            Body::Graph(duration, g) => {
+                if let Some(k) = self.graph_kind(p.cpu as usize, g, duration) {
+                    e.kind = k;
+                    self.graph_events += 1;
+                    self.emit(e, sink);
+                }
+            }
+        }
+    }
+
+    fn graph_line(&mut self, g: GraphLine<'_>, sink: &mut dyn FnMut(Event)) {
+        let cpu = g.cpu.unwrap_or(0);
+        if let Some((comm, pid)) = g.task {
+            let comm = self.interner.borrow_mut().intern(comm);
+            if let Some(c) = self.graph_cpu(cpu as usize) {
+                c.task = Some((comm, pid));
+            }
+        }
+        let Some(kind) = self.graph_kind(cpu as usize, g.body, g.duration) else { return };
+        let ts = match g.ts {
+            Some(ts) => ts,
+            None => {
+                if !self.untimed_graph_warned {
+                    self.untimed_graph_warned = true;
+                    self.warn(
+                        "function_graph output without the abstime column: its events carry the last timestamp seen",
+                    );
+                }
+                self.last_ts
+            }
+        };
+        self.last_ts = ts;
+        let (comm, pid) =
+            self.graph.get(cpu as usize).and_then(|c| c.task.clone()).unwrap_or_else(|| (self.empty.clone(), -1));
+        let e = Event { ts, cpu: CpuId(cpu), pid, tgid: None, comm, flags: g.flags.unwrap_or_default(), kind };
+        self.graph_events += 1;
+        self.emit(e, sink);
+    }
+
+    fn graph_kind(&mut self, cpu: usize, body: GraphBody<'_>, duration: Option<Nanos>) -> Option<EventKind> {
+        let mut intern = |s: &str| self.interner.borrow_mut().intern(s);
+        let (kind, push) = match body {
+            GraphBody::Nothing => return None,
+            GraphBody::Entry { depth, func } => {
+                let f = intern(func);
+                (EventKind::GraphEntry { depth, func: f.clone() }, Some((depth, f)))
+            }
+            GraphBody::Leaf { depth, func } => (EventKind::GraphLeaf { depth, func: intern(func), duration }, None),
+            GraphBody::Exit { depth, func } => {
+                let named = func.map(&mut intern);
+                let func = named.or_else(|| self.graph.get(cpu).and_then(|c| c.calls.get(depth as usize).cloned()));
+                if let Some(c) = self.graph.get_mut(cpu) {
+                    c.calls.truncate(depth as usize);
+                }
+                (EventKind::GraphExit { depth, func, duration }, None)
+            }
+        };
+        if let Some((depth, f)) = push {
+            if let Some(c) = self.graph_cpu(cpu) {
+                if (depth as usize) < MAX_GRAPH_DEPTH {
+                    c.calls.resize(depth as usize, Text::from(""));
+                    c.calls.push(f);
+                }
+            }
+        }
+        Some(kind)
+    }
+
+    fn graph_cpu(&mut self, cpu: usize) -> Option<&mut GraphCpu> {
+        if cpu >= MAX_GRAPH_CPUS {
+            return None;
+        }
+        if self.graph.len() <= cpu {
+            self.graph.resize(cpu + 1, GraphCpu::default());
+        }
+        self.graph.get_mut(cpu)
+    }
+
+    fn flush_stack(&mut self, sink: &mut dyn FnMut(Event)) {
+        if let Some(mut e) = self.stack.take() {
+            let frames = std::mem::take(&mut self.frames);
+            if let Some(h) = self.latency.as_mut() {
+                h.stack = frames.clone();
+            }
+            e.kind = EventKind::Stack { frames };
+            self.emit(e, sink);
+        }
+    }
+
+    /// Record a warning about the input as a whole at the current line (e.g. a truncated stream).
+    pub fn warn_input(&mut self, message: String) {
+        self.warn(&message);
+    }
+
+    fn emit(&mut self, e: Event, sink: &mut dyn FnMut(Event)) {
+        self.events += 1;
+        sink(e);
+    }
+
+    fn warn(&mut self, message: &str) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings
+                .push(Warning { location: format!("{}:{}", self.name, self.line_no), message: message.into() });
+        } else {
+            self.suppressed += 1;
+        }
+    }
+
+    /// End of input: flush a pending stack trace, settle the format. Returns the info and warnings.
+    pub fn finish(mut self, sink: &mut dyn FnMut(Event)) -> (TraceInfo, Vec<Warning>) {
+        self.flush_stack(sink);
+        if self.suppressed > 0 {
+            self.warnings.push(Warning {
+                location: self.name.clone(),
+                message: format!("{} more lines could not be decoded (warnings not kept)", self.suppressed),
+            });
+        }
+        let format = if self.systrace {
+            Format::Systrace
+        } else if self.latency.is_some() {
+            Format::LatencyText
+        } else if self.report_preamble {
+            Format::TraceCmdReport
+        } else if self.graph_events * 2 > self.events {
+            Format::FuncGraphText
+        } else {
+            Format::FtraceText
+        };
+        let mut info = self.info;
+        info.format = Some(format);
+        info.latency = self.latency;
+        if info.tracer.is_none() {
+            info.tracer = info.latency.as_ref().map(|h| h.tracer.clone()).filter(|t| !t.is_empty());
+        }
+        (info, self.warnings)
+    }
+}

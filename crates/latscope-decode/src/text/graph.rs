@@ -1,0 +1,237 @@
+//! function_graph lines in every `funcgraph-*` option layout ➜ entry / exit / leaf.
+//!
+//! ```text
+//!  0)               |  sys_open() {                                   (default: cpu, duration)
+//!  0)   1.382 us    |          __might_sleep();
+//!  3) # 1837.709 us |          } /* __switch_to */                    (overhead marker, funcgraph-tail)
+//! 360.774522 |   1)   0.541 us    |    }                              (funcgraph-abstime)
+//! 0)    sh-4802     |               |   d_free() {                   (funcgraph-proc)
+//!         0 us |   0)   bash-1507    |  d... |   0.000 us    |  f();  (latency display-graph: REL TIME, flags)
+//!  1)   getname() {                                                   (perf ftrace -D: no duration column)
+//! 1)   0.651 us    |      cgroup_migrate_add_task(); /* = 0xffff93fcfd346c00 */   (funcgraph-retval)
+//! ```
+//! trace-cmd report's `funcgraph_entry:  4.097 us   |    _cond_resched();` bodies use [`parse_graph_body`].
+
+use super::flags::{parse_flags, FifthColumn};
+use super::line::{parse_secs, parse_u64, split_task};
+use latscope_model::{Flags, Nanos};
+
+/// What a function_graph line says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphBody<'a> {
+    /// `func() {`
+    Entry {
+        /// Nesting depth from the indentation.
+        depth: u32,
+        /// Function.
+        func: &'a str,
+    },
+    /// `}` with the function when a `/* func */` comment names it.
+    Exit {
+        /// Nesting depth.
+        depth: u32,
+        /// Function, when named.
+        func: Option<&'a str>,
+    },
+    /// `func();`
+    Leaf {
+        /// Nesting depth.
+        depth: u32,
+        /// Function.
+        func: &'a str,
+    },
+    /// A line that carries no call (`...` elisions, `==========>` IRQ arrows).
+    Nothing,
+}
+
+/// A parsed function_graph line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphLine<'a> {
+    /// `funcgraph-abstime` seconds, or the latency display's REL TIME.
+    pub ts: Option<Nanos>,
+    /// `funcgraph-cpu` column.
+    pub cpu: Option<u32>,
+    /// `funcgraph-proc` column (comm, pid).
+    pub task: Option<(&'a str, i32)>,
+    /// Latency flags column (display-graph).
+    pub flags: Option<Flags>,
+    /// Duration column.
+    pub duration: Option<Nanos>,
+    /// The call.
+    pub body: GraphBody<'a>,
+}
+
+/// Parse a whole function_graph line. `None` when it is not one.
+pub fn parse_graph_line(line: &str) -> Option<GraphLine<'_>> {
+    let mut g = GraphLine { ts: None, cpu: None, task: None, flags: None, duration: None, body: GraphBody::Nothing };
+    let (cols, body) = match line.rfind('|') {
+        Some(bar) => (&line[..bar], &line[bar + 1..]),
+        None => {
+            // `perf ftrace -D`: ` 1) func() {` — the body follows the CPU column directly.
+            let close = line.find(')')?;
+            let cpu = line[..close].trim();
+            g.cpu = Some(u32::try_from(parse_u64(cpu.as_bytes())?).ok()?);
+            let body = &line[close + 1..];
+            g.body = parse_call(body)?;
+            return Some(g);
+        }
+    };
+    let mut toks = cols.split([' ', '|', '\t']).filter(|t| !t.is_empty()).peekable();
+    let mut seen_cpu = false;
+    let mut marker = false;
+    while let Some(t) = toks.next() {
+        let tb = t.as_bytes();
+        if let Some(c) = t.strip_suffix(')').filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit())) {
+            g.cpu = Some(u32::try_from(parse_u64(c.as_bytes())?).ok()?);
+            seen_cpu = true;
+        } else if !seen_cpu && g.ts.is_none() && tb.iter().all(u8::is_ascii_digit) && toks.peek() == Some(&"us") {
+            toks.next();
+            g.ts = Some(Nanos(parse_u64(tb)?.checked_mul(1000)?));
+        } else if !seen_cpu && g.ts.is_none() && tb.contains(&b'.') && toks.peek() != Some(&"us") {
+            g.ts = Some(parse_secs(tb)?);
+        } else if matches!(t, "+" | "!" | "#" | "*" | "@" | "$") {
+            marker = true;
+        } else if toks.peek() == Some(&"us") && tb.first().is_some_and(u8::is_ascii_digit) {
+            toks.next();
+            g.duration = Some(parse_us(t)?);
+        } else if t == "==========>" || t == "<==========" {
+            return Some(g);
+        } else if let Some(f) = parse_flags(tb, FifthColumn::MigrateDisable).filter(|_| g.task.is_some()) {
+            g.flags = Some(f);
+        } else if let Some((comm, pid, _)) = split_task(t) {
+            g.task = Some((comm, pid));
+        } else {
+            return None;
+        }
+    }
+    if !seen_cpu && g.ts.is_none() && g.duration.is_none() && !marker && g.task.is_none() {
+        return None;
+    }
+    g.body = parse_call(body)?;
+    Some(g)
+}
+
+/// trace-cmd's `funcgraph_entry`/`funcgraph_exit` body: `[marker] [N.NNN us] | call`.
+pub fn parse_graph_body(body: &str) -> Option<(Option<Nanos>, GraphBody<'_>)> {
+    let bar = body.find('|')?;
+    let mut dur = None;
+    let mut toks = body[..bar].split_whitespace().peekable();
+    while let Some(t) = toks.next() {
+        if toks.peek() == Some(&"us") {
+            dur = Some(parse_us(t)?);
+            toks.next();
+        } else if !matches!(t, "+" | "!" | "#" | "*" | "@" | "$") {
+            return None;
+        }
+    }
+    Some((dur, parse_call(&body[bar + 1..])?))
+}
+
+/// `1.382` or `119760.2` microseconds ➜ nanoseconds.
+fn parse_us(t: &str) -> Option<Nanos> {
+    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+    let us = parse_u64(int.as_bytes())?;
+    let mut ns = 0u64;
+    let fb = frac.as_bytes();
+    if !fb.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    for i in 0..3 {
+        ns = ns * 10 + fb.get(i).map_or(0, |c| u64::from(c - b'0'));
+    }
+    Some(Nanos(us.checked_mul(1000)?.checked_add(ns)?))
+}
+
+/// The call column: indentation gives the depth (two spaces per level after the first).
+fn parse_call(s: &str) -> Option<GraphBody<'_>> {
+    let s = s.trim_end();
+    let indent = s.len() - s.trim_start().len();
+    let depth = (indent.saturating_sub(1) / 2) as u32;
+    let t = s.trim_start();
+    if t.is_empty() || t.bytes().all(|b| b == b'.') {
+        return Some(GraphBody::Nothing);
+    }
+    // Drop a trailing `/* … */` comment (retval, tail function name).
+    let (code, comment) = match t.find("/*") {
+        Some(i) => (t[..i].trim_end(), Some(t[i + 2..].trim_end_matches("*/").trim())),
+        None => (t, None),
+    };
+    let code = code.trim_start_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '}' || c == '.'));
+    if code == "}" {
+        let func = comment
+            .map(|c| c.split(" = ").next().unwrap_or(c).trim().trim_end_matches("()"))
+            .filter(|f| !f.is_empty() && !f.starts_with('='));
+        return Some(GraphBody::Exit { depth, func });
+    }
+    if let Some(f) = code.strip_suffix("() {") {
+        return Some(GraphBody::Entry { depth, func: symbol(f)? });
+    }
+    if let Some(f) = code.strip_suffix("();") {
+        return Some(GraphBody::Leaf { depth, func: symbol(f)? });
+    }
+    None
+}
+
+fn symbol(f: &str) -> Option<&str> {
+    let f = f.trim();
+    (!f.is_empty() && f.bytes().all(|b| b.is_ascii_graphic())).then_some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(l: &str) -> GraphLine<'_> {
+        parse_graph_line(l).expect(l)
+    }
+
+    #[test]
+    fn layouts() {
+        let x = g(" 0)               |  sys_open() {");
+        assert_eq!((x.cpu, x.body), (Some(0), GraphBody::Entry { depth: 0, func: "sys_open" }));
+        let x = g(" 0)   1.382 us    |          __might_sleep();");
+        assert_eq!((x.duration, x.body), (Some(Nanos(1382)), GraphBody::Leaf { depth: 4, func: "__might_sleep" }));
+        let x = g("3) # 1837.709 us |          } /* __switch_to */");
+        assert_eq!(x.body, GraphBody::Exit { depth: 4, func: Some("__switch_to") });
+        assert_eq!(x.duration, Some(Nanos(1_837_709)));
+        let x = g("1) @ 119760.2 us |  }");
+        assert_eq!(x.duration, Some(Nanos(119_760_200)));
+        let x = g("360.774522 |   1)   0.541 us    |                                          }");
+        assert_eq!((x.ts, x.cpu), (Some(Nanos(360_774_522_000)), Some(1)));
+        let x = g("0)    sh-4802     |               |                  d_free() {");
+        assert_eq!(x.task, Some(("sh", 4802)));
+        let x = g("        3 us |   0)   bash-1507    |  d..2 |   0.351 us    |              in_task_stack();");
+        assert_eq!((x.ts, x.task, x.duration), (Some(Nanos(3000)), Some(("bash", 1507)), Some(Nanos(351))));
+        assert!(x.flags.is_some_and(|f| f.irqs_off()));
+        let x = g(" 1)   getname() {");
+        assert_eq!(x.body, GraphBody::Entry { depth: 1, func: "getname" });
+        let x = g("1)   1.232 us    |          } /* cgroup_taskset_first = 0xffff93fc8fb20000 */");
+        assert_eq!(x.body, GraphBody::Exit { depth: 4, func: Some("cgroup_taskset_first") });
+        let x = g("1)   0.380 us    |          sched_rt_can_attach(); /* = 0x0 */");
+        assert_eq!(x.body, GraphBody::Leaf { depth: 4, func: "sched_rt_can_attach" });
+        let x = g("0)   1.757 us    |        } /* kmem_cache_free() */");
+        assert_eq!(x.body, GraphBody::Exit { depth: 3, func: Some("kmem_cache_free") });
+        let x = g("  20) + 17.698 us   |  __kmalloc();");
+        assert_eq!((x.cpu, x.duration), (Some(20), Some(Nanos(17_698))));
+        assert_eq!(g("1)               |      ...").body, GraphBody::Nothing);
+        assert_eq!(
+            g("1)   0.470 us    |              +---->ktime_get();").body,
+            GraphBody::Leaf { depth: 6, func: "ktime_get" }
+        );
+    }
+
+    #[test]
+    fn trace_cmd_bodies_and_rejects() {
+        assert_eq!(
+            parse_graph_body("      + 21.469 us  |  }"),
+            Some((Some(Nanos(21_469)), GraphBody::Exit { depth: 0, func: None }))
+        );
+        assert_eq!(
+            parse_graph_body("                   |  set_fd_set() {"),
+            Some((None, GraphBody::Entry { depth: 0, func: "set_fd_set" }))
+        );
+        for l in ["# CPU  DURATION                  FUNCTION CALLS", "cpus=8", "hello world", "x | y"] {
+            assert!(parse_graph_line(l).is_none(), "{l}");
+        }
+    }
+}

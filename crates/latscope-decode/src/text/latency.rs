@@ -1,0 +1,190 @@
+//! The latency tracers' output (irqsoff, preemptoff, preemptirqsoff, wakeup, wakeup_rt): the header
+//! ➜ [`LatencyHeader`], and the wakeup/sched_switch tracer records (`0:120:R   + [002]  5882: 94:R sleep`).
+//!
+//! Header lines come with a `# ` prefix (2.6.27+) or without (2.6.26), may be joined by copy/paste damage
+//! (`# ----…----# latency: 7038 us, …`) and may contain U+00A0 no-break spaces (normalised by the caller).
+
+use crate::trace::{LatencyHeader, LatencyTask};
+use latscope_model::{CpuId, Nanos, Text};
+
+/// Apply one header line (without its leading `#`) to `h`. Returns `true` when the line was a latency
+/// header line. `cpus` receives the `#P:N` CPU count.
+pub fn header_line(line: &str, h: &mut Option<LatencyHeader>, cpus: &mut Option<u32>) -> bool {
+    let t = line.trim();
+    if let Some(i) = t.find(" latency trace v") {
+        let hdr = h.get_or_insert_with(LatencyHeader::default);
+        hdr.tracer = t[..i].trim().to_string();
+        hdr.kernel = t.split_once(" on ").map(|(_, k)| k.trim().to_string());
+        return true;
+    }
+    if let Some(i) = t.find("latency: ") {
+        if t[..i].bytes().all(|b| b == b'-' || b == b'#' || b == b' ') {
+            let hdr = h.get_or_insert_with(LatencyHeader::default);
+            summary_line(&t[i + "latency: ".len()..], hdr, cpus);
+            return true;
+        }
+    }
+    if let Some(rest) = t.strip_prefix("| task:") {
+        let hdr = h.get_or_insert_with(LatencyHeader::default);
+        hdr.task = task(rest.trim());
+        return true;
+    }
+    if let Some(rest) = t.strip_prefix("=> started at:") {
+        h.get_or_insert_with(LatencyHeader::default).started_at = Some(Text::from(rest.trim()));
+        return true;
+    }
+    if let Some(rest) = t.strip_prefix("=> ended at:") {
+        h.get_or_insert_with(LatencyHeader::default).ended_at = Some(Text::from(rest.trim()));
+        return true;
+    }
+    !t.is_empty() && t.bytes().all(|b| b == b'-')
+}
+
+/// `12116 us, #4/4, CPU#7 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:8)`
+fn summary_line(s: &str, h: &mut LatencyHeader, cpus: &mut Option<u32>) {
+    let mut parts = s.split(',');
+    if let Some(lat) = parts.next() {
+        let lat = lat.trim();
+        let num: String = lat.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(v) = num.parse::<u64>() {
+            h.latency = if lat.ends_with("ns") { Nanos(v) } else { Nanos::from_us(v) };
+        }
+    }
+    for p in s.split([',', '|', '(', ')', ' ']) {
+        let p = p.trim();
+        if let Some((a, b)) = p.strip_prefix('#').and_then(|e| e.split_once('/')) {
+            if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
+                h.entries = Some((a, b));
+            }
+        } else if let Some(c) = p.strip_prefix("CPU#") {
+            h.cpu = c.parse().ok().map(CpuId);
+        } else if let Some(m) = p.strip_prefix("M:") {
+            h.model = Some(format!("M:{m}"));
+        } else if let Some(n) = p.strip_prefix("#P:") {
+            *cpus = n.parse().ok();
+        }
+    }
+}
+
+/// `qseecom-unload--207 (uid:0 nice:0 policy:0 rt_prio:0)`
+fn task(s: &str) -> Option<LatencyTask> {
+    let (who, attrs) = s.split_once(" (").unwrap_or((s, ""));
+    let (comm, pid) = who.trim().rsplit_once('-')?;
+    let mut t = LatencyTask { comm: comm.to_string(), pid: pid.parse().ok()?, ..LatencyTask::default() };
+    for kv in attrs.trim_end_matches(')').split_whitespace() {
+        if let Some((k, v)) = kv.split_once(':') {
+            let v = v.parse().ok();
+            match k {
+                "uid" => t.uid = v,
+                "nice" => t.nice = v,
+                "policy" => t.policy = v,
+                "rt_prio" => t.rt_prio = v,
+                _ => {}
+            }
+        }
+    }
+    Some(t)
+}
+
+/// A wakeup / sched_switch tracer record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchRecord<'a> {
+    /// `+` is a wakeup, `==>` a context switch.
+    pub switch: bool,
+    /// The current (waking or switching-out) task's pid, kernel prio and state.
+    pub cur: (i32, i32, &'a str),
+    /// The target CPU when printed (`[002]`).
+    pub cpu: Option<u32>,
+    /// The woken / switched-in task's pid, kernel prio and state.
+    pub next: (i32, i32, &'a str),
+    /// The woken / switched-in task's name when printed.
+    pub comm: Option<&'a str>,
+}
+
+/// Parse `  3997:120:R   +  4055:120:R`, `0:120:R   + [002]  5882: 94:R sleep`, `1456:  0:S ==> [001] 12905: 19:R cyclictest`.
+pub fn switch_record(body: &str) -> Option<SwitchRecord<'_>> {
+    let (switch, left, right) = if let Some((l, r)) = body.split_once(" ==> ") {
+        (true, l, r)
+    } else {
+        let (l, r) = body.split_once(" + ")?;
+        (false, l, r)
+    };
+    let cur = pid_prio_state(left.trim())?;
+    let mut r = right.trim_start();
+    let mut cpu = None;
+    if let Some(rest) = r.strip_prefix('[') {
+        let (c, rest) = rest.split_once(']')?;
+        cpu = Some(c.parse().ok()?);
+        r = rest.trim_start();
+    }
+    // `5882: 94:R sleep`: pid:prio:state then the optional comm.
+    let (rec, comm) = split_record(r)?;
+    let next = pid_prio_state(rec)?;
+    Some(SwitchRecord { switch, cur, cpu, next, comm: comm.filter(|c| !c.is_empty()) })
+}
+
+fn split_record(s: &str) -> Option<(&str, Option<&str>)> {
+    let c1 = s.find(':')?;
+    let c2 = c1 + 1 + s[c1 + 1..].find(':')?;
+    let state_end = s[c2 + 1..].find(' ').map_or(s.len(), |i| c2 + 1 + i);
+    Some((&s[..state_end], (state_end < s.len()).then(|| s[state_end..].trim())))
+}
+
+fn pid_prio_state(s: &str) -> Option<(i32, i32, &str)> {
+    let mut it = s.splitn(3, ':');
+    let pid = it.next()?.trim().parse().ok()?;
+    let prio = it.next()?.trim().parse().ok()?;
+    let state = it.next()?.trim();
+    (!state.is_empty() && !state.contains(' ')).then_some((pid, prio, state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modern_header() {
+        let mut h = None;
+        let mut cpus = None;
+        for l in [
+            " irqsoff latency trace v1.1.5 on 5.4.161-qgki-debug",
+            " --------------------------------------------------------------------",
+            " latency: 12116 us, #4/4, CPU#7 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:8)",
+            "    | task: qseecom-unload--207 (uid:0 nice:0 policy:0 rt_prio:0)",
+            "  => started at: vprintk_emit",
+            "  => ended at:   vprintk_emit",
+        ] {
+            assert!(header_line(l, &mut h, &mut cpus), "{l}");
+        }
+        let h = h.expect("header");
+        assert_eq!((h.tracer.as_str(), h.kernel.as_deref()), ("irqsoff", Some("5.4.161-qgki-debug")));
+        assert_eq!((h.latency, h.cpu, h.entries), (Nanos::from_us(12116), Some(CpuId(7)), Some((4, 4))));
+        assert_eq!((h.model.as_deref(), cpus), (Some("M:preempt"), Some(8)));
+        let t = h.task.expect("task");
+        assert_eq!((t.comm.as_str(), t.pid, t.policy), ("qseecom-unload-", 207, Some(0)));
+        assert_eq!(h.started_at.as_deref(), Some("vprintk_emit"));
+        assert!(!header_line("                  _------=> CPU#", &mut None, &mut None));
+    }
+
+    #[test]
+    fn joined_line_damage() {
+        let mut h = None;
+        let l = " --------------------------------------------------------------------# latency: 7038 us, #4/4, CPU#2 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:8)";
+        assert!(header_line(l, &mut h, &mut None));
+        assert_eq!(h.map(|h| h.latency), Some(Nanos::from_us(7038)));
+    }
+
+    #[test]
+    fn switch_records() {
+        let r = switch_record("     0:120:R   + [002]  5882: 94:R sleep").expect("wakeup");
+        assert_eq!(
+            (r.switch, r.cur, r.cpu, r.next, r.comm),
+            (false, (0, 120, "R"), Some(2), (5882, 94, "R"), Some("sleep"))
+        );
+        let r = switch_record("  3997:120:R ==>  4055:120:R").expect("switch");
+        assert_eq!((r.switch, r.next, r.comm), (true, (4055, 120, "R"), None));
+        let r = switch_record("    1456:  0:S ==> [001]   12905: 19:R cyclictest").expect("switch");
+        assert_eq!((r.cur, r.cpu, r.next.0), ((1456, 0, "S"), Some(1), 12905));
+        assert!(switch_record("caller=a parent=b").is_none());
+    }
+}
