@@ -1,5 +1,8 @@
 //! latscope's renderers: text tables, JSON, HTML with SVG plots, Perfetto trace JSON, run comparison and imports.
 
+pub mod decode_stats;
+pub mod events;
+pub mod import;
 pub mod json;
 pub mod live;
 pub mod plot;

@@ -1,0 +1,384 @@
+//! Import of the formats people already have — cyclictest histograms (`-h`/`-H`/`--histfile`) and
+//! `--json`, oslat text and `--json` — into latscope's timer and noise results, plus loading of saved
+//! latscope JSON, so any of them can be plotted and compared.
+
+pub mod cyclictest_hist;
+pub mod cyclictest_json;
+pub mod oslat_json;
+pub mod oslat_text;
+
+use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
+use latscope_model::wire::{Envelope, ResultKind};
+use latscope_model::{
+    AuditResult, CpuId, CpuList, CpuTimer, LatencyHistogram, Nanos, RunMetadata, TimerOptions, TimerResult, TimerStats,
+};
+use std::fmt;
+
+/// A file could not be imported. Names the file, the line when known, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportError {
+    /// The file as named by the user.
+    pub file: String,
+    /// 1-based line, when the problem is on one line.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{l}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+impl ImportError {
+    /// An error about the whole file.
+    pub fn file(file: &str, message: impl Into<String>) -> ImportError {
+        ImportError { file: file.to_string(), line: None, message: message.into() }
+    }
+
+    /// An error on one line.
+    pub fn at(file: &str, line: usize, message: impl Into<String>) -> ImportError {
+        ImportError { file: file.to_string(), line: Some(line), message: message.into() }
+    }
+}
+
+/// The formats [`load`] recognises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A latscope JSON result (`"schema": "latscope/1"`).
+    Latscope,
+    /// cyclictest `-h`/`-H` output or `--histfile`.
+    CyclictestHist,
+    /// cyclictest `--json`.
+    CyclictestJson,
+    /// oslat `--json`.
+    OslatJson,
+    /// oslat's text output.
+    OslatText,
+}
+
+/// Guesses the format of `text` from its content (not its name).
+pub fn detect(text: &str) -> Option<Format> {
+    let head: String = text.chars().take(4096).collect();
+    let trimmed = head.trim_start();
+    if trimmed.starts_with('{') {
+        if head.contains("\"schema\"") && head.contains("latscope/") {
+            return Some(Format::Latscope);
+        }
+        if head.contains("\"cmdline:\"") || head.contains("\"rt_test_version:\"") || head.contains("\"thread\"") {
+            let cmd_is_oslat = head
+                .split("\"cmdline:\"")
+                .nth(1)
+                .and_then(|rest| rest.split('"').nth(1))
+                .is_some_and(|cmd| cmd.split_whitespace().next().is_some_and(|p| p.ends_with("oslat")));
+            let oslat_fields = head.contains("\"freq\"") && head.contains("\"duration\"");
+            return Some(if cmd_is_oslat || oslat_fields { Format::OslatJson } else { Format::CyclictestJson });
+        }
+        return None;
+    }
+    if text.lines().any(|l| l.trim_start().starts_with("Core:")) && text.contains("(us):") {
+        return Some(Format::OslatText);
+    }
+    if text.lines().any(|l| l.trim() == "# Histogram") || text.lines().any(|l| l.starts_with("# Max Latenc")) {
+        return Some(Format::CyclictestHist);
+    }
+    None
+}
+
+/// A loaded result, whatever file it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Loaded {
+    /// A timer result (latscope timer, cyclictest).
+    Timer(Box<TimerResult>),
+    /// A noise result (latscope noise, oslat).
+    Noise(Box<NoiseResult>),
+    /// An audit result.
+    Audit(Box<AuditResult>),
+    /// A `latscope run` result (or another latscope kind kept as raw JSON until it has a renderer).
+    Other(ResultKind, Box<serde_json::Value>),
+}
+
+/// Loads `text` (the content of `file`): a latscope JSON result or any imported format.
+pub fn load(file: &str, text: &str) -> Result<Loaded, ImportError> {
+    match detect(text) {
+        Some(Format::Latscope) => load_latscope(file, text),
+        Some(Format::CyclictestHist) => cyclictest_hist::import(file, text).map(|r| Loaded::Timer(Box::new(r))),
+        Some(Format::CyclictestJson) => cyclictest_json::import(file, text).map(|r| Loaded::Timer(Box::new(r))),
+        Some(Format::OslatJson) => oslat_json::import(file, text).map(|r| Loaded::Noise(Box::new(r))),
+        Some(Format::OslatText) => oslat_text::import(file, text).map(|r| Loaded::Noise(Box::new(r))),
+        None => Err(ImportError::file(
+            file,
+            "not a format latscope reads: expected a latscope JSON result, cyclictest -h/--histfile or --json \
+             output, or oslat text or --json output",
+        )),
+    }
+}
+
+fn json_error(file: &str, e: &serde_json::Error) -> ImportError {
+    ImportError::at(file, e.line(), format!("{e} (column {})", e.column()))
+}
+
+fn load_latscope(file: &str, text: &str) -> Result<Loaded, ImportError> {
+    let env: Envelope = serde_json::from_str(text).map_err(|e| json_error(file, &e))?;
+    if env.schema != latscope_model::wire::SCHEMA {
+        return Err(ImportError::file(
+            file,
+            format!("schema '{}' is not '{}'; re-run it with this latscope", env.schema, latscope_model::wire::SCHEMA),
+        ));
+    }
+    Ok(match env.kind {
+        ResultKind::Timer => Loaded::Timer(Box::new(serde_json::from_str(text).map_err(|e| json_error(file, &e))?)),
+        ResultKind::Noise => Loaded::Noise(Box::new(serde_json::from_str(text).map_err(|e| json_error(file, &e))?)),
+        ResultKind::Audit => Loaded::Audit(Box::new(serde_json::from_str(text).map_err(|e| json_error(file, &e))?)),
+        kind => Loaded::Other(kind, Box::new(serde_json::from_str(text).map_err(|e| json_error(file, &e))?)),
+    })
+}
+
+/// One thread's (or CPU's) histogram as an imported tool reports it: counts per bucket of `unit_ns`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolHistogram {
+    /// The CPU (or the thread number when the tool does not say).
+    pub cpu: u32,
+    /// (bucket index, count): the bucket holds values in `index·unit … (index+1)·unit`.
+    pub buckets: Vec<(u64, u64)>,
+    /// Size of one bucket, ns (1000 for µs histograms).
+    pub unit_ns: u64,
+    /// Samples above the histogram's range (counted at `max`).
+    pub overflows: u64,
+    /// Reported minimum, ns.
+    pub min_ns: Option<u64>,
+    /// Reported mean, ns.
+    pub avg_ns: Option<f64>,
+    /// Reported maximum, ns.
+    pub max_ns: Option<u64>,
+    /// Reported sample count.
+    pub total: Option<u64>,
+}
+
+impl ToolHistogram {
+    /// The histogram as latscope's, every bucket's count recorded at the bucket's lower edge and the
+    /// overflows at the reported maximum.
+    pub fn to_latency_histogram(&self) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        for (i, n) in &self.buckets {
+            if *n > 0 {
+                h.record_n(Nanos(i * self.unit_ns), *n);
+            }
+        }
+        if self.overflows > 0 {
+            let top = self.buckets.iter().map(|b| b.0 + 1).max().unwrap_or(0) * self.unit_ns;
+            h.record_n(Nanos(self.max_ns.unwrap_or(top).max(top)), self.overflows);
+        }
+        h
+    }
+
+    /// Counted samples (buckets plus overflows).
+    pub fn counted(&self) -> u64 {
+        self.buckets.iter().map(|b| b.1).sum::<u64>() + self.overflows
+    }
+}
+
+fn tool_stats(t: &ToolHistogram, h: &LatencyHistogram) -> TimerStats {
+    let mut s = TimerStats::from_histogram(h, 0, None);
+    if let Some(m) = t.min_ns {
+        s.min_ns = m;
+    }
+    if let Some(m) = t.max_ns {
+        // The tool's own maximum is exact; the histogram's is the top of an HDR bucket.
+        s.max_ns = m;
+    }
+    if let Some(a) = t.avg_ns {
+        s.avg_ns = a;
+    }
+    s
+}
+
+/// Builds a timer result from imported per-thread histograms (cyclictest).
+pub fn timer_from_tool(
+    file: &str,
+    tool: &str,
+    metadata: RunMetadata,
+    interval_ns: u64,
+    priority: u32,
+    threads: &[ToolHistogram],
+    mut warnings: Vec<String>,
+) -> TimerResult {
+    let cpus = CpuList(threads.iter().map(|t| CpuId(t.cpu)).collect());
+    let options = TimerOptions { cpus, interval_ns, priority, ..TimerOptions::default() };
+    let mut r = TimerResult::new(metadata, options);
+    let mut all = LatencyHistogram::new();
+    for t in threads {
+        let h = t.to_latency_histogram();
+        all.merge(&h);
+        if t.overflows > 0 {
+            warnings.push(format!(
+                "CPU {}: {} samples above the {} histogram's range are counted at its maximum",
+                t.cpu, t.overflows, tool
+            ));
+        }
+        if let Some(total) = t.total {
+            if total != t.counted() {
+                warnings.push(format!(
+                    "CPU {}: {tool} reports {total} samples but its histogram holds {}",
+                    t.cpu,
+                    t.counted()
+                ));
+            }
+        }
+        r.cpus.push(CpuTimer { cpu: CpuId(t.cpu), stats: tool_stats(t, &h), ..CpuTimer::default() });
+    }
+    r.all = TimerStats::from_histogram(&all, 0, None);
+    if let Some(max) = r.cpus.iter().map(|c| c.stats.max_ns).max() {
+        r.all.max_ns = max;
+    }
+    if let Some(min) = r.cpus.iter().map(|c| c.stats.min_ns).min() {
+        r.all.min_ns = min;
+    }
+    warnings
+        .insert(0, format!("imported from {tool} output {file}; percentiles are at the tool's 1 µs bucket resolution"));
+    r.warnings = warnings;
+    r
+}
+
+/// Builds a noise result from imported per-CPU histograms of loop iteration times (oslat).
+/// Noise time is estimated from the buckets at or above `threshold_ns` (oslat keeps no gap list).
+pub fn noise_from_tool(
+    file: &str,
+    metadata: RunMetadata,
+    counter: CounterInfo,
+    threshold_ns: u64,
+    cpus: &[(ToolHistogram, f64)],
+    mut warnings: Vec<String>,
+) -> NoiseResult {
+    let options = NoiseOptions {
+        cpus: CpuList(cpus.iter().map(|(t, _)| CpuId(t.cpu)).collect()),
+        threshold_ns,
+        ..NoiseOptions::default()
+    };
+    let mut r = NoiseResult::new(metadata, options, counter);
+    for (t, duration_s) in cpus {
+        let h = t.to_latency_histogram();
+        let top_index = t.buckets.iter().map(|b| b.0).max().unwrap_or(0);
+        let mut noise_ns = 0u64;
+        let mut gaps = 0u64;
+        for (i, n) in &t.buckets {
+            let v = i * t.unit_ns;
+            if v >= threshold_ns && *n > 0 {
+                gaps += n;
+                // The top bucket includes the overflows: count one of them at the reported maximum.
+                noise_ns += if *i == top_index { (n - 1) * v + t.max_ns.unwrap_or(v).max(v) } else { n * v };
+            }
+        }
+        let runtime_ns = (duration_s * 1e9) as u64;
+        let summary = h.summary(None);
+        r.cpus.push(CpuNoise {
+            cpu: CpuId(t.cpu),
+            loops: t.counted(),
+            runtime_ns,
+            noise_ns,
+            noise_pct: if runtime_ns > 0 { 100.0 * noise_ns as f64 / runtime_ns as f64 } else { 0.0 },
+            max_gap_ns: t.max_ns.unwrap_or(summary.max_ns),
+            gaps: GapStats {
+                count: gaps,
+                per_second: if *duration_s > 0.0 { gaps as f64 / duration_s } else { 0.0 },
+                ..GapStats::default()
+            },
+            summary,
+            histogram: h.buckets(),
+            histogram_saturated: h.saturated(),
+            ..CpuNoise::default()
+        });
+    }
+    warnings.insert(
+        0,
+        format!(
+            "imported from oslat output {file}: noise is estimated from its 1 µs buckets at or above {} µs \
+             (oslat keeps no list of gaps)",
+            threshold_ns / 1000
+        ),
+    );
+    r.warnings = warnings;
+    r
+}
+
+/// Reads `-i N`/`--interval=N` (µs) and `-p N`/`--priority=N` from a cyclictest command line.
+pub fn cyclictest_options(cmdline: &str) -> (u64, u32) {
+    let words: Vec<&str> = cmdline.split_whitespace().collect();
+    let mut interval_us = 1000u64;
+    let mut prio = 0u32;
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).copied().unwrap_or("");
+        let value = |short: &str, long: &str| -> Option<String> {
+            if *w == short || *w == long {
+                Some(next.to_string())
+            } else if let Some(v) = w.strip_prefix(&format!("{long}=")) {
+                Some(v.to_string())
+            } else {
+                w.strip_prefix(short)
+                    .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()))
+                    .map(str::to_string)
+            }
+        };
+        if let Some(v) = value("-i", "--interval").and_then(|v| v.parse().ok()) {
+            interval_us = v;
+        }
+        if let Some(v) = value("-p", "--priority").and_then(|v| v.parse().ok()) {
+            prio = v;
+        }
+    }
+    (interval_us * 1000, prio)
+}
+
+/// Metadata for an imported file: the tool and version, the file, and what the tool recorded.
+pub fn imported_metadata(tool: &str, file: &str) -> RunMetadata {
+    RunMetadata {
+        tool_version: tool.to_string(),
+        args: vec![format!("imported from {file}")],
+        kernel_release: "unknown".into(),
+        preemption_model: "unknown".into(),
+        ..RunMetadata::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_formats_by_content() {
+        assert_eq!(detect("{\"schema\": \"latscope/1\", \"kind\": \"timer\"}"), Some(Format::Latscope));
+        assert_eq!(detect("{\"file_version\": 1, \"cmdline:\": \"cyclictest -m\"}"), Some(Format::CyclictestJson));
+        assert_eq!(detect("{\"file_version\": 1, \"cmdline:\": \"/usr/bin/oslat -D 2s\"}"), Some(Format::OslatJson));
+        assert_eq!(detect("# Histogram\n000000 000000\n"), Some(Format::CyclictestHist));
+        assert_eq!(detect("        Core:\t 0 1\n    001 (us):\t 5 6\n"), Some(Format::OslatText));
+        assert_eq!(detect("hello"), None);
+    }
+
+    #[test]
+    fn unknown_file_says_what_is_accepted() {
+        let e = load("notes.txt", "hello").expect_err("must fail");
+        assert!(e.to_string().starts_with("notes.txt: not a format"), "{e}");
+        assert!(e.message.contains("cyclictest"));
+    }
+
+    #[test]
+    fn bad_latscope_json_names_file_and_line() {
+        let e =
+            load("r.json", "{\"schema\": \"latscope/1\",\n \"kind\": \"timer\",\n \"metadata\": 5}").expect_err("bad");
+        assert_eq!(e.file, "r.json");
+        assert_eq!(e.line, Some(3), "{e}");
+    }
+
+    #[test]
+    fn reads_cyclictest_options() {
+        assert_eq!(cyclictest_options("cyclictest -m -p 80 -t 2 -i 200 -D 2s"), (200_000, 80));
+        assert_eq!(cyclictest_options("cyclictest --priority=95 --interval=1000"), (1_000_000, 95));
+        assert_eq!(cyclictest_options("cyclictest -p95 -i250"), (250_000, 95));
+    }
+}
