@@ -209,8 +209,11 @@ fn write_worst(out: &mut dyn Write, r: &TimerResult) -> io::Result<()> {
     writeln!(out, "Worst wakeups (times are CLOCK_MONOTONIC, as in a trace with the mono clock):")?;
     for c in &r.cpus {
         for w in c.worst.iter().take(WORST_SHOWN) {
-            let missed =
-                if w.missed_periods > 0 { format!(", missed {} periods", w.missed_periods) } else { String::new() };
+            let missed = if w.missed_periods > 0 {
+                format!(", missed {} period{}", w.missed_periods, if w.missed_periods == 1 { "" } else { "s" })
+            } else {
+                String::new()
+            };
             writeln!(
                 out,
                 "  CPU {:<3} {:>9} late, due {}.{:09} (+{} into the run){missed}",

@@ -45,12 +45,17 @@ pub struct InjectSpec {
     pub start_delay: Nanos,
     /// Stop on its own after this many spins (`None`: until stopped).
     pub max_spins: Option<u64>,
+    /// Phase alignment as (`align`, `phase`): the first spin starts at the first CLOCK_MONOTONIC time after
+    /// `start_delay` that is `phase` past a multiple of `align`. `latscope timer` starts its periods on
+    /// multiples of the interval, so `(interval, interval − 200 µs)` makes each spin begin 200 µs before
+    /// a timer deadline: the delay it causes is then known (spin − 200 µs) rather than phase-dependent.
+    pub align: Option<(Nanos, Nanos)>,
 }
 
 impl InjectSpec {
     /// A load spinning `spin` every `every` on `cpu`, starting one period after start, until stopped.
     pub fn new(cpu: CpuId, policy: Policy, spin: Nanos, every: Nanos) -> InjectSpec {
-        InjectSpec { cpu, policy, spin, every, start_delay: every, max_spins: None }
+        InjectSpec { cpu, policy, spin, every, start_delay: every, max_spins: None, align: None }
     }
 }
 
@@ -133,7 +138,7 @@ fn inject_loop(spec: InjectSpec, stop: &AtomicBool, counter: &AtomicU64) -> Inje
     let mut spins = Vec::with_capacity(cap);
     let mut total = 0u64;
     let mut missed = 0u64;
-    let mut next = now() + spec.start_delay;
+    let mut next = first_spin(now() + spec.start_delay, spec.align);
     while !stop.load(Ordering::Relaxed) && spec.max_spins.map_or(true, |m| total < m) {
         // Sleep in slices so a stop request is seen within SLEEP_SLICE.
         let mut t = now();
@@ -159,6 +164,17 @@ fn inject_loop(spec: InjectSpec, stop: &AtomicBool, counter: &AtomicU64) -> Inje
         }
     }
     InjectionReport { spec, spins, total_spins: total, missed_periods: missed }
+}
+
+/// The first time at or after `earliest` that is `phase` past a multiple of `align`.
+fn first_spin(earliest: Nanos, align: Option<(Nanos, Nanos)>) -> Nanos {
+    match align {
+        Some((a, phase)) if a.0 > 0 => {
+            let base = earliest.0 - earliest.0 % a.0 + phase.0 % a.0;
+            Nanos(if base >= earliest.0 { base } else { base + a.0 })
+        }
+        _ => earliest,
+    }
 }
 
 impl Injector {
@@ -239,6 +255,15 @@ mod tests {
         let report = injector.stop();
         assert!(now() - t0 < Nanos::from_ms(500));
         assert_eq!(report.total_spins, 0);
+    }
+
+    #[test]
+    fn aligns_the_first_spin() {
+        let a = Some((Nanos(1_000), Nanos(800)));
+        assert_eq!(first_spin(Nanos(10_500), a), Nanos(10_800));
+        assert_eq!(first_spin(Nanos(10_900), a), Nanos(11_800));
+        assert_eq!(first_spin(Nanos(10_800), a), Nanos(10_800));
+        assert_eq!(first_spin(Nanos(10_900), None), Nanos(10_900));
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub const DEFAULT_WORST_KEPT: usize = 16;
 pub const DEFAULT_MAX_WINDOWS: usize = 10_000;
 /// Delay between the threads being ready and the first wakeup, so every thread starts from its sleep.
 const START_DELAY: Nanos = Nanos::from_ms(10);
+/// Longest interval whose periods are aligned to multiples of it (longer ones start right away).
+pub const ALIGN_LIMIT: Nanos = Nanos::from_secs(1);
 
 /// What to measure.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -285,7 +287,12 @@ pub fn start_timer(config: TimerConfig, external_stop: &'static AtomicBool) -> R
             }
         }
     }
-    let start = now() + START_DELAY;
+    // Periods start on a multiple of the interval (when it is at most ALIGN_LIMIT), so a load injected at
+    // a known phase (see `inject::InjectSpec::align`) hits the timer at a known point of its period.
+    let earliest = now() + START_DELAY;
+    let interval = config.interval;
+    let start =
+        if interval.0 <= ALIGN_LIMIT.0 { Nanos(earliest.0.div_ceil(interval.0) * interval.0) } else { earliest };
     let mut run = TimerRun { config, live, stop, threshold_hit, external_stop, threads, tids, start };
     if let Some(e) = first_err {
         run.stop();
@@ -535,6 +542,7 @@ mod tests {
         let c = &m.cpus[0];
         // count + missed periods = the periods in the duration, whatever the machine's noise.
         assert_eq!(c.histogram.count() + c.overruns, 200);
+        assert_eq!(m.start.0 % 1_000_000, 0, "periods start on a multiple of the interval");
         let in_windows: u64 = c.windows.iter().map(|w| w.count).sum();
         assert_eq!(in_windows, c.histogram.count());
         assert!((4..=5).contains(&c.windows.len()), "{} windows", c.windows.len());

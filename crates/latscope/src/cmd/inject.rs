@@ -30,6 +30,12 @@ pub struct Args {
     /// Delay before the first spin
     #[arg(long, value_name = "DUR", default_value = "0ns")]
     delay: String,
+    /// Start spins `--phase` past multiples of this period (e.g. the timer's interval) [default: no alignment]
+    #[arg(long, value_name = "DUR")]
+    align: Option<String>,
+    /// With --align: the offset of each spin start within the aligned period
+    #[arg(long, value_name = "DUR", default_value = "0ns")]
+    phase: String,
     /// How long to run [default: until Ctrl-C]
     #[arg(short = 'D', long, value_name = "DUR")]
     duration: Option<String>,
@@ -49,6 +55,9 @@ pub fn run(args: Args) -> CmdResult {
     let policy = Policy::from_priority(args.prio).map_err(|e| CliError(format!("--prio: {e}")))?;
     let mut spec = InjectSpec::new(cpu, policy, dur("--spin", &args.spin)?, dur("--every", &args.every)?);
     spec.start_delay = dur("--delay", &args.delay)?;
+    if let Some(align) = args.align.as_deref() {
+        spec.align = Some((dur("--align", align)?, dur("--phase", &args.phase)?));
+    }
     let duration = args.duration.as_deref().map(|d| dur("--duration", d)).transpose()?;
     let injector = start_injector(spec).map_err(CliError::msg)?;
     let end = duration.map(|d| clock::now() + d);
