@@ -2,6 +2,8 @@
 
 pub mod decode_stats;
 pub mod events;
+pub mod fix_script;
+pub mod compare;
 pub mod import;
 pub mod json;
 pub mod live;

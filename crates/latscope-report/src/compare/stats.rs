@@ -1,0 +1,293 @@
+//! Two-sample tests on bucketed latency histograms: Kolmogorov–Smirnov, Mann–Whitney U (tie-corrected,
+//! as every value in a bucket ties) and a tail test (share of samples above the baseline's p99), with
+//! the effect sizes that decide whether a difference matters.
+
+use latscope_model::Bucket;
+use serde::{Deserialize, Serialize};
+
+/// The outcome of comparing a run (B) with the baseline (A).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestResult {
+    /// Kolmogorov–Smirnov statistic: the largest gap between the two CDFs (0 … 1).
+    pub ks_d: f64,
+    /// Its asymptotic p-value.
+    pub ks_p: f64,
+    /// Mann–Whitney two-sided p-value (normal approximation with tie correction).
+    pub mw_p: f64,
+    /// Probability that a sample of B is larger than one of A (ties count half): 0.5 is no shift.
+    pub prob_b_greater: f64,
+    /// A's p99, ns: the threshold of the tail test.
+    pub tail_threshold_ns: u64,
+    /// Share of A's samples above the threshold, percent.
+    pub tail_a_pct: f64,
+    /// Share of B's samples above it, percent.
+    pub tail_b_pct: f64,
+    /// Two-proportion z-test p-value of those shares.
+    pub tail_p: f64,
+    /// B's p99 / A's p99.
+    pub p99_ratio: f64,
+    /// Whether the difference is both statistically significant and large enough to matter.
+    pub significant: bool,
+    /// Which rule made it significant (`body shift`, `distribution`, `tail`), empty when not.
+    pub reasons: Vec<String>,
+}
+
+/// p-value below which a test counts (latency samples are many and autocorrelated: be strict).
+pub const ALPHA: f64 = 1e-3;
+/// Smallest shift of the body that matters: |P(B > A) − 0.5|.
+pub const MIN_SHIFT: f64 = 0.1;
+/// Smallest KS distance that matters.
+pub const MIN_KS_D: f64 = 0.15;
+/// Smallest change of the tail share (×) and of p99 (×) that matters.
+pub const MIN_TAIL_RATIO: f64 = 2.0;
+/// Smallest change of p99 (×) that goes with a tail difference.
+pub const MIN_P99_RATIO: f64 = 1.5;
+
+/// Merged, sorted value grid of two bucket lists: (value ns, count in A, count in B).
+fn grid(a: &[Bucket], b: &[Bucket]) -> Vec<(u64, u64, u64)> {
+    let mut g: Vec<(u64, u64, u64)> = Vec::with_capacity(a.len() + b.len());
+    g.extend(a.iter().map(|x| (x.high_ns, x.count, 0)));
+    g.extend(b.iter().map(|x| (x.high_ns, 0, x.count)));
+    g.sort_by_key(|x| x.0);
+    let mut out: Vec<(u64, u64, u64)> = Vec::with_capacity(g.len());
+    for (v, ca, cb) in g {
+        match out.last_mut() {
+            Some(last) if last.0 == v => {
+                last.1 += ca;
+                last.2 += cb;
+            }
+            _ => out.push((v, ca, cb)),
+        }
+    }
+    out
+}
+
+/// Complementary error function (Numerical Recipes' erfc Chebyshev fit, relative error < 1.2e-7).
+pub fn erfc(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let r = t
+        * (-z * z - 1.265_512_23
+            + t * (1.000_023_68
+                + t * (0.374_091_96
+                    + t * (0.096_784_18
+                        + t * (-0.186_288_06
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+            .exp();
+    if x >= 0.0 {
+        r
+    } else {
+        2.0 - r
+    }
+}
+
+/// Two-sided p-value of a standard normal statistic.
+pub fn normal_p(z: f64) -> f64 {
+    erfc(z.abs() / std::f64::consts::SQRT_2).clamp(0.0, 1.0)
+}
+
+/// Kolmogorov's limiting distribution Q(λ) = 2 Σ (−1)^(j−1) e^(−2 j² λ²).
+fn q_ks(lambda: f64) -> f64 {
+    if lambda < 0.2 {
+        return 1.0;
+    }
+    let mut sum = 0.0;
+    for j in 1..=100 {
+        let j = j as f64;
+        let term = 2.0 * (-1f64).powf(j - 1.0) * (-2.0 * j * j * lambda * lambda).exp();
+        sum += term;
+        if term.abs() < 1e-12 {
+            break;
+        }
+    }
+    sum.clamp(0.0, 1.0)
+}
+
+/// Kolmogorov–Smirnov: (D, p).
+pub fn ks(a: &[Bucket], b: &[Bucket]) -> (f64, f64) {
+    let g = grid(a, b);
+    let (n, m) = (g.iter().map(|x| x.1).sum::<u64>() as f64, g.iter().map(|x| x.2).sum::<u64>() as f64);
+    if n == 0.0 || m == 0.0 {
+        return (0.0, 1.0);
+    }
+    let (mut fa, mut fb, mut d) = (0.0, 0.0, 0f64);
+    for (_, ca, cb) in &g {
+        fa += *ca as f64 / n;
+        fb += *cb as f64 / m;
+        d = d.max((fa - fb).abs());
+    }
+    let en = (n * m / (n + m)).sqrt();
+    (d, q_ks((en + 0.12 + 0.11 / en) * d))
+}
+
+/// Mann–Whitney U with midranks for ties: (two-sided p, P(B > A) + ½ P(B = A)).
+pub fn mann_whitney(a: &[Bucket], b: &[Bucket]) -> (f64, f64) {
+    let g = grid(a, b);
+    let (n, m) = (g.iter().map(|x| x.1).sum::<u64>() as f64, g.iter().map(|x| x.2).sum::<u64>() as f64);
+    if n == 0.0 || m == 0.0 {
+        return (1.0, 0.5);
+    }
+    let total = n + m;
+    let (mut rank_sum_a, mut below, mut ties) = (0.0, 0.0, 0.0);
+    for (_, ca, cb) in &g {
+        let t = (*ca + *cb) as f64;
+        let midrank = below + (t + 1.0) / 2.0;
+        rank_sum_a += *ca as f64 * midrank;
+        ties += t * t * t - t;
+        below += t;
+    }
+    let u_a = rank_sum_a - n * (n + 1.0) / 2.0;
+    let mean = n * m / 2.0;
+    let var = n * m / 12.0 * ((total + 1.0) - ties / (total * (total - 1.0)).max(1.0));
+    let p = if var > 0.0 { normal_p((u_a - mean) / var.sqrt()) } else { 1.0 };
+    // U_a counts the pairs where A is larger (ties half): P(B > A) is the rest.
+    (p, 1.0 - u_a / (n * m))
+}
+
+fn quantile(buckets: &[Bucket], q: f64) -> u64 {
+    let total: u64 = buckets.iter().map(|b| b.count).sum();
+    let target = (q * total as f64).ceil().max(1.0) as u64;
+    let mut cum = 0;
+    for b in buckets {
+        cum += b.count;
+        if cum >= target {
+            return b.high_ns;
+        }
+    }
+    buckets.last().map_or(0, |b| b.high_ns)
+}
+
+/// Compares B with the baseline A.
+pub fn compare(a: &[Bucket], b: &[Bucket]) -> TestResult {
+    let (ks_d, ks_p) = ks(a, b);
+    let (mw_p, prob_b_greater) = mann_whitney(a, b);
+    let threshold = quantile(a, 0.99);
+    let above = |x: &[Bucket]| -> (f64, f64) {
+        let n: u64 = x.iter().map(|b| b.count).sum();
+        let k: u64 = x.iter().filter(|b| b.high_ns > threshold).map(|b| b.count).sum();
+        (k as f64, n as f64)
+    };
+    let ((ka, na), (kb, nb)) = (above(a), above(b));
+    let (pa, pb) = (ka / na.max(1.0), kb / nb.max(1.0));
+    let pooled = (ka + kb) / (na + nb).max(1.0);
+    let se = (pooled * (1.0 - pooled) * (1.0 / na.max(1.0) + 1.0 / nb.max(1.0))).sqrt();
+    let tail_p = if se > 0.0 { normal_p((pb - pa) / se) } else { 1.0 };
+    let p99_a = threshold.max(1) as f64;
+    let p99_ratio = quantile(b, 0.99) as f64 / p99_a;
+    let mut reasons = Vec::new();
+    if mw_p < ALPHA && (prob_b_greater - 0.5).abs() >= MIN_SHIFT {
+        reasons.push("body shift".to_string());
+    }
+    if ks_p < ALPHA && ks_d >= MIN_KS_D {
+        reasons.push("distribution".to_string());
+    }
+    let tail_ratio = if pa > 0.0 {
+        pb / pa
+    } else if pb > 0.0 {
+        f64::INFINITY
+    } else {
+        1.0
+    };
+    let tail_moved = tail_ratio >= MIN_TAIL_RATIO || tail_ratio <= 1.0 / MIN_TAIL_RATIO;
+    let p99_moved = p99_ratio >= MIN_P99_RATIO || p99_ratio <= 1.0 / MIN_P99_RATIO;
+    if tail_p < ALPHA && tail_moved && p99_moved {
+        reasons.push("tail".to_string());
+    }
+    TestResult {
+        ks_d,
+        ks_p,
+        mw_p,
+        prob_b_greater,
+        tail_threshold_ns: threshold,
+        tail_a_pct: 100.0 * pa,
+        tail_b_pct: 100.0 * pb,
+        tail_p,
+        p99_ratio,
+        significant: !reasons.is_empty(),
+        reasons,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_model::{LatencyHistogram, Nanos};
+
+    fn hist(values: impl IntoIterator<Item = u64>) -> Vec<Bucket> {
+        let mut h = LatencyHistogram::new();
+        for v in values {
+            h.record(Nanos(v));
+        }
+        h.buckets()
+    }
+
+    /// A deterministic pseudo-random sequence (xorshift), so tests need no RNG crate.
+    fn noise(seed: u64, n: usize, base: u64, spread: u64) -> Vec<u64> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                base + x % spread
+            })
+            .collect()
+    }
+
+    #[test]
+    fn erfc_matches_reference_values() {
+        // erfc(0.5) = 0.4795001222, erfc(2) = 0.004677734981 (tables).
+        assert!((erfc(0.5) - 0.479_500_122_2).abs() < 1e-6);
+        assert!((erfc(2.0) - 0.004_677_734_981).abs() < 1e-7);
+        assert!((normal_p(1.959_964) - 0.05).abs() < 1e-4);
+    }
+
+    /// scipy.stats.mannwhitneyu([1,2,3,4,5], [3,4,5,6,7], method="asymptotic", use_continuity=False):
+    /// U1 = 4.5, p = 0.0918… ; ks_2samp D = 0.4.
+    #[test]
+    fn small_sample_matches_scipy() {
+        let a = [1u64, 2, 3, 4, 5].map(|v| v * 1000);
+        let b = [3u64, 4, 5, 6, 7].map(|v| v * 1000);
+        let (p, pg) = mann_whitney(&hist(a), &hist(b));
+        assert!((p - 0.0918).abs() < 2e-3, "p {p}");
+        assert!((pg - (1.0 - 4.5 / 25.0)).abs() < 1e-9, "P(B>A) {pg}");
+        let (d, _) = ks(&hist(a), &hist(b));
+        assert!((d - 0.4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn same_distribution_is_not_significant() {
+        let a = hist(noise(1, 20_000, 10_000, 5_000));
+        let b = hist(noise(99, 20_000, 10_000, 5_000));
+        let t = compare(&a, &b);
+        assert!(!t.significant, "{t:?}");
+        assert!(t.ks_d < 0.05 && (t.p99_ratio - 1.0).abs() < 0.05, "{t:?}");
+    }
+
+    #[test]
+    fn injected_tail_is_significant() {
+        let a = hist(noise(1, 20_000, 10_000, 5_000));
+        let mut bv = noise(7, 20_000, 10_000, 5_000);
+        // Every 37th wakeup waits ~700 µs behind a spinner.
+        for (i, v) in bv.iter_mut().enumerate() {
+            if i % 37 == 0 {
+                *v += 700_000;
+            }
+        }
+        let t = compare(&a, &hist(bv));
+        assert!(t.significant && t.reasons.contains(&"tail".to_string()), "{t:?}");
+        assert!(t.p99_ratio > 10.0, "{t:?}");
+        assert!(t.tail_b_pct > 3.0 * t.tail_a_pct);
+    }
+
+    #[test]
+    fn shifted_body_is_significant() {
+        let a = hist(noise(3, 10_000, 10_000, 5_000));
+        let b = hist(noise(4, 10_000, 14_000, 5_000));
+        let t = compare(&a, &b);
+        assert!(t.significant && t.reasons.contains(&"body shift".to_string()), "{t:?}");
+        assert!(t.prob_b_greater > 0.7);
+    }
+}
