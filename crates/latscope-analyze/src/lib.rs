@@ -1,5 +1,6 @@
 //! latscope's analyses: samples and events ➜ findings (data, never text).
 
+pub mod audit;
 pub mod noise;
 pub mod timer_summary;
 pub mod windows;

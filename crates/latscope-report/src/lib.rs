@@ -3,6 +3,7 @@
 pub mod decode_stats;
 pub mod events;
 pub mod fix_script;
+pub mod fix_script;
 pub mod compare;
 pub mod import;
 pub mod json;

@@ -1,4 +1,5 @@
 //! Plain-text renderers, one file per result kind.
 
+pub mod audit;
 pub mod noise;
 pub mod timer;
