@@ -419,11 +419,14 @@ fn hrtimer_mode_name(v: i64) -> Option<&'static str> {
 }
 
 /// `prev_state` as the kernel prints it: text as is, or the binary bit set decoded (`S`, `D|W`, `R+`).
+///
+/// Text sources give what the kernel printed (kept as is, even the numbers old kernels print, whose bit
+/// meanings differ by version); binary sources give the bit set only.
 fn prev_state(f: &dyn FieldSource) -> Text {
-    let Some(v) = f.int("prev_state") else {
-        return f.text("prev_state").unwrap_or_else(empty);
-    };
-    Text::from(state_letters(v))
+    if let Some(t) = f.text("prev_state") {
+        return t;
+    }
+    f.int("prev_state").map_or_else(empty, |v| Text::from(state_letters(v)))
 }
 
 /// The kernel's `__trace_sched_switch_state` letters (4.14+: `TASK_REPORT_MAX` = 0x100 means preempted).

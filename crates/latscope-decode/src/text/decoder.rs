@@ -218,6 +218,14 @@ impl TextDecoder {
                 return true;
             }
         }
+        // `trace-cmd report -w` summary.
+        if ["Average wakeup latency:", "Maximum Latency:", "Minimum Latency:", "RT task timings:"]
+            .iter()
+            .any(|p| t.starts_with(p))
+        {
+            self.report_preamble = true;
+            return true;
+        }
         if t.starts_with("CPU ") && t.ends_with(" is empty") {
             self.report_preamble = true;
             return true;

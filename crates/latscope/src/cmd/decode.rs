@@ -1,12 +1,133 @@
-//! `latscope decode`: not built yet (see the open issues).
+//! `latscope decode FILE`: print the events latscope decoded from a trace (text or JSON lines), or only a
+//! summary with `--stats` (the streaming fast path: no event is kept in memory).
 
-use crate::error::{CliError, CmdResult};
+use crate::error::{CliError, CmdResult, Outcome};
+use latscope_decode::{Format, Streamed};
+use latscope_model::{CpuList, Event};
+use latscope_report::decode_stats::DecodeStats;
+use latscope_report::events::{write_json_line, write_text};
+use std::collections::HashSet;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+/// Output format of `latscope decode`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// One ftrace-like line per event.
+    Text,
+    /// One JSON object per line (per event; with `--stats` one summary object).
+    Json,
+}
 
 /// Arguments of `latscope decode`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Trace file: ftrace text (trace, trace_pipe, latency tracers, function_graph), trace-cmd report
+    /// text or .dat, Android systrace/atrace (text, HTML, compressed).
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    /// Only events recorded on these CPUs (`2`, `0,3-5`).
+    #[arg(long, value_name = "CPUS")]
+    pub cpu: Option<String>,
+    /// Only these events, comma separated (`sched_switch,irq_handler_entry,local_timer_entry`).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub events: Vec<String>,
+    /// Print only a summary: events per CPU and per event, time span, lost events, warnings.
+    #[arg(long)]
+    pub stats: bool,
+}
 
 /// Runs `latscope decode`.
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::msg("'latscope decode' is not built yet"))
+pub fn run(args: Args) -> CmdResult {
+    let cpus = match &args.cpu {
+        Some(c) => Some(
+            CpuList::parse(c)
+                .map_err(|e| CliError::msg(format!("--cpu {c}: {e}; expected a CPU list such as `2` or `0,3-5`")))?,
+        ),
+        None => None,
+    };
+    let names: HashSet<&str> = args.events.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).collect();
+    let keep = |e: &Event| -> bool {
+        cpus.as_ref().map_or(true, |l| l.contains(e.cpu))
+            && (names.is_empty() || names.contains(e.kind.name().as_str()))
+    };
+    let file = args.file.display().to_string();
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+
+    if args.stats {
+        let mut stats = DecodeStats::new(&file);
+        let s = latscope_decode::stream_file(&args.file, &mut |e| {
+            if keep(&e) {
+                stats.add(&e);
+            }
+        })
+        .map_err(CliError::msg)?;
+        let warnings: Vec<String> = s.warnings.iter().map(|w| format!("{}: {}", w.location, w.message)).collect();
+        stats.finish(
+            format_name(&s),
+            s.info.tracer.clone(),
+            s.info.cpus,
+            &s.info.lost,
+            &s.info.lost_unknown,
+            &warnings,
+        );
+        match args.format {
+            OutputFormat::Text => stats.write_text(&mut out)?,
+            OutputFormat::Json => {
+                serde_json::to_writer(&mut out, &stats).map_err(CliError::msg)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        out.flush()?;
+        return Ok(Outcome::Ok);
+    }
+
+    let mut write_err: Option<std::io::Error> = None;
+    let s = latscope_decode::stream_file(&args.file, &mut |e| {
+        if write_err.is_some() || !keep(&e) {
+            return;
+        }
+        let r = match args.format {
+            OutputFormat::Text => write_text(&mut out, &e),
+            OutputFormat::Json => write_json_line(&mut out, &e),
+        };
+        if let Err(err) = r {
+            write_err = Some(err);
+        }
+    })
+    .map_err(CliError::msg)?;
+    match write_err {
+        // A closed pipe (`| head`) is a normal way to stop reading.
+        Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(Outcome::Ok),
+        Some(e) => return Err(e.into()),
+        None => {}
+    }
+    out.flush()?;
+    if !s.warnings.is_empty() {
+        eprintln!(
+            "latscope: {}: {} line(s) or record(s) could not be decoded and were skipped; first: {}: {} \
+             (`latscope decode --stats` lists them)",
+            file,
+            s.warnings.len(),
+            s.warnings[0].location,
+            s.warnings[0].message
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+fn format_name(s: &Streamed) -> String {
+    match s.info.format {
+        Some(Format::FtraceText) => "ftrace text".into(),
+        Some(Format::LatencyText) => "latency tracer text".into(),
+        Some(Format::FuncGraphText) => "function_graph text".into(),
+        Some(Format::TraceCmdReport) => "trace-cmd report text".into(),
+        Some(Format::Systrace) => "Android systrace/atrace".into(),
+        Some(Format::TraceCmdDat(v)) => format!("trace-cmd .dat v{v}"),
+        Some(Format::RawPages) => "raw ring-buffer pages".into(),
+        None => "unknown".into(),
+    }
 }
