@@ -1,6 +1,14 @@
 //! latscope's analyses: samples and events ➜ findings (data, never text).
 
 pub mod audit;
+pub mod component;
+pub mod hrtimer;
+pub mod irq_stats;
+pub mod irqsoff;
 pub mod noise;
+pub mod symbol;
+#[cfg(test)]
+mod testing;
+pub mod timeline;
 pub mod timer_summary;
 pub mod windows;

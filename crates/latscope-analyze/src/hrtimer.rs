@@ -1,0 +1,375 @@
+//! hrtimer lateness: `hrtimer_start` (expires) paired with `hrtimer_expire_entry` (now) per timer; stats per
+//! timer function and CPU; for the latest expiries, what the CPU was doing just before the IRQ that ran them.
+
+use crate::component::{Component, ComponentKind};
+use crate::timeline::{Activity, Timeline};
+use latscope_model::{Bucket, CpuId, Event, EventKind, LatencyHistogram, Nanos, Summary, Text};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// One expiry of an hrtimer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HrtimerExpiry {
+    /// CPU that ran the timer.
+    pub cpu: CpuId,
+    /// Trace time of `hrtimer_expire_entry`.
+    pub ts: Nanos,
+    /// Timer address.
+    pub hrtimer: u64,
+    /// Callback function.
+    pub function: Text,
+    /// The expiry time in trace time, when the matching `hrtimer_start` was traced.
+    pub expires_at: Option<Nanos>,
+    /// `now - expires`, when the start was traced.
+    pub lateness: Option<Nanos>,
+    /// Index of the `hrtimer_expire_entry` event.
+    pub index: usize,
+    /// Index of the matching `hrtimer_start` event.
+    pub start_index: Option<usize>,
+}
+
+/// Lateness statistics of one timer function on one CPU.
+#[derive(Clone, Debug, Serialize)]
+pub struct HrtimerStats {
+    /// Callback function.
+    pub function: Text,
+    /// CPU.
+    pub cpu: CpuId,
+    /// Count, min, max, mean, percentiles of the lateness.
+    pub summary: Summary,
+}
+
+/// A late expiry and what the CPU was doing between the expiry and the IRQ that ran it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LateExpiry {
+    /// The expiry.
+    pub expiry: HrtimerExpiry,
+    /// Entry of the interrupt context the timer ran in, when traced.
+    pub irq_entry: Option<Nanos>,
+    /// Name of that interrupt (`local_timer`, `irq 3 arch_timer`).
+    pub irq_name: Option<String>,
+    /// What ran between the expiry and the IRQ entry, longest first.
+    pub before: Vec<Component>,
+}
+
+/// A timer lateness that a module printed itself (`delta: 9656`, `8 overruns`), from `print` events.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PrintedLateness {
+    /// CPU.
+    pub cpu: CpuId,
+    /// When it was printed.
+    pub ts: Nanos,
+    /// The lateness the print states, when it does.
+    pub lateness: Option<Nanos>,
+    /// The overrun count it states, when it does.
+    pub overruns: Option<u64>,
+    /// Index of the print event.
+    pub index: usize,
+}
+
+/// The hrtimer part of an analysis.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HrtimerReport {
+    /// Expiries seen.
+    pub expiries: u64,
+    /// Expiries whose start was traced (lateness known).
+    pub with_lateness: u64,
+    /// Per function and CPU, most late first.
+    pub stats: Vec<HrtimerStats>,
+    /// All lateness values merged, as histogram buckets.
+    pub buckets: Vec<Bucket>,
+    /// The latest expiries with their context.
+    pub late: Vec<LateExpiry>,
+    /// Lateness printed by the traced code itself.
+    pub printed: Vec<PrintedLateness>,
+}
+
+/// Pairs every `hrtimer_expire_entry` with the last `hrtimer_start` of the same timer.
+pub fn expiries(events: &[Event]) -> Vec<HrtimerExpiry> {
+    let mut started: HashMap<u64, (Nanos, usize)> = HashMap::new();
+    let mut out = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        match &e.kind {
+            EventKind::HrtimerStart { hrtimer, expires, .. } => {
+                started.insert(*hrtimer, (*expires, i));
+            }
+            EventKind::HrtimerCancel { .. } => {}
+            EventKind::HrtimerExpireEntry { hrtimer, function, now } => {
+                let start = started.remove(hrtimer);
+                let (expires_at, lateness) = match start {
+                    Some((expires, _)) => {
+                        // Map the timer clock to trace time with this event's own (ts, now) pair.
+                        let offset = e.ts.0 as i128 - now.0 as i128;
+                        let at = (expires.0 as i128 + offset).max(0) as u64;
+                        (Some(Nanos(at)), Some(*now - expires))
+                    }
+                    None => (None, None),
+                };
+                out.push(HrtimerExpiry {
+                    cpu: e.cpu,
+                    ts: e.ts,
+                    hrtimer: *hrtimer,
+                    function: function.clone(),
+                    expires_at,
+                    lateness,
+                    index: i,
+                    start_index: start.map(|s| s.1),
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Parses a module's own lateness print: `… now: X [us] expect_expires: Y [us], delta: 9656 …` and `8 overruns`.
+pub fn printed_lateness(text: &str) -> (Option<Nanos>, Option<u64>) {
+    let lower = text.to_ascii_lowercase();
+    let scale = if lower.contains("[ns]") {
+        1
+    } else if lower.contains("[ms]") {
+        1_000_000
+    } else {
+        1_000
+    };
+    let number_after = |key: &str| -> Option<u64> {
+        let at = lower.find(key)? + key.len();
+        let rest = lower[at..].trim_start_matches([':', '=', ' ']);
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        digits.parse().ok()
+    };
+    let lateness = if lower.contains("expire") || lower.contains("late") {
+        number_after("delta").or_else(|| number_after("late")).map(|v| Nanos(v.saturating_mul(scale)))
+    } else {
+        None
+    };
+    let overruns = lower.find("overrun").and_then(|at| {
+        let before = lower[..at].trim_end();
+        let digits: String =
+            before.chars().rev().take_while(|c| c.is_ascii_digit()).collect::<Vec<_>>().into_iter().rev().collect();
+        digits.parse().ok()
+    });
+    (lateness, overruns)
+}
+
+/// Builds the hrtimer report: stats per function and CPU, the `top` latest expiries explained, printed lateness.
+pub fn report(events: &[Event], timeline: &Timeline, all: &[HrtimerExpiry], top: usize) -> HrtimerReport {
+    let mut per: BTreeMap<(Text, CpuId), LatencyHistogram> = BTreeMap::new();
+    let mut merged = LatencyHistogram::new();
+    let mut with_lateness = 0;
+    for x in all {
+        if let Some(l) = x.lateness {
+            with_lateness += 1;
+            per.entry((x.function.clone(), x.cpu)).or_default().record(l);
+            merged.record(l);
+        }
+    }
+    let mut stats: Vec<HrtimerStats> =
+        per.into_iter().map(|((function, cpu), h)| HrtimerStats { function, cpu, summary: h.summary(None) }).collect();
+    stats.sort_by_key(|s| std::cmp::Reverse(s.summary.max_ns));
+    let mut late: Vec<&HrtimerExpiry> = all.iter().filter(|x| x.lateness.is_some_and(|l| l > Nanos::ZERO)).collect();
+    late.sort_by_key(|x| std::cmp::Reverse(x.lateness));
+    let late = late.into_iter().take(top).map(|x| explain_late(timeline, x)).collect();
+    let printed = events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match &e.kind {
+            EventKind::Print { text, .. } => {
+                let (lateness, overruns) = printed_lateness(text);
+                (lateness.is_some() || overruns.is_some()).then_some(PrintedLateness {
+                    cpu: e.cpu,
+                    ts: e.ts,
+                    lateness,
+                    overruns,
+                    index: i,
+                })
+            }
+            _ => None,
+        })
+        .collect();
+    HrtimerReport {
+        expiries: all.len() as u64,
+        with_lateness,
+        stats,
+        buckets: if merged.count() > 0 { merged.buckets() } else { Vec::new() },
+        late,
+        printed,
+    }
+}
+
+/// What the CPU did between a timer's expiry and the entry of the interrupt that ran it.
+pub fn explain_late(timeline: &Timeline, x: &HrtimerExpiry) -> LateExpiry {
+    let Some(cpu) = timeline.cpu(x.cpu) else {
+        return LateExpiry { expiry: x.clone(), irq_entry: None, irq_name: None, before: Vec::new() };
+    };
+    let ctx = cpu.context_at(x.ts);
+    let irq_entry = ctx.map(|c| c.start);
+    let irq_name = ctx.map(|c| c.activity.label());
+    let mut before = Vec::new();
+    if let (Some(expires), Some(entry)) = (x.expires_at, irq_entry.or(Some(x.ts))) {
+        if entry > expires {
+            before = window_components(timeline, x.cpu, expires, entry);
+        }
+    }
+    LateExpiry { expiry: x.clone(), irq_entry, irq_name, before }
+}
+
+/// The components of `[start, end)` on `cpu`: irqs-off sections overlapping it, then what ran (by activity).
+pub fn window_components(timeline: &Timeline, cpu_id: CpuId, start: Nanos, end: Nanos) -> Vec<Component> {
+    let Some(cpu) = timeline.cpu(cpu_id) else { return Vec::new() };
+    let mut out: Vec<Component> = Vec::new();
+    for s in cpu.irqs_off.iter().filter(|s| s.start < end && s.end > start) {
+        let overlap = s.end.min(end) - s.start.max(start);
+        let name = match &s.source {
+            crate::timeline::IrqsOffSource::Preemptirq { caller, parent, .. } => {
+                format!(
+                    "{} (parent {}) in {}:{}",
+                    crate::symbol::short(caller),
+                    crate::symbol::bare(parent),
+                    s.comm,
+                    s.pid
+                )
+            }
+            crate::timeline::IrqsOffSource::Flags => format!("{}:{}", s.comm, s.pid),
+        };
+        let mut c = Component::new(ComponentKind::IrqsOff, name, overlap, cpu_id);
+        c.pid = Some(s.pid);
+        out.push(c);
+    }
+    out.extend(activity_components(&cpu.segments_in(start, end), cpu_id, None));
+    // Irqs-off sections explain the time of the task they ran in: list them first.
+    out.sort_by_key(|c| (c.kind != ComponentKind::IrqsOff, std::cmp::Reverse(c.duration)));
+    out
+}
+
+/// Sums clipped segments by activity into components (IRQs, softirqs, NMIs, tasks, idle), skipping `skip_pid`.
+pub fn activity_components(
+    segments: &[crate::timeline::Segment],
+    cpu: CpuId,
+    skip_pid: Option<latscope_model::Pid>,
+) -> Vec<Component> {
+    let mut sums: Vec<(Activity, Nanos, u32)> = Vec::new();
+    for s in segments {
+        if let Activity::Task { pid, .. } = &s.activity {
+            if Some(*pid) == skip_pid {
+                continue;
+            }
+        }
+        let key = match &s.activity {
+            // One entry per task regardless of the prio the segment knew.
+            Activity::Task { comm, pid, .. } => Activity::Task { comm: comm.clone(), pid: *pid, prio: None },
+            a => a.clone(),
+        };
+        let prio = match &s.activity {
+            Activity::Task { prio, .. } => *prio,
+            _ => None,
+        };
+        match sums.iter_mut().find(|(a, _, _)| *a == key) {
+            Some((a, d, n)) => {
+                *d = *d + (s.end - s.start);
+                *n += 1;
+                if let (Activity::Task { prio: p @ None, .. }, Some(v)) = (a, prio) {
+                    *p = Some(v);
+                }
+            }
+            None => {
+                let mut k = key;
+                if let Activity::Task { prio: p, .. } = &mut k {
+                    *p = prio;
+                }
+                sums.push((k, s.end - s.start, 1))
+            }
+        }
+    }
+    sums.into_iter()
+        .map(|(a, d, n)| {
+            let (kind, name, pid, prio) = match &a {
+                Activity::Task { comm, pid, prio } => {
+                    (ComponentKind::BlockingTask, comm.to_string(), Some(*pid), *prio)
+                }
+                Activity::Idle => (ComponentKind::Idle, "idle".to_string(), Some(0), None),
+                Activity::Irq { name, .. } => (ComponentKind::Irq, name.to_string(), None, None),
+                Activity::Vector { name } => (ComponentKind::Vector, name.to_string(), None, None),
+                Activity::Softirq { name, .. } => (ComponentKind::Softirq, name.to_string(), None, None),
+                Activity::Nmi { handler } => (ComponentKind::Nmi, handler.to_string(), None, None),
+            };
+            Component { kind, name, duration: d, pid, prio, cpu, count: n }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::ev;
+
+    #[test]
+    fn printed_lateness_of_seed_002_module() {
+        let (l, o) = printed_lateness(
+            "hrtimer stat: now: 14372743560 [us] expect_expires: 14372733903 [us], delta: 9656, next_expires: 14372744570",
+        );
+        assert_eq!(l, Some(Nanos(9_656_000)));
+        assert_eq!(o, None);
+        assert_eq!(printed_lateness("8 overruns"), (None, Some(8)));
+        assert_eq!(printed_lateness("hello world"), (None, None));
+    }
+
+    #[test]
+    fn lateness_pairs_start_with_expiry_and_finds_the_irqs_off_before() {
+        use latscope_model::event::Toggle;
+        let start = EventKind::HrtimerStart {
+            hrtimer: 0xabc,
+            function: "hrtimer_wakeup".into(),
+            expires: Nanos(50_000),
+            softexpires: Nanos(50_000),
+            mode: "ABS".into(),
+        };
+        // The trace clock runs 1_000_000 ns ahead of the timer clock.
+        let events = vec![
+            ev(1_000_000, 0, "spin", 7, start),
+            ev(
+                1_040_000,
+                0,
+                "spin",
+                7,
+                EventKind::Preemptirq {
+                    toggle: Toggle::IrqDisable,
+                    caller: "a+0x1/0x9".into(),
+                    parent: "b+0x2/0x9".into(),
+                },
+            ),
+            ev(
+                1_080_000,
+                0,
+                "spin",
+                7,
+                EventKind::Preemptirq {
+                    toggle: Toggle::IrqEnable,
+                    caller: "a+0x5/0x9".into(),
+                    parent: "b+0x2/0x9".into(),
+                },
+            ),
+            ev(1_080_100, 0, "spin", 7, EventKind::VectorEntry { name: "local_timer".into(), vector: None }),
+            ev(
+                1_080_200,
+                0,
+                "spin",
+                7,
+                EventKind::HrtimerExpireEntry { hrtimer: 0xabc, function: "hrtimer_wakeup".into(), now: Nanos(80_200) },
+            ),
+            ev(1_080_300, 0, "spin", 7, EventKind::VectorExit { name: "local_timer".into(), vector: None }),
+        ];
+        let tl = Timeline::build(&events);
+        let all = expiries(&events);
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].lateness, Some(Nanos(30_200)));
+        assert_eq!(all[0].expires_at, Some(Nanos(1_050_000)));
+        let r = report(&events, &tl, &all, 5);
+        assert!((30_170..=30_230).contains(&r.stats[0].summary.max_ns), "3 significant digits");
+        let late = &r.late[0];
+        assert_eq!(late.irq_entry, Some(Nanos(1_080_100)));
+        assert_eq!(late.before[0].kind, ComponentKind::IrqsOff);
+        assert_eq!(late.before[0].duration, Nanos(30_000));
+        assert!(late.before[0].name.starts_with("a+0x1 (parent b)"));
+    }
+}

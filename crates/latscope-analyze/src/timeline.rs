@@ -1,0 +1,597 @@
+//! Per-CPU timeline: what each CPU was doing at every instant (task, hard IRQ, vector, softirq, NMI,
+//! idle), with nesting, built by one state machine over the event stream; plus irqs-off sections.
+
+use latscope_model::event::softirq_name;
+use latscope_model::event::Toggle;
+use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, Text};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What a CPU was running.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Activity {
+    /// A task (pid 0 is idle and reported as [`Activity::Idle`]). `prio` is the kernel prio when known.
+    Task {
+        /// Task name.
+        comm: Text,
+        /// Pid.
+        pid: Pid,
+        /// Kernel priority (0..99 RT, 100..139 normal) when a scheduler event showed it.
+        prio: Option<i32>,
+    },
+    /// The idle task.
+    Idle,
+    /// A hard IRQ handler (`irq_handler_entry`).
+    Irq {
+        /// IRQ number.
+        irq: u32,
+        /// Handler name (`arch_timer`, `eth0`).
+        name: Text,
+    },
+    /// An architecture vector (`local_timer`, `reschedule`, `call_function`…).
+    Vector {
+        /// Vector name without `_entry`.
+        name: Text,
+    },
+    /// A softirq vector.
+    Softirq {
+        /// Vector number.
+        vec: u32,
+        /// Vector name (`TIMER`, `NET_RX`…).
+        name: Text,
+    },
+    /// An NMI handler.
+    Nmi {
+        /// Handler symbol.
+        handler: Text,
+    },
+}
+
+impl Activity {
+    /// Whether this is interrupt context (IRQ, vector, softirq or NMI).
+    pub fn is_interrupt(&self) -> bool {
+        matches!(self, Activity::Irq { .. } | Activity::Vector { .. } | Activity::Softirq { .. } | Activity::Nmi { .. })
+    }
+
+    /// A short label: `irq 3 arch_timer`, `softirq TIMER`, `cyclictest:1213`, `idle`.
+    pub fn label(&self) -> String {
+        match self {
+            Activity::Task { comm, pid, .. } => format!("{comm}:{pid}"),
+            Activity::Idle => "idle".into(),
+            Activity::Irq { irq, name } => format!("irq {irq} {name}"),
+            Activity::Vector { name } => name.to_string(),
+            Activity::Softirq { name, .. } => format!("softirq {name}"),
+            Activity::Nmi { handler } => format!("nmi {handler}"),
+        }
+    }
+}
+
+/// An interrupt-context span (IRQ, vector, softirq or NMI) with its nesting depth and self time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ContextSpan {
+    /// What ran.
+    pub activity: Activity,
+    /// Entry time.
+    pub start: Nanos,
+    /// Exit time.
+    pub end: Nanos,
+    /// 1 for a context entered from task level, 2 when nested in another context, …
+    pub depth: u32,
+    /// Time spent in this context itself, nested contexts excluded.
+    pub self_time: Nanos,
+    /// Index of the entry event in the analysed slice (for evidence).
+    pub entry_index: Option<usize>,
+    /// Index of the exit event.
+    pub exit_index: Option<usize>,
+}
+
+impl ContextSpan {
+    /// `end - start`.
+    pub fn duration(&self) -> Nanos {
+        self.end - self.start
+    }
+}
+
+/// A stretch of time on one CPU with the innermost activity that ran in it. Segments are contiguous.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Segment {
+    /// Start.
+    pub start: Nanos,
+    /// End.
+    pub end: Nanos,
+    /// Innermost activity.
+    pub activity: Activity,
+}
+
+/// Where an irqs-off section was seen.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum IrqsOffSource {
+    /// `preemptirq:irq_disable` … `irq_enable`.
+    Preemptirq {
+        /// Caller of the disable (`console_unlock+0xc0/0x510`).
+        caller: Text,
+        /// Its parent.
+        parent: Text,
+        /// Caller of the enable.
+        end_caller: Text,
+        /// Parent of the enable.
+        end_parent: Text,
+    },
+    /// A run of events whose flags column shows irqs off (a lower bound of the real section).
+    Flags,
+}
+
+/// One section with interrupts disabled on a CPU.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IrqsOffSection {
+    /// CPU.
+    pub cpu: CpuId,
+    /// When interrupts were disabled.
+    pub start: Nanos,
+    /// When they were enabled again.
+    pub end: Nanos,
+    /// Task running at the time.
+    pub comm: Text,
+    /// Its pid.
+    pub pid: Pid,
+    /// How the section was found.
+    pub source: IrqsOffSource,
+    /// Index of the first event (for evidence).
+    pub start_index: usize,
+    /// Index of the last event.
+    pub end_index: usize,
+}
+
+impl IrqsOffSection {
+    /// `end - start`.
+    pub fn duration(&self) -> Nanos {
+        self.end - self.start
+    }
+}
+
+/// Everything known about one CPU.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CpuTimeline {
+    /// Contiguous segments, innermost activity, in time order.
+    pub segments: Vec<Segment>,
+    /// Interrupt-context spans, sorted by start.
+    pub contexts: Vec<ContextSpan>,
+    /// Irqs-off sections, sorted by start.
+    pub irqs_off: Vec<IrqsOffSection>,
+    /// First and last event time on this CPU.
+    pub span: Option<(Nanos, Nanos)>,
+}
+
+impl CpuTimeline {
+    /// The innermost activity at `ts` (the segment containing it).
+    pub fn activity_at(&self, ts: Nanos) -> Option<&Activity> {
+        let i = self.segments.partition_point(|s| s.end <= ts);
+        self.segments.get(i).filter(|s| s.start <= ts).map(|s| &s.activity)
+    }
+
+    /// The task running at `ts` (ignoring interrupt contexts): the last task segment that started at or before it.
+    pub fn task_at(&self, ts: Nanos) -> Option<&Activity> {
+        let i = self.segments.partition_point(|s| s.start <= ts);
+        self.segments[..i].iter().rev().map(|s| &s.activity).find(|a| !a.is_interrupt())
+    }
+
+    /// Segments overlapping `[start, end)`, clipped to it.
+    pub fn segments_in(&self, start: Nanos, end: Nanos) -> Vec<Segment> {
+        let first = self.segments.partition_point(|s| s.end <= start);
+        self.segments[first..]
+            .iter()
+            .take_while(|s| s.start < end)
+            .map(|s| Segment { start: s.start.max(start), end: s.end.min(end), activity: s.activity.clone() })
+            .filter(|s| s.end > s.start)
+            .collect()
+    }
+
+    /// The innermost interrupt context containing `ts`.
+    pub fn context_at(&self, ts: Nanos) -> Option<&ContextSpan> {
+        let i = self.contexts.partition_point(|c| c.start <= ts);
+        self.contexts[..i].iter().filter(|c| c.end >= ts).max_by_key(|c| c.depth)
+    }
+}
+
+/// Per-CPU timelines of a whole trace.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Timeline {
+    /// One timeline per CPU seen.
+    pub cpus: BTreeMap<CpuId, CpuTimeline>,
+    /// Exits that had no matching entry (trace started inside the context), per CPU.
+    pub unmatched_exits: BTreeMap<CpuId, u64>,
+}
+
+impl Timeline {
+    /// Runs the per-CPU state machine over `events` (time-ordered).
+    pub fn build(events: &[Event]) -> Timeline {
+        let mut states: BTreeMap<CpuId, CpuState> = BTreeMap::new();
+        let mut tl = Timeline::default();
+        for (idx, e) in events.iter().enumerate() {
+            let st = states.entry(e.cpu).or_insert_with(|| CpuState::new(e));
+            let out = tl.cpus.entry(e.cpu).or_default();
+            st.step(idx, e, out, &mut tl.unmatched_exits);
+        }
+        for (cpu, st) in states {
+            if let Some(out) = tl.cpus.get_mut(&cpu) {
+                st.finish(out);
+            }
+        }
+        for c in tl.cpus.values_mut() {
+            c.contexts.sort_by_key(|s| (s.start, s.depth));
+            c.irqs_off.sort_by_key(|s| s.start);
+        }
+        tl
+    }
+
+    /// The timeline of `cpu`, if it had events.
+    pub fn cpu(&self, cpu: CpuId) -> Option<&CpuTimeline> {
+        self.cpus.get(&cpu)
+    }
+}
+
+struct OpenContext {
+    activity: Activity,
+    start: Nanos,
+    child_time: Nanos,
+    entry_index: usize,
+}
+
+struct OpenIrqsOff {
+    start: Nanos,
+    caller: Text,
+    parent: Text,
+    start_index: usize,
+    comm: Text,
+    pid: Pid,
+}
+
+struct FlagRun {
+    start: Nanos,
+    last: Nanos,
+    start_index: usize,
+    last_index: usize,
+    comm: Text,
+    pid: Pid,
+}
+
+struct CpuState {
+    cpu: CpuId,
+    task: Activity,
+    stack: Vec<OpenContext>,
+    seg_start: Nanos,
+    last_ts: Nanos,
+    first_ts: Nanos,
+    irqs_off: Option<OpenIrqsOff>,
+    saw_preemptirq: bool,
+    flag_run: Option<FlagRun>,
+    flag_runs: Vec<IrqsOffSection>,
+}
+
+fn task_activity(comm: &Text, pid: Pid, prio: Option<i32>) -> Activity {
+    if pid == 0 {
+        Activity::Idle
+    } else {
+        Activity::Task { comm: comm.clone(), pid, prio }
+    }
+}
+
+impl CpuState {
+    fn new(e: &Event) -> CpuState {
+        CpuState {
+            cpu: e.cpu,
+            task: task_activity(&e.comm, e.pid, None),
+            stack: Vec::new(),
+            seg_start: e.ts,
+            last_ts: e.ts,
+            first_ts: e.ts,
+            irqs_off: None,
+            saw_preemptirq: false,
+            flag_run: None,
+            flag_runs: Vec::new(),
+        }
+    }
+
+    fn innermost(&self) -> Activity {
+        self.stack.last().map(|c| c.activity.clone()).unwrap_or_else(|| self.task.clone())
+    }
+
+    /// Closes the current segment at `ts` (the innermost activity is about to change).
+    fn cut(&mut self, ts: Nanos, out: &mut CpuTimeline) {
+        if ts > self.seg_start {
+            let activity = self.innermost();
+            match out.segments.last_mut() {
+                Some(last) if last.activity == activity && last.end == self.seg_start => last.end = ts,
+                _ => out.segments.push(Segment { start: self.seg_start, end: ts, activity }),
+            }
+        }
+        self.seg_start = self.seg_start.max(ts);
+    }
+
+    fn push(&mut self, idx: usize, e: &Event, activity: Activity, out: &mut CpuTimeline) {
+        self.cut(e.ts, out);
+        self.stack.push(OpenContext { activity, start: e.ts, child_time: Nanos::ZERO, entry_index: idx });
+    }
+
+    fn pop_matching(
+        &mut self,
+        idx: usize,
+        e: &Event,
+        matches: impl Fn(&Activity) -> bool,
+        out: &mut CpuTimeline,
+        unmatched: &mut BTreeMap<CpuId, u64>,
+    ) {
+        let Some(pos) = self.stack.iter().rposition(|c| matches(&c.activity)) else {
+            *unmatched.entry(self.cpu).or_default() += 1;
+            return;
+        };
+        self.cut(e.ts, out);
+        // Contexts opened above the matching one lost their exit: close them here too.
+        while self.stack.len() > pos {
+            let Some(open) = self.stack.pop() else { break };
+            let exit_index = if self.stack.len() == pos { Some(idx) } else { None };
+            self.close(open, e.ts, exit_index, out);
+        }
+    }
+
+    fn close(&mut self, open: OpenContext, end: Nanos, exit_index: Option<usize>, out: &mut CpuTimeline) {
+        let total = end - open.start;
+        if let Some(parent) = self.stack.last_mut() {
+            parent.child_time = parent.child_time + total;
+        }
+        out.contexts.push(ContextSpan {
+            activity: open.activity,
+            start: open.start,
+            end,
+            depth: self.stack.len() as u32 + 1,
+            self_time: total - open.child_time,
+            entry_index: Some(open.entry_index),
+            exit_index,
+        });
+    }
+
+    fn step(&mut self, idx: usize, e: &Event, out: &mut CpuTimeline, unmatched: &mut BTreeMap<CpuId, u64>) {
+        self.last_ts = e.ts;
+        self.track_flags(idx, e);
+        match &e.kind {
+            EventKind::IrqHandlerEntry { irq, name } => {
+                self.push(idx, e, Activity::Irq { irq: *irq, name: name.clone() }, out)
+            }
+            EventKind::IrqHandlerExit { irq, .. } => {
+                let irq = *irq;
+                self.pop_matching(idx, e, |a| matches!(a, Activity::Irq { irq: i, .. } if *i == irq), out, unmatched)
+            }
+            EventKind::VectorEntry { name, .. } => self.push(idx, e, Activity::Vector { name: name.clone() }, out),
+            EventKind::VectorExit { name, .. } => {
+                let n = name.clone();
+                self.pop_matching(idx, e, |a| matches!(a, Activity::Vector { name } if *name == n), out, unmatched)
+            }
+            EventKind::SoftirqEntry { vec, name } => {
+                let name = if name.is_empty() { Text::from(softirq_name(*vec)) } else { name.clone() };
+                self.push(idx, e, Activity::Softirq { vec: *vec, name }, out)
+            }
+            EventKind::SoftirqExit { vec, .. } => {
+                let v = *vec;
+                self.pop_matching(idx, e, |a| matches!(a, Activity::Softirq { vec, .. } if *vec == v), out, unmatched)
+            }
+            EventKind::NmiHandler { handler, delta, .. } => {
+                // nmi_handler is emitted when the handler returns; it carries the handler's duration.
+                let start = e.ts - *delta;
+                if start >= self.seg_start {
+                    self.cut(start, out);
+                    self.stack.push(OpenContext {
+                        activity: Activity::Nmi { handler: handler.clone() },
+                        start,
+                        child_time: Nanos::ZERO,
+                        entry_index: idx,
+                    });
+                    self.cut(e.ts, out);
+                    if let Some(open) = self.stack.pop() {
+                        self.close(open, e.ts, Some(idx), out);
+                    }
+                }
+            }
+            EventKind::SchedSwitch { prev_comm, prev_pid, prev_prio, next_comm, next_pid, next_prio, .. } => {
+                if let Activity::Task { prio: None, .. } | Activity::Idle = self.task {
+                    // Give the segments of the outgoing task its prio when the first switch reveals it.
+                    let fixed = task_activity(prev_comm, *prev_pid, Some(*prev_prio));
+                    for s in out.segments.iter_mut().rev() {
+                        match &s.activity {
+                            Activity::Task { pid, prio: None, .. } if *pid == *prev_pid => s.activity = fixed.clone(),
+                            a if a.is_interrupt() => {}
+                            _ => break,
+                        }
+                    }
+                }
+                self.task = task_activity(prev_comm, *prev_pid, Some(*prev_prio));
+                self.cut(e.ts, out);
+                self.task = task_activity(next_comm, *next_pid, Some(*next_prio));
+            }
+            EventKind::Preemptirq { toggle: Toggle::IrqDisable, caller, parent } => {
+                self.saw_preemptirq = true;
+                if self.irqs_off.is_none() {
+                    self.irqs_off = Some(OpenIrqsOff {
+                        start: e.ts,
+                        caller: caller.clone(),
+                        parent: parent.clone(),
+                        start_index: idx,
+                        comm: e.comm.clone(),
+                        pid: e.pid,
+                    });
+                }
+            }
+            EventKind::Preemptirq { toggle: Toggle::IrqEnable, caller, parent } => {
+                self.saw_preemptirq = true;
+                if let Some(open) = self.irqs_off.take() {
+                    out.irqs_off.push(IrqsOffSection {
+                        cpu: self.cpu,
+                        start: open.start,
+                        end: e.ts,
+                        comm: open.comm,
+                        pid: open.pid,
+                        source: IrqsOffSource::Preemptirq {
+                            caller: open.caller,
+                            parent: open.parent,
+                            end_caller: caller.clone(),
+                            end_parent: parent.clone(),
+                        },
+                        start_index: open.start_index,
+                        end_index: idx,
+                    });
+                }
+            }
+            _ => {}
+        }
+        // When a context is entered, the irqs-off section that preceded it (if any) ends for the
+        // purposes of "what delayed the IRQ": the hardware took the interrupt, so irqs were on.
+    }
+
+    /// Irqs-off runs from the flags column, in task context only (IRQ handlers always run with irqs off).
+    fn track_flags(&mut self, idx: usize, e: &Event) {
+        let f = e.flags;
+        if !f.has(latscope_model::Flags::KNOWN) || matches!(e.kind, EventKind::Stack { .. }) {
+            return;
+        }
+        let task_level = !f.in_hardirq() && !f.in_softirq() && !f.in_nmi();
+        if f.irqs_off() && task_level {
+            match &mut self.flag_run {
+                Some(run) => {
+                    run.last = e.ts;
+                    run.last_index = idx;
+                }
+                None => {
+                    self.flag_run = Some(FlagRun {
+                        start: e.ts,
+                        last: e.ts,
+                        start_index: idx,
+                        last_index: idx,
+                        comm: e.comm.clone(),
+                        pid: e.pid,
+                    })
+                }
+            }
+        } else if let Some(run) = self.flag_run.take() {
+            // The run ends at this event: irqs were back on (or an interrupt was taken) by now.
+            if run.last > run.start || e.ts > run.start {
+                self.flag_runs.push(IrqsOffSection {
+                    cpu: self.cpu,
+                    start: run.start,
+                    end: run.last,
+                    comm: run.comm,
+                    pid: run.pid,
+                    source: IrqsOffSource::Flags,
+                    start_index: run.start_index,
+                    end_index: run.last_index,
+                });
+            }
+        }
+    }
+
+    fn finish(mut self, out: &mut CpuTimeline) {
+        let end = self.last_ts;
+        self.cut(end, out);
+        while let Some(open) = self.stack.pop() {
+            self.close(open, end, None, out);
+        }
+        if !self.saw_preemptirq {
+            out.irqs_off.extend(self.flag_runs.into_iter().filter(|s| s.end > s.start));
+        }
+        out.span = Some((self.first_ts, end));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::ev;
+
+    #[test]
+    fn nesting_self_time_and_segments() {
+        let events = vec![
+            ev(1000, 0, "cyclictest", 10, EventKind::Print { ip: None, text: "x".into() }),
+            ev(2000, 0, "cyclictest", 10, EventKind::VectorEntry { name: "local_timer".into(), vector: Some(236) }),
+            ev(2500, 0, "cyclictest", 10, EventKind::SoftirqEntry { vec: 1, name: "TIMER".into() }),
+            ev(2700, 0, "cyclictest", 10, EventKind::SoftirqExit { vec: 1, name: "TIMER".into() }),
+            ev(3000, 0, "cyclictest", 10, EventKind::VectorExit { name: "local_timer".into(), vector: Some(236) }),
+            ev(
+                4000,
+                0,
+                "cyclictest",
+                10,
+                EventKind::SchedSwitch {
+                    prev_comm: "cyclictest".into(),
+                    prev_pid: 10,
+                    prev_prio: 19,
+                    prev_state: "S".into(),
+                    next_comm: "swapper/0".into(),
+                    next_pid: 0,
+                    next_prio: 120,
+                },
+            ),
+            ev(5000, 0, "swapper/0", 0, EventKind::Print { ip: None, text: "y".into() }),
+        ];
+        let tl = Timeline::build(&events);
+        let cpu = tl.cpu(CpuId(0)).expect("cpu 0");
+        assert_eq!(cpu.contexts.len(), 2);
+        let lt = &cpu.contexts[0];
+        assert_eq!(lt.activity, Activity::Vector { name: "local_timer".into() });
+        assert_eq!(lt.duration(), Nanos(1000));
+        assert_eq!(lt.self_time, Nanos(800));
+        assert_eq!(cpu.contexts[1].depth, 2);
+        let labels: Vec<_> = cpu.segments.iter().map(|s| (s.start.0, s.end.0, s.activity.label())).collect();
+        assert_eq!(
+            labels,
+            vec![
+                (1000, 2000, "cyclictest:10".to_string()),
+                (2000, 2500, "local_timer".to_string()),
+                (2500, 2700, "softirq TIMER".to_string()),
+                (2700, 3000, "local_timer".to_string()),
+                (3000, 4000, "cyclictest:10".to_string()),
+                (4000, 5000, "idle".to_string()),
+            ]
+        );
+        // The first switch revealed the outgoing task's prio.
+        assert_eq!(cpu.segments[0].activity, Activity::Task { comm: "cyclictest".into(), pid: 10, prio: Some(19) });
+        assert_eq!(cpu.task_at(Nanos(2600)).map(|a| a.label()), Some("cyclictest:10".into()));
+        assert_eq!(cpu.context_at(Nanos(2600)).map(|c| c.activity.label()), Some("softirq TIMER".into()));
+        let clipped = cpu.segments_in(Nanos(2600), Nanos(4500));
+        assert_eq!(clipped.first().map(|s| s.start), Some(Nanos(2600)));
+        assert_eq!(clipped.last().map(|s| s.end), Some(Nanos(4500)));
+    }
+
+    #[test]
+    fn irqs_off_from_preemptirq_and_unmatched_exit() {
+        let events = vec![
+            ev(0, 1, "a", 5, EventKind::IrqHandlerExit { irq: 3, handled: true }),
+            ev(
+                100,
+                1,
+                "a",
+                5,
+                EventKind::Preemptirq {
+                    toggle: Toggle::IrqDisable,
+                    caller: "f+0x1/0x2".into(),
+                    parent: "g+0x3/0x4".into(),
+                },
+            ),
+            ev(
+                900,
+                1,
+                "a",
+                5,
+                EventKind::Preemptirq {
+                    toggle: Toggle::IrqEnable,
+                    caller: "f+0x9/0x2".into(),
+                    parent: "g+0x3/0x4".into(),
+                },
+            ),
+        ];
+        let tl = Timeline::build(&events);
+        assert_eq!(tl.unmatched_exits.get(&CpuId(1)), Some(&1));
+        let s = &tl.cpu(CpuId(1)).expect("cpu").irqs_off[0];
+        assert_eq!(s.duration(), Nanos(800));
+        assert!(matches!(&s.source, IrqsOffSource::Preemptirq { caller, .. } if &**caller == "f+0x1/0x2"));
+    }
+}
