@@ -8,6 +8,7 @@ pub mod compare;
 pub mod import;
 pub mod json;
 pub mod live;
+pub mod perfetto;
 pub mod plot;
 pub mod text;
 pub mod slices;
