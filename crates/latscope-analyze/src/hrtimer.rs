@@ -264,7 +264,7 @@ pub fn activity_components(
             Activity::Task { prio, .. } => *prio,
             _ => None,
         };
-        match sums.iter_mut().find(|(a, _, _)| *a == key) {
+        match sums.iter_mut().find(|(a, _, _)| same_activity(a, &key)) {
             Some((a, d, n)) => {
                 *d = *d + (s.end - s.start);
                 *n += 1;
@@ -296,6 +296,14 @@ pub fn activity_components(
             Component { kind, name, duration: d, pid, prio, cpu, count: n }
         })
         .collect()
+}
+
+/// Equal activities, tasks compared by name and pid only.
+fn same_activity(a: &Activity, b: &Activity) -> bool {
+    match (a, b) {
+        (Activity::Task { comm: c1, pid: p1, .. }, Activity::Task { comm: c2, pid: p2, .. }) => c1 == c2 && p1 == p2,
+        _ => a == b,
+    }
 }
 
 #[cfg(test)]

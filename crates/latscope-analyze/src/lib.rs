@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod component;
+pub mod hints;
 pub mod hrtimer;
 pub mod irq_stats;
 pub mod irqsoff;
@@ -11,4 +12,5 @@ pub mod symbol;
 mod testing;
 pub mod timeline;
 pub mod timer_summary;
+pub mod wakeup;
 pub mod windows;

@@ -1,0 +1,641 @@
+//! Wakeup latency decomposition from standard tracepoints (rtla-style, no timerlat tracer): timer IRQ delay,
+//! IRQ handler, IRQ/softirq/NMI interference, blocking tasks, idle exit, return to user; plus RT throttling.
+
+use crate::component::{Component, ComponentKind};
+use crate::hints;
+use crate::hrtimer::{activity_components, window_components, HrtimerExpiry};
+use crate::timeline::{Activity, ContextSpan, Timeline};
+use latscope_model::event::WakeupKind;
+use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, Text};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Which task's wakeups to decompose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TaskFilter {
+    /// By pid.
+    Pid(Pid),
+    /// By name (exact, or a prefix of a name the trace truncated).
+    Comm(String),
+}
+
+impl TaskFilter {
+    /// `1213` → pid, anything else → comm.
+    pub fn parse(s: &str) -> TaskFilter {
+        match s.parse::<Pid>() {
+            Ok(p) => TaskFilter::Pid(p),
+            Err(_) => TaskFilter::Comm(s.to_string()),
+        }
+    }
+
+    fn matches(&self, comm: &str, pid: Pid) -> bool {
+        match self {
+            TaskFilter::Pid(p) => *p == pid,
+            TaskFilter::Comm(c) => comm == c || (comm.len() >= 7 && c.starts_with(comm)),
+        }
+    }
+}
+
+/// Which wakeups to report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WakeupSelection {
+    /// `None`: every SCHED_FIFO/RR task (kernel prio below 100).
+    pub task: Option<TaskFilter>,
+    /// How many of the worst to decompose.
+    pub top: usize,
+}
+
+impl Default for WakeupSelection {
+    fn default() -> Self {
+        WakeupSelection { task: None, top: 5 }
+    }
+}
+
+/// A latency measured outside the trace (by `latscope timer`) to be explained from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KnownSample {
+    /// CPU the measuring thread ran on.
+    pub cpu: CpuId,
+    /// When it should have woken, in trace time.
+    pub expected: Nanos,
+    /// The latency it measured.
+    pub latency: Nanos,
+}
+
+/// The task a breakdown is about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TaskRef {
+    /// Name.
+    pub comm: Text,
+    /// Pid.
+    pub pid: Pid,
+    /// Kernel priority at wakeup.
+    pub prio: i32,
+}
+
+/// Where a breakdown's start point came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartPoint {
+    /// The hrtimer's expiry (`hrtimer_start` was traced).
+    TimerExpiry,
+    /// The entry of the IRQ that woke the task (expiry unknown).
+    IrqEntry,
+    /// The `sched_waking` event.
+    Waking,
+    /// Given by the caller ([`KnownSample`]).
+    Sample,
+}
+
+/// One wakeup, decomposed.
+#[derive(Clone, Debug, Serialize)]
+pub struct WakeupBreakdown {
+    /// The woken task.
+    pub task: TaskRef,
+    /// CPU it was switched in on.
+    pub cpu: CpuId,
+    /// CPU the wakeup happened on.
+    pub wake_cpu: CpuId,
+    /// Start of the latency.
+    pub start: Nanos,
+    /// What the start is.
+    pub start_point: StartPoint,
+    /// `sched_waking` (or `sched_wakeup`) time.
+    pub waking: Nanos,
+    /// `sched_switch` to the task.
+    pub switch_in: Nanos,
+    /// End of the latency: the syscall's return when traced, else the switch-in.
+    pub end: Nanos,
+    /// `end - start`.
+    #[serde(rename = "latency_ns")]
+    pub latency: Nanos,
+    /// The timer function that woke it, when it was a timer.
+    pub timer: Option<Text>,
+    /// Other hrtimers that ran in the same IRQ.
+    pub other_timers: Vec<Text>,
+    /// The parts, in time order of their kind (timer IRQ delay, handler, interference, tasks, return).
+    pub components: Vec<Component>,
+    /// What held back the timer IRQ (irqs-off sections, idle, other IRQs), when the delay was measurable.
+    pub irq_delay_causes: Vec<Component>,
+    /// Sum of the components.
+    #[serde(rename = "sum_ns")]
+    pub sum: Nanos,
+    /// `latency - sum` (negative when the parts overlap).
+    #[serde(rename = "remainder_ns")]
+    pub remainder: i64,
+    /// One paragraph: what happened and the remedy.
+    pub explanation: String,
+    /// Event indices that prove it (waking, timer, IRQ entry/exit, switch, sys_exit).
+    pub evidence: Vec<usize>,
+}
+
+/// A stretch in which a runnable RT task was kept off the CPU while only non-RT work (or idle) ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThrottleGap {
+    /// The RT task.
+    pub task: TaskRef,
+    /// CPU.
+    pub cpu: CpuId,
+    /// Switched out (runnable).
+    pub start: Nanos,
+    /// Switched back in.
+    pub end: Nanos,
+    /// What ran instead, longest first.
+    pub ran_instead: Vec<Component>,
+    /// Index of the switch-out and switch-in events.
+    pub evidence: Vec<usize>,
+}
+
+impl ThrottleGap {
+    /// `end - start`.
+    pub fn duration(&self) -> Nanos {
+        self.end - self.start
+    }
+}
+
+/// Gaps shorter than this are ordinary preemption, not throttling.
+pub const MIN_THROTTLE_GAP: Nanos = Nanos::from_ms(1);
+
+struct Record {
+    waking_index: usize,
+    switch_index: usize,
+    exit_index: Option<usize>,
+    expiry: Option<usize>,
+}
+
+/// The inputs every wakeup query needs, computed once.
+pub struct WakeupContext<'a> {
+    /// The events (time-ordered).
+    pub events: &'a [Event],
+    /// Their timeline.
+    pub timeline: &'a Timeline,
+    /// hrtimer expiries ([`crate::hrtimer::expiries`]).
+    pub expiries: &'a [HrtimerExpiry],
+}
+
+fn is_rt(prio: i32) -> bool {
+    (0..100).contains(&prio)
+}
+
+impl WakeupContext<'_> {
+    fn records(&self) -> Vec<Record> {
+        let by_event: HashMap<usize, usize> = self.expiries.iter().enumerate().map(|(i, x)| (x.index, i)).collect();
+        let mut in_expiry: HashMap<CpuId, usize> = HashMap::new();
+        let mut pending: HashMap<Pid, (usize, Option<usize>)> = HashMap::new();
+        let mut awaiting_exit: HashMap<Pid, usize> = HashMap::new();
+        let mut out: Vec<Record> = Vec::new();
+        for (i, e) in self.events.iter().enumerate() {
+            match &e.kind {
+                EventKind::HrtimerExpireEntry { .. } => {
+                    if let Some(x) = by_event.get(&i) {
+                        in_expiry.insert(e.cpu, *x);
+                    }
+                }
+                EventKind::HrtimerExpireExit { .. } => {
+                    in_expiry.remove(&e.cpu);
+                }
+                EventKind::SchedWakeup { kind: WakeupKind::Waking | WakeupKind::Wakeup, pid, .. } => {
+                    pending.entry(*pid).or_insert((i, in_expiry.get(&e.cpu).copied()));
+                }
+                EventKind::SchedSwitch { prev_pid, next_pid, .. } => {
+                    awaiting_exit.remove(prev_pid);
+                    if let Some((w, x)) = pending.remove(next_pid) {
+                        awaiting_exit.insert(*next_pid, out.len());
+                        out.push(Record { waking_index: w, switch_index: i, exit_index: None, expiry: x });
+                    }
+                }
+                EventKind::SysExit { .. } => {
+                    if let Some(r) = awaiting_exit.remove(&e.pid) {
+                        if let Some(rec) = out.get_mut(r) {
+                            if self.events[rec.switch_index].cpu == e.cpu {
+                                rec.exit_index = Some(i);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    fn task_of(&self, r: &Record) -> Option<TaskRef> {
+        match &self.events[r.waking_index].kind {
+            EventKind::SchedWakeup { comm, pid, prio, .. } => {
+                Some(TaskRef { comm: comm.clone(), pid: *pid, prio: *prio })
+            }
+            _ => None,
+        }
+    }
+
+    /// The IRQ context the wakeup happened in (innermost hard IRQ or vector containing the waking).
+    fn waking_irq(&self, r: &Record) -> Option<&ContextSpan> {
+        let e = &self.events[r.waking_index];
+        let cpu = self.timeline.cpu(e.cpu)?;
+        let i = cpu.contexts.partition_point(|c| c.start <= e.ts);
+        cpu.contexts[..i]
+            .iter()
+            .filter(|c| c.end >= e.ts && matches!(c.activity, Activity::Irq { .. } | Activity::Vector { .. }))
+            .min_by_key(|c| c.depth)
+    }
+
+    fn start_of(&self, r: &Record) -> (Nanos, StartPoint) {
+        let waking = self.events[r.waking_index].ts;
+        let irq = self.waking_irq(r);
+        if let Some(at) = r.expiry.and_then(|x| self.expiries[x].expires_at) {
+            if at <= waking {
+                return (at, StartPoint::TimerExpiry);
+            }
+        }
+        match irq {
+            Some(c) => (c.start, StartPoint::IrqEntry),
+            None => (waking, StartPoint::Waking),
+        }
+    }
+
+    fn end_of(&self, r: &Record) -> Nanos {
+        r.exit_index.map(|x| self.events[x].ts).unwrap_or(self.events[r.switch_index].ts)
+    }
+
+    fn decompose(&self, r: &Record, forced: Option<(Nanos, Nanos)>) -> Option<WakeupBreakdown> {
+        let task = self.task_of(r)?;
+        let we = &self.events[r.waking_index];
+        let se = &self.events[r.switch_index];
+        let (mut start, mut start_point) = self.start_of(r);
+        let mut end = self.end_of(r);
+        if let Some((s, e)) = forced {
+            start = s;
+            end = e;
+            start_point = StartPoint::Sample;
+        }
+        let cpu = se.cpu;
+        let irq = self.waking_irq(r);
+        let mut components = Vec::new();
+        let mut irq_delay_causes = Vec::new();
+        let mut evidence = vec![r.waking_index];
+        let timer = r.expiry.map(|x| self.expiries[x].function.clone());
+        if let Some(x) = r.expiry {
+            evidence.extend(self.expiries[x].start_index);
+            evidence.push(self.expiries[x].index);
+        }
+        let mut other_timers = Vec::new();
+        let mut window_start = we.ts.max(start);
+        if let Some(c) = irq {
+            if c.start > start {
+                components.push(Component::new(
+                    ComponentKind::TimerIrqDelay,
+                    c.activity.label(),
+                    c.start - start,
+                    we.cpu,
+                ));
+                irq_delay_causes = window_components(self.timeline, we.cpu, start, c.start);
+                irq_delay_causes.retain(|x| x.duration > Nanos::ZERO);
+            }
+            let handler_end = if we.cpu == cpu { c.end.min(end) } else { we.ts };
+            let handler_start = c.start.max(start);
+            components.push(Component::new(
+                ComponentKind::IrqHandler,
+                c.activity.label(),
+                handler_end - handler_start,
+                we.cpu,
+            ));
+            evidence.extend(c.entry_index);
+            evidence.extend(c.exit_index);
+            other_timers = self
+                .expiries
+                .iter()
+                .filter(|x| {
+                    x.cpu == we.cpu
+                        && x.ts >= c.start
+                        && x.ts <= c.end
+                        && Some(x.index) != r.expiry.map(|i| self.expiries[i].index)
+                })
+                .map(|x| x.function.clone())
+                .collect();
+            if we.cpu == cpu {
+                window_start = window_start.max(c.end);
+            }
+        }
+        let switch_end = se.ts.min(end);
+        if let Some(tl) = self.timeline.cpu(cpu) {
+            if switch_end > window_start {
+                components.extend(activity_components(&tl.segments_in(window_start, switch_end), cpu, Some(task.pid)));
+            }
+        }
+        evidence.push(r.switch_index);
+        if let Some(x) = r.exit_index {
+            if end > se.ts {
+                let mut c = Component::new(ComponentKind::ReturnToUser, "sys_exit", end - se.ts, cpu);
+                c.pid = Some(task.pid);
+                components.push(c);
+            }
+            evidence.push(x);
+        }
+        components.retain(|c| c.duration > Nanos::ZERO);
+        let sum = components.iter().fold(Nanos::ZERO, |a, c| a + c.duration);
+        let latency = end - start;
+        evidence.sort_unstable();
+        evidence.dedup();
+        let mut b = WakeupBreakdown {
+            task,
+            cpu,
+            wake_cpu: we.cpu,
+            start,
+            start_point,
+            waking: we.ts,
+            switch_in: se.ts,
+            end,
+            latency,
+            timer,
+            other_timers,
+            components,
+            irq_delay_causes,
+            sum,
+            remainder: latency.0 as i64 - sum.0 as i64,
+            explanation: String::new(),
+            evidence,
+        };
+        b.explanation = explain(&b);
+        Some(b)
+    }
+}
+
+/// The `selection.top` worst wakeups of the selected tasks, decomposed, worst first.
+pub fn decompose_wakeups(ctx: &WakeupContext<'_>, selection: &WakeupSelection) -> Vec<WakeupBreakdown> {
+    let mut cands: Vec<(Nanos, Record)> = ctx
+        .records()
+        .into_iter()
+        .filter(|r| match (ctx.task_of(r), &selection.task) {
+            (Some(t), Some(f)) => f.matches(&t.comm, t.pid),
+            (Some(t), None) => is_rt(t.prio),
+            (None, _) => false,
+        })
+        .map(|r| (ctx.end_of(&r) - ctx.start_of(&r).0, r))
+        .collect();
+    cands.sort_by_key(|(l, _)| std::cmp::Reverse(*l));
+    cands.into_iter().take(selection.top).filter_map(|(_, r)| ctx.decompose(&r, None)).collect()
+}
+
+/// Explains one latency measured outside the trace: the wakeup switched in on `sample.cpu` closest to the
+/// expected time, decomposed over `[expected, expected + latency]`.
+pub fn decompose_sample(ctx: &WakeupContext<'_>, sample: KnownSample) -> Option<WakeupBreakdown> {
+    let tolerance = sample.latency.max(Nanos::from_ms(1));
+    ctx.records()
+        .into_iter()
+        .filter(|r| ctx.events[r.switch_index].cpu == sample.cpu)
+        .filter(|r| ctx.events[r.waking_index].ts.0.abs_diff(sample.expected.0) <= tolerance.0)
+        .min_by_key(|r| ctx.start_of(r).0 .0.abs_diff(sample.expected.0))
+        .and_then(|r| ctx.decompose(&r, Some((sample.expected, sample.expected + sample.latency))))
+}
+
+/// RT throttling gaps: an RT task switched out while runnable (`R`) for a non-RT task or idle, and kept off
+/// the CPU for at least [`MIN_THROTTLE_GAP`] while no RT task ran there.
+pub fn throttle_gaps(events: &[Event], timeline: &Timeline) -> Vec<ThrottleGap> {
+    let mut open: HashMap<Pid, (usize, TaskRef)> = HashMap::new();
+    let mut out = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        let EventKind::SchedSwitch { prev_comm, prev_pid, prev_prio, prev_state, next_pid, next_prio, .. } = &e.kind
+        else {
+            continue;
+        };
+        if let Some((s, task)) = open.remove(next_pid) {
+            let start = events[s].ts;
+            let cpu = events[s].cpu;
+            if e.ts - start >= MIN_THROTTLE_GAP {
+                let segs = timeline.cpu(cpu).map(|t| t.segments_in(start, e.ts)).unwrap_or_default();
+                let rt_ran =
+                    segs.iter().any(|s| matches!(s.activity, Activity::Task { prio: Some(p), .. } if is_rt(p)));
+                if !rt_ran {
+                    let mut ran_instead = activity_components(&segs, cpu, Some(task.pid));
+                    ran_instead.sort_by_key(|c| std::cmp::Reverse(c.duration));
+                    out.push(ThrottleGap { task, cpu, start, end: e.ts, ran_instead, evidence: vec![s, i] });
+                }
+            }
+        }
+        let runnable = prev_state.starts_with('R');
+        if is_rt(*prev_prio) && runnable && !is_rt(*next_prio) && *prev_pid != 0 {
+            open.insert(*prev_pid, (i, TaskRef { comm: prev_comm.clone(), pid: *prev_pid, prio: *prev_prio }));
+        } else {
+            open.remove(prev_pid);
+        }
+    }
+    out
+}
+
+fn who(c: &Component) -> String {
+    match (c.pid, c.prio) {
+        (Some(pid), Some(p)) if is_rt(p) => format!("{} (pid {pid}, SCHED_FIFO/RR prio {})", c.name, 99 - p),
+        (Some(pid), Some(p)) => format!("{} (pid {pid}, SCHED_OTHER, kernel prio {p})", c.name),
+        (Some(pid), None) => format!("{} (pid {pid})", c.name),
+        _ => c.name.clone(),
+    }
+}
+
+/// One paragraph: the largest part, what it means, the remedy.
+pub fn explain(b: &WakeupBreakdown) -> String {
+    let t = &b.task;
+    let mut s = format!(
+        "{}:{} (prio {}) woke {} late on CPU {}",
+        t.comm,
+        t.pid,
+        if is_rt(t.prio) { 99 - t.prio } else { t.prio },
+        b.latency,
+        b.cpu.0
+    );
+    if let Some(f) = &b.timer {
+        s.push_str(&format!(" (timer {f})"));
+    }
+    let Some(top) = b.components.iter().max_by_key(|c| c.duration) else {
+        s.push_str(": the trace shows nothing between the expected wakeup and the switch-in.");
+        return s;
+    };
+    let share = if b.latency.0 > 0 { top.duration.0 as f64 * 100.0 / b.latency.0 as f64 } else { 0.0 };
+    let lead = format!("; {:.0}% of it ({})", share, top.duration);
+    s.push_str(&lead);
+    let remedy = match top.kind {
+        ComponentKind::BlockingTask => {
+            let higher = top.prio.is_some_and(|p| p <= t.prio && is_rt(p));
+            let kind = if higher {
+                "a task of higher or equal real-time priority"
+            } else if top.prio.is_some_and(|p| !is_rt(p)) && is_rt(t.prio) {
+                "a lower-priority task the woken RT task could not preempt (preemption disabled, or RT throttling)"
+            } else {
+                "another task"
+            };
+            s.push_str(&format!(" was {} running on CPU {}: {kind}.", who(top), top.cpu.0));
+            if higher {
+                format!(
+                    "Remedy: move {} off CPU {} (taskset/cpuset, isolcpus), or raise {}'s priority above it (chrt -f).",
+                    top.name, top.cpu.0, t.comm
+                )
+            } else {
+                "Remedy: find what disabled preemption in that task (preemptirq events, preemptoff tracer) or check \
+                 RT throttling (kernel.sched_rt_runtime_us)."
+                    .into()
+            }
+        }
+        ComponentKind::TimerIrqDelay => {
+            s.push_str(" passed before the timer interrupt even entered");
+            match b.irq_delay_causes.first() {
+                Some(c) if c.kind == ComponentKind::IrqsOff => {
+                    s.push_str(&format!(": interrupts were disabled by {} for {}.", c.name, c.duration));
+                    "Remedy: shorten or move that irqs-off section (for printk/console: `dmesg -n 1`).".into()
+                }
+                Some(c) if c.kind == ComponentKind::Idle => {
+                    s.push_str(&format!(": the CPU was idle ({}), waking from an idle state.", c.duration));
+                    format!("Remedy: {}", hints::idle_exit().remedy)
+                }
+                _ => {
+                    s.push_str(": no kernel event explains it (hardware, firmware or hypervisor).");
+                    format!("Remedy: {}", hints::hypervisor().remedy)
+                }
+            }
+        }
+        ComponentKind::IrqHandler => {
+            s.push_str(&format!(" was the {} handler that ran the timer", top.name));
+            if !b.other_timers.is_empty() {
+                let names: Vec<&str> = b.other_timers.iter().map(|t| &**t).collect();
+                s.push_str(&format!(", which also ran {}", names.join(", ")));
+            }
+            s.push('.');
+            "Remedy: move other timers off this CPU (nohz_full, timer migration, threaded hrtimers) or reduce what \
+             their callbacks do."
+                .into()
+        }
+        ComponentKind::Irq | ComponentKind::Vector => {
+            s.push_str(&format!(" was the {} interrupt on CPU {}.", top.name, top.cpu.0));
+            format!(
+                "Remedy: steer IRQ {} away from CPU {} (/proc/irq/N/smp_affinity, irqaffinity=).",
+                top.name, top.cpu.0
+            )
+        }
+        ComponentKind::Softirq => {
+            s.push_str(&format!(" was the {} softirq on CPU {}.", top.name, top.cpu.0));
+            "Remedy: move the IRQs that raise it to other CPUs, or on PREEMPT_RT give the task a priority above the \
+             softirq threads."
+                .into()
+        }
+        ComponentKind::Nmi => {
+            s.push_str(&format!(" was the NMI handler {}.", top.name));
+            format!("Remedy: {}", hints::nmi().remedy)
+        }
+        ComponentKind::Idle => {
+            s.push_str(" the CPU sat idle after the wakeup before switching to the task (idle exit or wakeup IPI).");
+            format!("Remedy: {}", hints::idle_exit().remedy)
+        }
+        ComponentKind::ReturnToUser => {
+            s.push_str(" was the return from the system call to user space.");
+            "Remedy: check for signal handling or page faults after the wakeup (mlockall).".into()
+        }
+        ComponentKind::IrqsOff | ComponentKind::RtThrottling => {
+            s.push_str(&format!(" was {}.", top.name));
+            format!("Remedy: {}", hints::rt_throttling(None, None).remedy)
+        }
+    };
+    s.push(' ');
+    s.push_str(&remedy);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::ev;
+
+    fn switch(prev: (&str, Pid, i32, &str), next: (&str, Pid, i32)) -> EventKind {
+        EventKind::SchedSwitch {
+            prev_comm: prev.0.into(),
+            prev_pid: prev.1,
+            prev_prio: prev.2,
+            prev_state: prev.3.into(),
+            next_comm: next.0.into(),
+            next_pid: next.1,
+            next_prio: next.2,
+        }
+    }
+
+    fn waking(pid: Pid, prio: i32) -> EventKind {
+        EventKind::SchedWakeup {
+            kind: WakeupKind::Waking,
+            comm: "cyclictest".into(),
+            pid,
+            prio,
+            target_cpu: Some(CpuId(1)),
+        }
+    }
+
+    #[test]
+    fn blocked_by_a_higher_priority_spinner() {
+        let us = |v: u64| v * 1000;
+        let start = EventKind::HrtimerStart {
+            hrtimer: 1,
+            function: "hrtimer_wakeup".into(),
+            expires: Nanos(us(100)),
+            softexpires: Nanos(us(100)),
+            mode: "ABS".into(),
+        };
+        let events = vec![
+            ev(us(10), 1, "cyclictest", 50, start),
+            ev(us(10), 1, "cyclictest", 50, switch(("cyclictest", 50, 4, "S"), ("spin", 60, 2))),
+            ev(us(103), 1, "spin", 60, EventKind::VectorEntry { name: "local_timer".into(), vector: None }),
+            ev(
+                us(104),
+                1,
+                "spin",
+                60,
+                EventKind::HrtimerExpireEntry { hrtimer: 1, function: "hrtimer_wakeup".into(), now: Nanos(us(104)) },
+            ),
+            ev(us(105), 1, "spin", 60, waking(50, 4)),
+            ev(us(106), 1, "spin", 60, EventKind::HrtimerExpireExit { hrtimer: 1 }),
+            ev(us(108), 1, "spin", 60, EventKind::VectorExit { name: "local_timer".into(), vector: None }),
+            ev(us(400), 1, "spin", 60, EventKind::IrqHandlerEntry { irq: 30, name: "virtio0".into() }),
+            ev(us(420), 1, "spin", 60, EventKind::IrqHandlerExit { irq: 30, handled: true }),
+            ev(us(708), 1, "spin", 60, switch(("spin", 60, 2, "S"), ("cyclictest", 50, 4))),
+            ev(us(712), 1, "cyclictest", 50, EventKind::SysExit { nr: Some(230), name: None, ret: 0 }),
+        ];
+        let tl = Timeline::build(&events);
+        let x = crate::hrtimer::expiries(&events);
+        let ctx = WakeupContext { events: &events, timeline: &tl, expiries: &x };
+        let b = decompose_wakeups(&ctx, &WakeupSelection::default());
+        assert_eq!(b.len(), 1);
+        let b = &b[0];
+        assert_eq!(b.start_point, StartPoint::TimerExpiry);
+        assert_eq!(b.latency, Nanos(us(612)));
+        let find = |k| b.components.iter().find(|c| c.kind == k).map(|c| (c.name.clone(), c.duration));
+        assert_eq!(find(ComponentKind::TimerIrqDelay), Some(("local_timer".into(), Nanos(us(3)))));
+        assert_eq!(find(ComponentKind::IrqHandler), Some(("local_timer".into(), Nanos(us(5)))));
+        assert_eq!(find(ComponentKind::BlockingTask), Some(("spin".into(), Nanos(us(580)))));
+        assert_eq!(find(ComponentKind::Irq), Some(("virtio0".into(), Nanos(us(20)))));
+        assert_eq!(find(ComponentKind::ReturnToUser), Some(("sys_exit".into(), Nanos(us(4)))));
+        assert_eq!(b.remainder, 0);
+        assert!(b.explanation.contains("spin (pid 60, SCHED_FIFO/RR prio 97)"), "{}", b.explanation);
+        assert!(b.explanation.contains("Remedy: move spin off CPU 1"));
+        // The same wakeup explained from a measured sample.
+        let s =
+            decompose_sample(&ctx, KnownSample { cpu: CpuId(1), expected: Nanos(us(100)), latency: Nanos(us(612)) })
+                .expect("sample");
+        assert_eq!(s.start_point, StartPoint::Sample);
+        assert_eq!(s.task.pid, 50);
+        // Filter by task name that does not exist: nothing.
+        let none = decompose_wakeups(&ctx, &WakeupSelection { task: Some(TaskFilter::parse("other")), top: 5 });
+        assert!(none.is_empty());
+        assert_eq!(TaskFilter::parse("50"), TaskFilter::Pid(50));
+    }
+
+    #[test]
+    fn rt_throttling_gap() {
+        let ms = |v: u64| v * 1_000_000;
+        let events = vec![
+            ev(ms(1), 0, "loop", 9, switch(("kworker", 3, 120, "S"), ("loop", 9, 49))),
+            ev(ms(950), 0, "loop", 9, switch(("loop", 9, 49, "R"), ("swapper/0", 0, 120))),
+            ev(ms(1000), 0, "swapper/0", 0, switch(("swapper/0", 0, 120, "R"), ("loop", 9, 49))),
+            ev(ms(1010), 0, "loop", 9, switch(("loop", 9, 49, "R+"), ("fifo", 11, 10))),
+            ev(ms(1020), 0, "fifo", 11, switch(("fifo", 11, 10, "S"), ("loop", 9, 49))),
+        ];
+        let tl = Timeline::build(&events);
+        let g = throttle_gaps(&events, &tl);
+        assert_eq!(g.len(), 1, "preemption by a higher RT task is not throttling");
+        assert_eq!(g[0].duration(), Nanos(ms(50)));
+        assert_eq!(g[0].ran_instead[0].kind, ComponentKind::Idle);
+    }
+}
