@@ -108,7 +108,7 @@ pub fn run(args: Args) -> CmdResult {
     out.flush()?;
     if !s.warnings.is_empty() {
         eprintln!(
-            "latscope: {}: {} line(s) or record(s) could not be decoded and were skipped; first: {}: {} \
+            "latscope: {}: {} warning(s) (lines or records skipped, or approximations); first: {}: {} \
              (`latscope decode --stats` lists them)",
             file,
             s.warnings.len(),
