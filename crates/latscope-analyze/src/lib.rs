@@ -2,10 +2,12 @@
 
 pub mod audit;
 pub mod component;
+pub mod funcgraph;
 pub mod hints;
 pub mod hrtimer;
 pub mod irq_stats;
 pub mod irqsoff;
+pub mod latency_report;
 pub mod noise;
 pub mod symbol;
 #[cfg(test)]

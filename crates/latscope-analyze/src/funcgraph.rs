@@ -1,0 +1,388 @@
+//! Function-graph call trees with self and total time, and the diff of two trees aligned by call path that
+//! lists the subtrees accounting for the extra time (seed 001's normal vs abnormal timer interrupt).
+
+use crate::hints::{self, Hint};
+use crate::symbol;
+use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// One call.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CallNode {
+    /// Function name (annotations and `()` stripped); `?` for a call whose entry line was missing.
+    pub func: Text,
+    /// Total time (entry to return) when the trace shows it.
+    #[serde(rename = "total_ns")]
+    pub total: Option<Nanos>,
+    /// Total minus the children's totals.
+    #[serde(rename = "self_ns")]
+    pub self_time: Option<Nanos>,
+    /// Callees in call order.
+    pub children: Vec<CallNode>,
+    /// CPU.
+    pub cpu: CpuId,
+    /// Time of the entry.
+    pub ts: Nanos,
+}
+
+impl CallNode {
+    fn new(func: &str, cpu: CpuId, ts: Nanos) -> CallNode {
+        CallNode {
+            func: symbol::function_name(func).into(),
+            total: None,
+            self_time: None,
+            children: Vec::new(),
+            cpu,
+            ts,
+        }
+    }
+
+    fn children_total(&self) -> Nanos {
+        self.children.iter().fold(Nanos::ZERO, |a, c| a + c.total.unwrap_or_default())
+    }
+
+    fn close(&mut self, duration: Option<Nanos>) {
+        self.total = duration;
+        self.self_time = duration.map(|d| d - self.children_total());
+    }
+
+    /// Number of nodes in the subtree.
+    pub fn size(&self) -> usize {
+        1 + self.children.iter().map(CallNode::size).sum::<usize>()
+    }
+}
+
+/// Builds the call trees of every CPU (roots in time order). Entries and returns are matched by nesting; a
+/// return whose entry line is missing (hand-edited or damaged traces) closes a `?` node around the latest
+/// callees its duration can cover.
+pub fn call_trees(events: &[Event]) -> Vec<CallNode> {
+    let mut stacks: BTreeMap<CpuId, Vec<(u32, CallNode)>> = BTreeMap::new();
+    let mut roots: Vec<CallNode> = Vec::new();
+    fn attach(stack: &mut [(u32, CallNode)], roots: &mut Vec<CallNode>, node: CallNode) {
+        match stack.last_mut() {
+            Some((_, parent)) => parent.children.push(node),
+            None => roots.push(node),
+        }
+    }
+    for e in events {
+        let stack = stacks.entry(e.cpu).or_default();
+        match &e.kind {
+            EventKind::GraphEntry { depth, func } => stack.push((*depth, CallNode::new(func, e.cpu, e.ts))),
+            EventKind::GraphLeaf { func, duration, .. } => {
+                let mut n = CallNode::new(func, e.cpu, e.ts);
+                n.close(*duration);
+                attach(stack, &mut roots, n);
+            }
+            EventKind::GraphExit { depth, duration, func } => {
+                let Some((top_depth, top)) = stack.last_mut() else { continue };
+                let fits = duration.map_or(true, |d| top.children_total() <= d + Nanos(50));
+                if *top_depth == *depth || fits {
+                    if let Some((_, mut node)) = stack.pop() {
+                        node.close(*duration);
+                        attach(stack, &mut roots, node);
+                    }
+                } else if let Some(d) = duration {
+                    // The entry of this call was not decoded: wrap the latest callees its duration covers.
+                    let mut covered = Nanos::ZERO;
+                    let mut k = top.children.len();
+                    while k > 0 && covered + top.children[k - 1].total.unwrap_or_default() <= *d {
+                        covered = covered + top.children[k - 1].total.unwrap_or_default();
+                        k -= 1;
+                    }
+                    let name = func.as_deref().filter(|f| !f.is_empty() && *f != "null").unwrap_or("?");
+                    let ts = top.children.get(k).map(|c| c.ts).unwrap_or(e.ts);
+                    let mut n = CallNode::new(name, e.cpu, ts);
+                    n.children = top.children.split_off(k);
+                    n.close(Some(*d));
+                    top.children.push(n);
+                }
+            }
+            _ => {}
+        }
+    }
+    // Calls still open at the end of the trace: keep them, total unknown.
+    for (_, mut stack) in stacks {
+        while let Some((_, node)) = stack.pop() {
+            attach(&mut stack, &mut roots, node);
+        }
+    }
+    roots.sort_by_key(|r| (r.ts, r.cpu));
+    roots
+}
+
+/// Calls and time per function over all trees.
+#[derive(Clone, Debug, Serialize)]
+pub struct FuncStat {
+    /// Function.
+    pub func: Text,
+    /// Number of calls.
+    pub calls: u64,
+    /// Sum of total times.
+    #[serde(rename = "total_ns")]
+    pub total: Nanos,
+    /// Sum of self times.
+    #[serde(rename = "self_ns")]
+    pub self_total: Nanos,
+}
+
+/// The function-graph part of an analysis.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FuncGraphReport {
+    /// Number of root calls.
+    pub roots: usize,
+    /// The slowest root calls (function, CPU, total), slowest first.
+    pub slowest: Vec<CallNode>,
+    /// Functions by self time, largest first.
+    pub by_self_time: Vec<FuncStat>,
+    /// Within one trace: the slowest instance of the most repeated root function against its median instance.
+    pub diff: Option<TreeDiff>,
+}
+
+/// Summarises `trees`: slowest roots (trimmed to 3 levels), top functions by self time, and an in-file diff.
+pub fn report(trees: &[CallNode], top: usize) -> FuncGraphReport {
+    let mut stats: HashMap<Text, FuncStat> = HashMap::new();
+    fn walk(n: &CallNode, stats: &mut HashMap<Text, FuncStat>) {
+        let s = stats.entry(n.func.clone()).or_insert(FuncStat {
+            func: n.func.clone(),
+            calls: 0,
+            total: Nanos::ZERO,
+            self_total: Nanos::ZERO,
+        });
+        s.calls += 1;
+        s.total = s.total + n.total.unwrap_or_default();
+        s.self_total = s.self_total + n.self_time.unwrap_or_default();
+        for c in &n.children {
+            walk(c, stats);
+        }
+    }
+    for t in trees {
+        walk(t, &mut stats);
+    }
+    let mut by_self_time: Vec<FuncStat> = stats.into_values().collect();
+    by_self_time.sort_by(|a, b| b.self_total.cmp(&a.self_total).then_with(|| a.func.cmp(&b.func)));
+    by_self_time.truncate(top.max(10));
+    let mut slowest: Vec<CallNode> = trees.iter().filter(|t| t.total.is_some()).map(|t| trim(t, 3)).collect();
+    slowest.sort_by_key(|t| std::cmp::Reverse(t.total));
+    slowest.truncate(top);
+    FuncGraphReport { roots: trees.len(), slowest, by_self_time, diff: diff_within(trees) }
+}
+
+fn trim(n: &CallNode, levels: usize) -> CallNode {
+    let mut c = n.clone();
+    c.children = if levels == 0 { Vec::new() } else { n.children.iter().map(|x| trim(x, levels - 1)).collect() };
+    c
+}
+
+/// How a subtree differs between the two trees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffKind {
+    /// Called only in the abnormal tree.
+    Added,
+    /// Called in both; its own (self) time grew.
+    SelfGrew,
+    /// Called only in the normal tree.
+    Removed,
+}
+
+/// One subtree that accounts for part of the difference.
+#[derive(Clone, Debug, Serialize)]
+pub struct DiffEntry {
+    /// Call path from the root to this function.
+    pub path: Vec<Text>,
+    /// How it differs.
+    pub kind: DiffKind,
+    /// Its time in the normal tree.
+    #[serde(rename = "normal_ns")]
+    pub normal: Option<Nanos>,
+    /// Its time in the abnormal tree.
+    #[serde(rename = "abnormal_ns")]
+    pub abnormal: Option<Nanos>,
+    /// Time it adds (negative when removed).
+    #[serde(rename = "extra_ns")]
+    pub extra: i64,
+}
+
+impl DiffEntry {
+    /// The function this entry is about.
+    pub fn func(&self) -> &str {
+        self.path.last().map(|t| &**t).unwrap_or("")
+    }
+}
+
+/// Two trees aligned.
+#[derive(Clone, Debug, Serialize)]
+pub struct TreeDiff {
+    /// Root function.
+    pub root: Text,
+    /// Normal total.
+    #[serde(rename = "normal_ns")]
+    pub normal: Option<Nanos>,
+    /// Abnormal total.
+    #[serde(rename = "abnormal_ns")]
+    pub abnormal: Option<Nanos>,
+    /// `abnormal - normal`.
+    #[serde(rename = "extra_ns")]
+    pub extra: i64,
+    /// The subtrees that account for the extra time, largest first.
+    pub entries: Vec<DiffEntry>,
+    /// Known causes recognised in the added subtrees.
+    pub hints: Vec<Hint>,
+}
+
+fn total_ns(n: &CallNode) -> i64 {
+    n.total.unwrap_or_default().0 as i64
+}
+
+/// Aligns `abnormal` against `normal` by call path (children matched by name and occurrence) and lists the
+/// subtrees that account for the extra time: added calls, and calls whose own time grew.
+pub fn diff(normal: &CallNode, abnormal: &CallNode) -> TreeDiff {
+    let mut entries = Vec::new();
+    let mut path = vec![abnormal.func.clone()];
+    align(normal, abnormal, &mut path, &mut entries);
+    let extra = total_ns(abnormal) - total_ns(normal);
+    let floor = (extra.abs() / 50).max(100);
+    entries.retain(|e| e.extra.abs() >= floor);
+    entries.sort_by_key(|e| std::cmp::Reverse(e.extra));
+    let mut hints = Vec::new();
+    let rt_timer = entries.iter().any(|e| {
+        e.extra > 0
+            && matches!(e.func(), "hrtimer_start_range_ns" | "hrtimer_start" | "start_rt_bandwidth")
+            && e.path.iter().any(|p| &**p == "enqueue_task_rt" || &**p == "start_rt_bandwidth")
+    });
+    if rt_timer {
+        hints.push(hints::rt_bandwidth_timer());
+    }
+    TreeDiff { root: abnormal.func.clone(), normal: normal.total, abnormal: abnormal.total, extra, entries, hints }
+}
+
+fn align(normal: &CallNode, abnormal: &CallNode, path: &mut Vec<Text>, out: &mut Vec<DiffEntry>) {
+    let mut used = vec![false; normal.children.len()];
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for a in &abnormal.children {
+        let k = seen.entry(&a.func).or_insert(0);
+        let occurrence = *k;
+        *k += 1;
+        let m = normal.children.iter().enumerate().filter(|(_, n)| n.func == a.func).nth(occurrence).map(|(i, _)| i);
+        path.push(a.func.clone());
+        match m {
+            Some(i) => {
+                used[i] = true;
+                align(&normal.children[i], a, path, out);
+            }
+            None => out.push(DiffEntry {
+                path: path.clone(),
+                kind: DiffKind::Added,
+                normal: None,
+                abnormal: a.total,
+                extra: total_ns(a),
+            }),
+        }
+        path.pop();
+    }
+    for (i, n) in normal.children.iter().enumerate().filter(|(i, _)| !used[*i]) {
+        let _ = i;
+        let mut p = path.clone();
+        p.push(n.func.clone());
+        out.push(DiffEntry { path: p, kind: DiffKind::Removed, normal: n.total, abnormal: None, extra: -total_ns(n) });
+    }
+    if let (Some(ns), Some(as_)) = (normal.self_time, abnormal.self_time) {
+        let grew = as_.0 as i64 - ns.0 as i64;
+        if grew > 0 {
+            out.push(DiffEntry {
+                path: path.clone(),
+                kind: DiffKind::SelfGrew,
+                normal: normal.total,
+                abnormal: abnormal.total,
+                extra: grew,
+            });
+        }
+    }
+}
+
+/// Within one trace: the root function called most often (at least twice); its slowest call against its median.
+pub fn diff_within(trees: &[CallNode]) -> Option<TreeDiff> {
+    let mut groups: BTreeMap<&str, Vec<&CallNode>> = BTreeMap::new();
+    for t in trees.iter().filter(|t| t.total.is_some() && !t.children.is_empty()) {
+        groups.entry(&t.func).or_default().push(t);
+    }
+    let (_, mut group) = groups.into_iter().filter(|(_, g)| g.len() >= 2).max_by_key(|(_, g)| g.len())?;
+    group.sort_by_key(|t| t.total);
+    let slowest = group.last()?;
+    let median = group[(group.len() - 1) / 2];
+    (slowest.total > median.total).then(|| diff(median, slowest))
+}
+
+/// Picks the tree to compare from a trace given with `--diff`: the slowest root whose function also appears
+/// in `other` (so both sides are the same kind of call), else the slowest root.
+pub fn pick_root<'a>(trees: &'a [CallNode], other: &[CallNode]) -> Option<&'a CallNode> {
+    let same = trees.iter().filter(|t| other.iter().any(|o| o.func == t.func)).max_by_key(|t| t.total);
+    same.or_else(|| trees.iter().max_by_key(|t| t.total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::ev;
+
+    fn entry(d: u32, f: &str) -> EventKind {
+        EventKind::GraphEntry { depth: d, func: f.into() }
+    }
+    fn leaf(d: u32, f: &str, ns: u64) -> EventKind {
+        EventKind::GraphLeaf { depth: d, func: f.into(), duration: Some(Nanos(ns)) }
+    }
+    fn exit(d: u32, ns: u64) -> EventKind {
+        EventKind::GraphExit { depth: d, func: None, duration: Some(Nanos(ns)) }
+    }
+
+    #[test]
+    fn trees_diff_and_missing_entry() {
+        let normal: Vec<_> =
+            [entry(0, "irq"), entry(1, "enqueue_task_rt"), leaf(2, "cpupri_set", 400), exit(1, 1000), exit(0, 2000)]
+                .into_iter()
+                .map(|k| ev(0, 1, "-", 0, k))
+                .collect();
+        // The abnormal tree has a call whose entry line was lost (the 1129 ns exit at a wrong depth).
+        let abnormal: Vec<_> = [
+            entry(0, "irq"),
+            entry(1, "enqueue_task_rt"),
+            leaf(2, "cpupri_set", 400),
+            entry(2, "hrtimer_start_range_ns"),
+            leaf(3, "lock", 2000),
+            leaf(4, "preempt_count_add", 383),
+            exit(3, 1129),
+            exit(7, 7505),
+            exit(1, 9000),
+            exit(0, 10000),
+        ]
+        .into_iter()
+        .map(|k| ev(0, 1, "-", 0, k))
+        .collect();
+        let n = call_trees(&normal);
+        let a = call_trees(&abnormal);
+        assert_eq!(n.len(), 1);
+        assert_eq!(n[0].self_time, Some(Nanos(1000)));
+        let hs = &a[0].children[0].children[1];
+        assert_eq!((&*hs.func, hs.total), ("hrtimer_start_range_ns", Some(Nanos(7505))));
+        assert_eq!(hs.children.len(), 2, "lock and the `?` call wrapping preempt_count_add");
+        assert_eq!(&*hs.children[1].func, "?");
+        let d = diff(&n[0], &a[0]);
+        assert_eq!(d.extra, 8000);
+        let top = &d.entries[0];
+        assert_eq!(top.func(), "hrtimer_start_range_ns");
+        assert_eq!(top.kind, DiffKind::Added);
+        assert_eq!(top.extra, 7505);
+        assert_eq!(
+            top.path.iter().map(|p| &**p).collect::<Vec<_>>(),
+            ["irq", "enqueue_task_rt", "hrtimer_start_range_ns"]
+        );
+        assert_eq!(d.hints[0].kind, crate::hints::HintKind::RtBandwidthTimer);
+        // Both in one trace: the slowest instance against the median.
+        let mut both = normal.clone();
+        both.extend(abnormal);
+        let r = report(&call_trees(&both), 5);
+        assert_eq!(r.roots, 2);
+        assert_eq!(r.diff.as_ref().map(|d| d.extra), Some(8000));
+    }
+}

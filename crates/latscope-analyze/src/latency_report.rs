@@ -1,0 +1,231 @@
+//! Latency-tracer traces (irqsoff, preemptoff, preemptirqsoff, wakeup, wakeup_rt): the latency, CPU, task,
+//! start and end points, stack, where the time went between entries (repeats collapsed), the entry with the
+//! big delay marker, and known-cause hints.
+
+use crate::hints::{self, Hint};
+use crate::symbol;
+use latscope_decode::LatencyHeader;
+use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
+use serde::Serialize;
+
+/// One line of the trace (or a run of identical lines collapsed) and the time to the next one.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LatencyEntry {
+    /// Offset from the start of the section.
+    pub ts: Nanos,
+    /// `func <-parent` for function entries, the event name and its main fields otherwise.
+    pub what: String,
+    /// The function, for function entries.
+    pub func: Option<Text>,
+    /// Its caller.
+    pub parent: Option<Text>,
+    /// Time until the next entry (summed over a collapsed run).
+    #[serde(rename = "delay_ns")]
+    pub delay: Nanos,
+    /// The kernel's delay marker for that delay (`$ @ * # ! +`, or space).
+    pub marker: char,
+    /// How many consecutive identical entries (or entry pairs) this row stands for.
+    pub repeat: u32,
+    /// Index of the first event.
+    pub index: usize,
+}
+
+/// The report of one latency-tracer trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencyReport {
+    /// Tracer name.
+    pub tracer: String,
+    /// The latency the header states (exactly).
+    #[serde(rename = "latency_ns")]
+    pub latency: Nanos,
+    /// CPU.
+    pub cpu: Option<CpuId>,
+    /// Task name and pid.
+    pub task: Option<(String, i32)>,
+    /// `started at`.
+    pub started_at: Option<Text>,
+    /// `ended at`.
+    pub ended_at: Option<Text>,
+    /// Stack frames, innermost first.
+    pub stack: Vec<Text>,
+    /// The stack reduced to the frames worth naming (printk internals and thread entry frames dropped).
+    pub chain: Vec<String>,
+    /// Where the time went.
+    pub entries: Vec<LatencyEntry>,
+    /// The entry followed by the largest delay.
+    pub big: Option<LatencyEntry>,
+    /// Known causes.
+    pub hints: Vec<Hint>,
+}
+
+impl LatencyReport {
+    /// Whether the tracer measures irqs-off time.
+    pub fn irqs_off(&self) -> bool {
+        self.tracer.contains("irqsoff")
+    }
+}
+
+/// The kernel's delay marker for a delay (kernel/trace/trace_output.c thresholds, in µs).
+pub fn delay_marker(d: Nanos) -> char {
+    let us = d.0 / 1000;
+    match us {
+        u if u > 1_000_000 => '$',
+        u if u > 100_000 => '@',
+        u if u > 10_000 => '*',
+        u if u > 1_000 => '#',
+        u if u > 100 => '!',
+        u if u > 10 => '+',
+        _ => ' ',
+    }
+}
+
+fn describe(e: &Event) -> (String, Option<Text>, Option<Text>) {
+    match &e.kind {
+        EventKind::Function { func, parent } => {
+            let what = match parent {
+                Some(p) => format!("{func} <-{p}"),
+                None => func.to_string(),
+            };
+            (what, Some(func.clone()), parent.clone())
+        }
+        EventKind::SchedSwitch { prev_comm, prev_pid, next_comm, next_pid, .. } => {
+            (format!("sched_switch {prev_comm}:{prev_pid} ==> {next_comm}:{next_pid}"), None, None)
+        }
+        EventKind::SchedWakeup { comm, pid, .. } => (format!("{} {comm}:{pid}", e.kind.name()), None, None),
+        EventKind::GraphEntry { func, .. } => (format!("{func}() {{"), Some(func.clone()), None),
+        EventKind::GraphLeaf { func, .. } => (format!("{func}();"), Some(func.clone()), None),
+        EventKind::GraphExit { func, .. } => (format!("}} {}", func.as_deref().unwrap_or("")), None, None),
+        k => (k.name(), None, None),
+    }
+}
+
+/// Builds the report from the header and the trace's events.
+pub fn latency_report(header: &LatencyHeader, events: &[Event]) -> LatencyReport {
+    let rows: Vec<(usize, &Event)> =
+        events.iter().enumerate().filter(|(_, e)| !matches!(e.kind, EventKind::Stack { .. })).collect();
+    let mut raw: Vec<LatencyEntry> = Vec::with_capacity(rows.len());
+    for (k, (i, e)) in rows.iter().enumerate() {
+        let next = rows.get(k + 1).map(|(_, n)| n.ts).unwrap_or(e.ts);
+        let (what, func, parent) = describe(e);
+        raw.push(LatencyEntry { ts: e.ts, what, func, parent, delay: next - e.ts, marker: ' ', repeat: 1, index: *i });
+    }
+    let big = raw.iter().filter(|r| r.delay > Nanos::ZERO).max_by_key(|r| r.delay).cloned().map(|mut b| {
+        b.marker = delay_marker(b.delay);
+        b
+    });
+    let mut entries = collapse(raw);
+    for e in &mut entries {
+        e.marker = delay_marker(e.delay);
+    }
+    let mut stack: Vec<Text> = header.stack.clone();
+    if stack.is_empty() {
+        if let Some(EventKind::Stack { frames }) =
+            events.iter().rev().map(|e| &e.kind).find(|k| matches!(k, EventKind::Stack { .. }))
+        {
+            stack = frames.clone();
+        }
+    }
+    let frames: Vec<&str> = stack.iter().map(|f| &**f).collect();
+    let chain = hints::meaningful_chain(&frames);
+    let mut names: Vec<&str> = Vec::new();
+    names.extend(header.started_at.as_deref().map(symbol::bare));
+    names.extend(header.ended_at.as_deref().map(symbol::bare));
+    if let Some(b) = &big {
+        names.extend(b.func.as_deref().map(symbol::bare));
+        names.extend(b.parent.as_deref().map(symbol::bare));
+    }
+    let printk = frames.iter().any(|f| matches!(symbol::bare(f), "printk" | "_printk" | "vprintk" | "vprintk_emit"));
+    let mut hint_list = Vec::new();
+    if names.iter().any(|n| hints::is_console_func(n)) || (printk && header.tracer.contains("irqsoff")) {
+        hint_list.push(hints::console_print());
+    }
+    LatencyReport {
+        tracer: header.tracer.clone(),
+        latency: header.latency,
+        cpu: header.cpu,
+        task: header.task.as_ref().map(|t| (t.comm.clone(), t.pid)),
+        started_at: header.started_at.clone(),
+        ended_at: header.ended_at.clone(),
+        stack,
+        chain,
+        entries,
+        big,
+        hints: hint_list,
+    }
+}
+
+/// Collapses runs of identical entries, then runs of identical entry pairs (A B A B …).
+fn collapse(raw: Vec<LatencyEntry>) -> Vec<LatencyEntry> {
+    let mut once: Vec<LatencyEntry> = Vec::with_capacity(raw.len());
+    for r in raw {
+        match once.last_mut() {
+            Some(last) if last.what == r.what => {
+                last.delay = last.delay + r.delay;
+                last.repeat += 1;
+            }
+            _ => once.push(r),
+        }
+    }
+    let mut out: Vec<LatencyEntry> = Vec::with_capacity(once.len());
+    let mut i = 0;
+    while i < once.len() {
+        let pair = |k: usize| once.get(k).zip(once.get(k + 1)).map(|(a, b)| (&a.what, &b.what));
+        let mut j = i + 2;
+        while pair(i).is_some() && pair(j) == pair(i) {
+            j += 2;
+        }
+        if j - i >= 4 {
+            let reps = ((j - i) / 2) as u32;
+            let mut a = once[i].clone();
+            let mut b = once[i + 1].clone();
+            a.delay = once[i..j].iter().step_by(2).fold(Nanos::ZERO, |s, e| s + e.delay);
+            b.delay = once[i + 1..j].iter().step_by(2).fold(Nanos::ZERO, |s, e| s + e.delay);
+            a.repeat = reps;
+            b.repeat = reps;
+            out.push(a);
+            out.push(b);
+            i = j;
+        } else {
+            out.push(once[i].clone());
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::ev;
+
+    fn f(ts: u64, func: &str, parent: &str) -> Event {
+        ev(ts, 0, "a", 1, EventKind::Function { func: func.into(), parent: Some(parent.into()) })
+    }
+
+    #[test]
+    fn big_delay_collapse_and_markers() {
+        let events = vec![
+            f(0, "a", "x"),
+            f(1_000, "b", "x"),
+            f(2_000, "a", "x"),
+            f(3_000, "b", "x"),
+            f(4_000, "a", "x"),
+            f(5_000, "b", "x"),
+            f(6_000, "console_unlock", "vprintk_emit"),
+            f(2_006_000, "c", "x"),
+            f(2_006_000, "c", "x"),
+        ];
+        let h = LatencyHeader { tracer: "irqsoff".into(), latency: Nanos(2_006_000), ..Default::default() };
+        let r = latency_report(&h, &events);
+        assert_eq!(r.latency, Nanos(2_006_000));
+        let big = r.big.as_ref().expect("big");
+        assert_eq!(big.what, "console_unlock <-vprintk_emit");
+        assert_eq!(big.marker, '#');
+        assert_eq!(r.entries.len(), 4, "{:?}", r.entries);
+        assert_eq!((r.entries[0].repeat, r.entries[0].delay), (3, Nanos(3_000)));
+        assert_eq!(r.entries[3].repeat, 2);
+        assert_eq!(r.hints[0].kind, hints::HintKind::ConsolePrint);
+        assert_eq!(delay_marker(Nanos::from_us(12_116)), '*');
+        assert_eq!(delay_marker(Nanos::from_us(5)), ' ');
+    }
+}
