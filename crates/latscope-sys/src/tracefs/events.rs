@@ -80,6 +80,7 @@ const X86_VECTORS: &str =
     "x86 only (CONFIG_X86_LOCAL_APIC); elsewhere the timer interrupt shows as irq/irq_handler_entry";
 const X86_NMI: &str = "x86 only (arch/x86 nmi tracepoint); NMIs are not traced on this architecture";
 const SYSCALLS: &str = "CONFIG_FTRACE_SYSCALLS=y";
+const LISTED: &str = "a kernel with this tracepoint (see /sys/kernel/tracing/available_events for what exists)";
 
 /// The default latency event set: interrupts, IRQ vectors, hrtimers, scheduler switches and wakeups,
 /// NMIs, and `clock_nanosleep` entry/exit. Wakeups are filtered to the measured CPUs when `cpus` is given.
@@ -150,9 +151,9 @@ pub fn resolve(
             }
             for (sys, name) in entries {
                 match name {
-                    Some(n) => wanted.push(EventSpec::new(sys, n, CORE)),
+                    Some(n) => wanted.push(EventSpec::new(sys, n, LISTED)),
                     None => match list_system(&events_dir.join(sys)) {
-                        Some(names) => wanted.extend(names.iter().map(|n| EventSpec::new(sys, n, CORE))),
+                        Some(names) => wanted.extend(names.iter().map(|n| EventSpec::new(sys, n, LISTED))),
                         None => missing.push(MissingFeature::new(
                             format!("event system {sys}"),
                             format!("{} does not exist on this kernel", events_dir.join(sys).display()),

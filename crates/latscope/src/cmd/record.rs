@@ -1,12 +1,317 @@
-//! `latscope record`: not built yet (see the open issues).
+//! `latscope record`: record the latency event set (optionally while a command runs) into a trace-cmd
+//! `.dat` (v6) file, for `latscope analyze`/`decode` or `trace-cmd report` elsewhere.
 
-use crate::error::{CliError, CmdResult};
+use crate::error::{CliError, CmdResult, Outcome};
+use crate::signal;
+use latscope_decode::raw::{Missed, RawDecoder};
+use latscope_model::{parse_duration, CpuId, CpuList, Nanos};
+use latscope_sys::tracefs::dat_writer::{write_dat_v6, DatCpu, DatInput, PageSource};
+use latscope_sys::tracefs::{
+    kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, EventSelection, Retention, TraceFormats,
+};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 /// Arguments of `latscope record`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// The `.dat` file to write (trace-cmd format, version 6).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: PathBuf,
+    /// CPUs to record (e.g. `1,3-5`); default: every online CPU.
+    #[arg(short = 'c', long = "cpus", value_name = "LIST")]
+    cpus: Option<String>,
+    /// Stop after this long (e.g. `10s`); without it, record until COMMAND exits or Ctrl-C.
+    #[arg(short = 'D', long = "duration", value_name = "DUR")]
+    duration: Option<String>,
+    /// `default` (the latency set), or a comma list of `default`, `SYSTEM`, `SYSTEM/EVENT`.
+    #[arg(long, value_name = "LIST", default_value = "default")]
+    events: String,
+    /// Ring-buffer size per recorded CPU, in KiB.
+    #[arg(long = "buffer-kb", value_name = "KIB", default_value_t = 4096)]
+    buffer_kb: u32,
+    /// Do not store kernel symbols (/proc/kallsyms text symbols, a few MB) in the file.
+    #[arg(long)]
+    no_kallsyms: bool,
+    /// The command to run while recording (after `--`).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
 
 /// Runs `latscope record`.
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::msg("'latscope record' is not built yet"))
+pub fn run(args: Args) -> CmdResult {
+    let cpus = args
+        .cpus
+        .as_deref()
+        .map(|c| CpuList::parse(c).map_err(|e| CliError(format!("-c/--cpus '{c}': {e}"))))
+        .transpose()?;
+    let duration = args
+        .duration
+        .as_deref()
+        .map(|d| parse_duration(d).map_err(|e| CliError(format!("-D/--duration '{d}': {e}"))))
+        .transpose()?;
+    let events = EventSelection::parse(&args.events).map_err(CliError::msg)?;
+    let output = args.output.clone();
+    let spool = SpoolDir::create(&output)?;
+    let cfg = CaptureConfig {
+        cpus,
+        events,
+        buffer_kb: args.buffer_kb,
+        retention: Retention::Spool(spool.0.clone()),
+        tracefs_root: None,
+    };
+    let capture = match Capture::start(&cfg) {
+        Ok(c) => c,
+        Err(e) => {
+            render_capture_report(&mut std::io::stderr().lock(), &e.report)?;
+            return Err(CliError(format!("{e}")));
+        }
+    };
+    {
+        let mut err = std::io::stderr().lock();
+        render_capture_report(&mut err, capture.report())?;
+        writeln!(err, "latscope: recording into {} … (Ctrl-C to stop)", output.display())?;
+    }
+    let child = match args.command.split_first() {
+        Some((prog, rest)) => Some(
+            Command::new(prog)
+                .args(rest)
+                .spawn()
+                .map_err(|e| CliError(format!("cannot run '{prog}': {e}; check the command after '--'")))?,
+        ),
+        None => None,
+    };
+    let status = wait(child, duration)?;
+    let data = capture.finish().map_err(CliError::msg)?;
+    let written = write_file(&output, &data, !args.no_kallsyms)?;
+    let counts = count_events(&data)?;
+    render_summary(&mut std::io::stdout().lock(), &output, &data, written, &counts, status.as_deref())?;
+    Ok(Outcome::Ok)
+}
+
+/// Waits for the command to exit, the duration to pass, or SIGINT/SIGTERM, whichever is first; a
+/// command still running then gets SIGTERM. Returns how the command ended.
+fn wait(mut child: Option<Child>, duration: Option<Nanos>) -> Result<Option<String>, CliError> {
+    let start = Instant::now();
+    let limit = duration.map(|d| Duration::from_nanos(d.0));
+    loop {
+        if let Some(c) = child.as_mut() {
+            if let Some(st) = c.try_wait()? {
+                return Ok(Some(st.to_string()));
+            }
+        }
+        let expired = limit.is_some_and(|l| start.elapsed() >= l);
+        if signal::STOP.load(Ordering::SeqCst) || expired {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let Some(mut c) = child else { return Ok(None) };
+    // SAFETY: kill with a pid we spawned and have not reaped.
+    unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
+    let st = c.wait()?;
+    Ok(Some(format!("{st} (stopped by latscope)")))
+}
+
+/// The spool directory next to the output (same file system), removed on drop.
+struct SpoolDir(PathBuf);
+
+impl SpoolDir {
+    fn create(output: &Path) -> Result<SpoolDir, CliError> {
+        let parent = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+        let dir = parent.join(format!(".{name}.latscope-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| CliError(format!("cannot create {}: {e}; pick a writable output directory", dir.display())))?;
+        Ok(SpoolDir(dir))
+    }
+}
+
+impl Drop for SpoolDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes the `.dat` to a temporary name and renames it into place; returns its size.
+fn write_file(output: &Path, data: &CaptureData, kallsyms: bool) -> Result<u64, CliError> {
+    let syms = if kallsyms { kallsyms_text(true) } else { String::new() };
+    let stats: Vec<Option<String>> = data.cpus.iter().map(|c| c.stats.as_ref().map(|s| s.text.clone())).collect();
+    let mut cpus = Vec::new();
+    for (c, st) in data.cpus.iter().zip(&stats) {
+        let pages = match &c.spool {
+            Some(p) => PageSource::File(p),
+            None => PageSource::Memory(&c.pages),
+        };
+        cpus.push(DatCpu { cpu: c.cpu, pages, stats: st.as_deref() });
+    }
+    let input = DatInput {
+        formats: &data.formats,
+        kallsyms: &syms,
+        printk_formats: &data.printk_formats,
+        cmdlines: &data.cmdlines,
+        cpus,
+        uname: uname(),
+        version: format!("latscope {}", env!("CARGO_PKG_VERSION")),
+    };
+    let tmp = output.with_extension("dat.partial");
+    let file = std::fs::File::create(&tmp)
+        .map_err(|e| CliError(format!("cannot write {}: {e}; pick a writable path", tmp.display())))?;
+    let mut w = std::io::BufWriter::new(file);
+    let summary = write_dat_v6(&mut w, &input, output).map_err(CliError::msg)?;
+    drop(w);
+    std::fs::rename(&tmp, output)
+        .map_err(|e| CliError(format!("cannot rename {} to {}: {e}", tmp.display(), output.display())))?;
+    Ok(summary.bytes)
+}
+
+fn uname() -> String {
+    // SAFETY: utsname is plain data filled by uname; its fields are NUL-terminated.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut u) != 0 {
+            return String::new();
+        }
+        let f = |a: &[libc::c_char]| std::ffi::CStr::from_ptr(a.as_ptr()).to_string_lossy().into_owned();
+        format!("{} {} {} {} {}", f(&u.sysname), f(&u.nodename), f(&u.release), f(&u.version), f(&u.machine))
+    }
+}
+
+/// Builds the decoder for a capture's pages: page layout, event formats, task names.
+pub fn decoder_for(formats: &TraceFormats, cmdlines: &str) -> Result<RawDecoder, CliError> {
+    let mut dec = RawDecoder::new(&formats.header_page, formats.big_endian)
+        .map_err(|e| CliError(format!("events/header_page: {e}")))?;
+    dec.set_header_event(&formats.header_event);
+    for f in &formats.formats {
+        dec.add_format(&f.system, &f.text)
+            .map_err(|e| CliError(format!("events/{}/{}/format: {e}", f.system, f.name)))?;
+    }
+    dec.set_cmdlines(cmdlines);
+    Ok(dec)
+}
+
+/// Events decoded per CPU and per event name, and lost events the pages flagged.
+#[derive(Debug, Default)]
+struct Counts {
+    per_cpu: BTreeMap<CpuId, u64>,
+    per_event: BTreeMap<String, u64>,
+    lost_flagged: BTreeMap<CpuId, u64>,
+    lost_unknown: BTreeSet<CpuId>,
+    warnings: Vec<String>,
+}
+
+/// Decodes every recorded page once, to count what the file holds (and prove it decodes).
+fn count_events(data: &CaptureData) -> Result<Counts, CliError> {
+    let mut dec = decoder_for(&data.formats, &data.cmdlines)?;
+    let mut counts = Counts::default();
+    let ps = data.formats.page_size;
+    for c in &data.cpus {
+        let mut page_fn = |page: &[u8], counts: &mut Counts| {
+            let s = dec.decode_page(c.cpu, page, &mut |e| {
+                *counts.per_cpu.entry(e.cpu).or_insert(0) += 1;
+                *counts.per_event.entry(e.kind.name().to_string()).or_insert(0) += 1;
+            });
+            match s.missed {
+                Missed::Count(n) => *counts.lost_flagged.entry(c.cpu).or_insert(0) += n,
+                Missed::Unknown => {
+                    counts.lost_unknown.insert(c.cpu);
+                }
+                Missed::None => {}
+            }
+            counts.warnings.extend(s.warnings.into_iter().map(|w| format!("CPU {}: {w}", c.cpu)));
+        };
+        for p in &c.pages {
+            page_fn(&p.data, &mut counts);
+        }
+        if let Some(path) = &c.spool {
+            let mut f = std::fs::File::open(path).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+            let mut buf = vec![0u8; ps];
+            while f.read_exact(&mut buf).is_ok() {
+                page_fn(&buf, &mut counts);
+            }
+        }
+    }
+    Ok(counts)
+}
+
+/// Renders what a capture did without (and other notes) — shared by every command that traces.
+pub fn render_capture_report(w: &mut dyn Write, r: &CaptureReport) -> std::io::Result<()> {
+    for n in &r.notes {
+        writeln!(w, "latscope: note: {n}")?;
+    }
+    for m in &r.missing {
+        writeln!(w, "latscope: missing {}: {}", m.what, m.why)?;
+        if !m.enable.is_empty() {
+            writeln!(w, "          to enable: {}", m.enable)?;
+        }
+    }
+    if let (Some(inst), Some(clock)) = (&r.instance, &r.clock) {
+        writeln!(
+            w,
+            "latscope: tracing {} events on CPUs {} (instance {inst}, clock {clock}{})",
+            r.events.len(),
+            r.cpus,
+            if r.filters.is_empty() { String::new() } else { format!(", {} filtered", r.filters.len()) }
+        )?;
+    }
+    Ok(())
+}
+
+fn render_summary(
+    w: &mut dyn Write,
+    output: &Path,
+    data: &CaptureData,
+    bytes: u64,
+    counts: &Counts,
+    status: Option<&str>,
+) -> std::io::Result<()> {
+    if let Some(s) = status {
+        writeln!(w, "command: {s}")?;
+    }
+    writeln!(
+        w,
+        "wrote {} ({:.1} MiB, trace-cmd .dat v6, clock {})",
+        output.display(),
+        bytes as f64 / 1048576.0,
+        data.formats.clock
+    )?;
+    writeln!(w, "{:>5} {:>8} {:>10} {:>10} {:>10}", "CPU", "pages", "events", "lost", "overrun")?;
+    for c in &data.cpus {
+        let lost = c.stats.as_ref().map_or(0, |s| s.lost());
+        let overrun = c.stats.as_ref().map_or(0, |s| s.overrun);
+        let flagged = counts.lost_flagged.get(&c.cpu).copied().unwrap_or(0);
+        writeln!(
+            w,
+            "{:>5} {:>8} {:>10} {:>10} {:>10}",
+            c.cpu.to_string(),
+            c.pages_read,
+            counts.per_cpu.get(&c.cpu).copied().unwrap_or(0),
+            lost.max(flagged),
+            overrun
+        )?;
+        if counts.lost_unknown.contains(&c.cpu) {
+            writeln!(w, "      CPU {}: some pages say events were lost before them, without a count", c.cpu)?;
+        }
+        if let Some(e) = &c.error {
+            writeln!(w, "      CPU {} reader stopped early: {e}", c.cpu)?;
+        }
+    }
+    let mut by_count: Vec<(&String, &u64)> = counts.per_event.iter().collect();
+    by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let list: Vec<String> = by_count.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    if !list.is_empty() {
+        writeln!(w, "events: {}", list.join(", "))?;
+    }
+    let lost_total: u64 = data.cpus.iter().map(|c| c.stats.as_ref().map_or(0, |s| s.lost())).sum();
+    if lost_total > 0 {
+        writeln!(w, "warning: {lost_total} events were lost; record fewer CPUs/events or raise --buffer-kb")?;
+    }
+    for warning in counts.warnings.iter().take(5) {
+        writeln!(w, "warning: {warning}")?;
+    }
+    Ok(())
 }
