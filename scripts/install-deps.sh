@@ -8,6 +8,7 @@ command -v cargo >/dev/null 2>&1 || need_apt+=(cargo rustc)
 command -v cyclictest >/dev/null 2>&1 || need_apt+=(rt-tests)
 command -v trace-cmd >/dev/null 2>&1 || need_apt+=(trace-cmd)
 command -v stress-ng >/dev/null 2>&1 || need_apt+=(stress-ng)
+[ -x /usr/bin/time ] || need_apt+=(time)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -17,7 +17,7 @@
 //! ```
 
 use super::cmdlines::Cmdlines;
-use super::format::parse_format;
+use super::format::{parse_format, FieldDef};
 use super::header_page::{parse_header_event, parse_header_page, EventHeaderLayout, PageLayout};
 use super::kallsyms::{Kallsyms, PrintkFormats};
 use super::page::{decode_page, read_uint, PageSummary};
@@ -28,6 +28,9 @@ use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// A cached name lookup: (name address, name length, field index or none).
+type NameSlot = (usize, usize, Option<u16>);
 
 /// Decodes ring-buffer pages with a kernel's header_page layout and event formats.
 #[derive(Debug)]
@@ -43,6 +46,9 @@ pub struct RawDecoder {
     unknown_ids: HashMap<u16, u64>,
     interner: RefCell<Interner>,
     stext: Option<u64>,
+    /// Per format slot: field names already looked up, keyed by the name's address and length (the typed
+    /// builder passes string literals), so a name is compared as text once per format, not per record.
+    name_cache: RefCell<Vec<Vec<NameSlot>>>,
 }
 
 impl RawDecoder {
@@ -64,6 +70,7 @@ impl RawDecoder {
             unknown_ids: HashMap::new(),
             interner: RefCell::new(Interner::default()),
             stext: None,
+            name_cache: RefCell::new(Vec::new()),
         }
     }
 
@@ -78,7 +85,11 @@ impl RawDecoder {
         if let Some(ct) = f.field("common_type") {
             self.common_type = (ct.offset as usize, ct.size as usize);
         }
-        self.formats.insert(f.id, Arc::new(CompiledFormat::new(f)));
+        let mut c = CompiledFormat::new(f);
+        let mut caches = self.name_cache.borrow_mut();
+        c.slot = caches.len();
+        caches.push(Vec::new());
+        self.formats.insert(c.format.id, Arc::new(c));
         Ok(())
     }
 
@@ -101,6 +112,23 @@ impl RawDecoder {
     /// The printk format at `addr` (`bprint`/`bputs`).
     pub fn printk_format(&self, addr: u64) -> Option<&str> {
         self.printk.get(addr)
+    }
+
+    /// The field of `format` called `name`, resolved through the per-format cache.
+    pub fn field<'f>(&self, format: &'f CompiledFormat, name: &str) -> Option<&'f FieldDef> {
+        let key = (name.as_ptr() as usize, name.len());
+        let Ok(mut caches) = self.name_cache.try_borrow_mut() else {
+            return format.format.field(name);
+        };
+        let cache = caches.get_mut(format.slot)?;
+        if let Some(&(_, _, idx)) = cache.iter().find(|c| (c.0, c.1) == key) {
+            return idx.and_then(|i| format.format.fields.get(usize::from(i)));
+        }
+        let idx = format.format.fields.iter().position(|f| &*f.name == name).map(|i| i as u16);
+        if cache.len() < 64 {
+            cache.push((key.0, key.1, idx));
+        }
+        idx.and_then(|i| format.format.fields.get(usize::from(i)))
     }
 
     /// A shared copy of `s` (repeated names share one allocation).
@@ -190,8 +218,16 @@ impl RawDecoder {
         if &**rec.format.system() != "sched" {
             return;
         }
-        for (comm, pid) in [("prev_comm", "prev_pid"), ("next_comm", "next_pid"), ("comm", "pid")] {
-            if let (Some(c), Some(p)) = (rec.str(comm), rec.int(pid)) {
+        let mut learned: [(Option<&str>, Option<i64>); 3] = [(None, None); 3];
+        for (slot, (comm, pid)) in
+            [("prev_comm", "prev_pid"), ("next_comm", "next_pid"), ("comm", "pid")].iter().enumerate()
+        {
+            let c = self.field(rec.format, comm).and_then(|f| rec.str_of(f));
+            let p = self.field(rec.format, pid).and_then(|f| rec.int_of(f));
+            learned[slot] = (c, p);
+        }
+        for (c, p) in learned {
+            if let (Some(c), Some(p)) = (c, p) {
                 if !c.is_empty() {
                     self.cmdlines.learn(p as i32, c);
                 }

@@ -19,6 +19,8 @@ pub struct CompiledFormat {
     flag_layout: FlagLayout,
     /// Indices into `format.fields` of the non-`common_` fields.
     payload: Vec<usize>,
+    /// Dense number of this format in its decoder (index of its name-lookup cache).
+    pub(crate) slot: usize,
 }
 
 impl CompiledFormat {
@@ -35,6 +37,7 @@ impl CompiledFormat {
             common_lazy,
             payload: (0..format.fields.len()).filter(|&i| !format.fields[i].name.starts_with("common_")).collect(),
             format,
+            slot: 0,
         }
     }
 
