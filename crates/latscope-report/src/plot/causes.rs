@@ -42,7 +42,7 @@ pub fn causes_svg(title: &str, bars: &[CauseBar]) -> Result<String, PlotError> {
             .margin(12)
             .x_label_area_size(42)
             .y_label_area_size(64)
-            .build_cartesian_2d((0u32..n).into_segmented(), 0f64..y_max.max(1e-6))
+            .build_cartesian_2d((0u32..n.saturating_sub(1)).into_segmented(), 0f64..y_max.max(1e-6))
             .map_err(err("noise-by-cause"))?;
         let x_fmt = |v: &SegmentValue<u32>| match v {
             SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),

@@ -46,8 +46,9 @@ impl HistSeries {
 pub enum XScale {
     /// Linear µs with bins of this width (µs): the OSADL look, used when the tail is not too long.
     Linear { bin_us: f64, max_us: f64 },
-    /// Log µs with this many bins per decade: used when the maximum is far beyond the median.
-    Log { min_us: f64, max_us: f64, per_decade: f64 },
+    /// Log µs with this many bins per decade (bins never narrower than `resolution_us`): used when the
+    /// maximum is far beyond the median.
+    Log { min_us: f64, max_us: f64, per_decade: f64, resolution_us: f64 },
 }
 
 /// Picks the x scale for the series: linear unless the largest maximum is over 50× the largest median.
@@ -57,12 +58,31 @@ pub fn choose_scale(series: &[HistSeries]) -> XScale {
     let median_us = series.iter().map(|s| s.quantile_ns(0.5)).max().unwrap_or(0) as f64 / 1e3;
     let min_us = series.iter().filter_map(|s| s.buckets.first().map(|b| b.low_ns)).min().unwrap_or(0) as f64 / 1e3;
     let max_us = max_us.max(0.001);
+    let resolution = resolution_us(series).min(max_us / 10.0);
     if median_us > 0.0 && max_us / median_us > 50.0 {
-        XScale::Log { min_us: (min_us / 1.3).max(0.001), max_us: max_us * 1.3, per_decade: 25.0 }
+        XScale::Log {
+            min_us: (min_us / 1.3).max(0.001),
+            max_us: max_us * 1.3,
+            per_decade: 25.0,
+            resolution_us: resolution,
+        }
     } else {
-        let bin_us = nice_step(max_us / 150.0);
+        let bin_us = nice_step((max_us / 150.0).max(resolution));
         XScale::Linear { bin_us, max_us: (max_us / bin_us).ceil() * bin_us + bin_us }
     }
+}
+
+/// The data's own resolution, µs: imported tools bin by 1 µs, so bins finer than that would draw a comb
+/// of empty bins. The largest over the series of the smallest step between their buckets (series with
+/// at least 5 buckets; 0 when none).
+pub fn resolution_us(series: &[HistSeries]) -> f64 {
+    series
+        .iter()
+        .filter(|s| s.buckets.len() >= 5)
+        .filter_map(|s| s.buckets.windows(2).map(|w| w[1].low_ns.saturating_sub(w[0].low_ns)).filter(|d| *d > 0).min())
+        .max()
+        .unwrap_or(0) as f64
+        / 1e3
 }
 
 /// Re-bins `buckets` for the x scale: returns (bin start µs, bin end µs, count) for every bin in range,
@@ -73,10 +93,17 @@ pub fn rebin(buckets: &[Bucket], scale: XScale) -> Vec<(f64, f64, u64)> {
             let n = (max_us / bin_us).ceil().max(1.0) as usize;
             (0..=n).map(|i| i as f64 * bin_us).collect()
         }
-        XScale::Log { min_us, max_us, per_decade } => {
+        XScale::Log { min_us, max_us, per_decade, resolution_us } => {
             let lo = min_us.log10();
             let n = ((max_us.log10() - lo) * per_decade).ceil().max(1.0) as usize;
-            (0..=n).map(|i| 10f64.powf(lo + i as f64 / per_decade)).collect()
+            let mut edges: Vec<f64> = Vec::with_capacity(n + 1);
+            for e in (0..=n).map(|i| 10f64.powf(lo + i as f64 / per_decade)) {
+                match edges.last() {
+                    Some(last) if e - last < resolution_us && e < max_us => {}
+                    _ => edges.push(e),
+                }
+            }
+            edges
         }
     };
     let mut bins: Vec<(f64, f64, u64)> = edges.windows(2).map(|w| (w[0], w[1], 0)).collect();
@@ -149,7 +176,7 @@ pub fn histogram_svg(title: &str, series: &[HistSeries]) -> Result<String, PlotE
                     chart
                         .draw_series(std::iter::once(Text::new(
                             format!("max {}", fmt_us(mx)),
-                            (mx, max_count * (2.2 - 0.45 * i as f64).max(0.6)),
+                            (mx, floor * 1.25 * 2.2f64.powi(i as i32 % 6 + 1)),
                             ("sans-serif", 12).into_font().color(&c),
                         )))
                         .map_err(err("histogram"))?;
@@ -222,6 +249,19 @@ mod tests {
         assert!(matches!(scale, XScale::Log { .. }));
         let bins = rebin(&s.buckets, scale);
         assert_eq!(bins.iter().map(|b| b.2).sum::<u64>(), 10_003);
+    }
+
+    #[test]
+    fn tool_resolution_avoids_a_comb_of_empty_bins() {
+        // 1 µs buckets as cyclictest writes them, with a long tail (log scale).
+        let values: Vec<(u64, u64)> = (5..40).map(|us| (us * 1000, 1000 - us)).chain([(5_000_000, 1)]).collect();
+        let s = series("CPU 0", &values);
+        assert!((resolution_us(std::slice::from_ref(&s)) - 1.0).abs() < 0.02);
+        let scale = choose_scale(std::slice::from_ref(&s));
+        assert!(matches!(scale, XScale::Log { .. }), "{scale:?}");
+        let bins = rebin(&s.buckets, scale);
+        let body: Vec<&(f64, f64, u64)> = bins.iter().filter(|b| b.0 >= 5.0 && b.1 <= 39.0).collect();
+        assert!(body.iter().all(|b| b.2 > 0), "empty bins inside the 5–39 µs body: {body:?}");
     }
 
     #[test]

@@ -1,0 +1,494 @@
+//! The report pages of each result kind — timer, noise, audit, comparison, `latscope run` — built from the
+//! result data into [`Page`]s with their plots, tables, verdicts and sidebar.
+
+use crate::compare::{Comparison, Measure};
+use crate::html::{Block, Page, Plot, Section};
+use crate::plot::causes::{causes_svg, CauseBar};
+use crate::plot::cdf::cdf_svg;
+use crate::plot::cpu_timeline::{cpu_timeline_svg, Mark, Timeline};
+use crate::plot::histogram::{histogram_svg, HistSeries};
+use crate::plot::over_time::{over_time_svg, TimePoint, TimeSeries};
+use crate::plot::{empty_svg, PlotError};
+use crate::slices::CpuSlices;
+use latscope_model::noise_result::NoiseResult;
+use latscope_model::{AuditResult, CpuId, Nanos, Pid, RunResult, TimerResult};
+
+fn us(ns: u64) -> String {
+    Nanos(ns).to_string()
+}
+
+fn plot(id: &str, title: &str, caption: &str, svg: Result<String, PlotError>) -> Block {
+    // A plot that fails to draw still leaves a visible box saying why.
+    let svg = svg.unwrap_or_else(|e| empty_svg(title, &e.to_string()));
+    Block::Plot(Plot { id: id.into(), title: title.into(), svg, caption: caption.into() })
+}
+
+/// The sections of a timer result; ids are prefixed with `prefix` (`timer`).
+pub fn timer_sections(r: &TimerResult, prefix: &str) -> Vec<Section> {
+    let series: Vec<HistSeries> = r
+        .cpus
+        .iter()
+        .map(|c| HistSeries {
+            label: format!("CPU {}", c.cpu.0),
+            buckets: c.stats.histogram.clone(),
+            max_ns: c.stats.max_ns,
+        })
+        .collect();
+    let mut head = vec!["CPU", "samples", "min", "avg", "p50", "p99", "p99.9", "p99.99", "max", "overruns"];
+    if r.options.threshold_ns.is_some() {
+        head.push("above threshold");
+    }
+    let mut rows = Vec::new();
+    let all = std::iter::once(("all".to_string(), &r.all));
+    for (label, s) in r.cpus.iter().map(|c| (c.cpu.0.to_string(), &c.stats)).chain(all) {
+        let p = |l: &str| s.percentile(l).map_or("-".into(), us);
+        let mut row = vec![
+            label,
+            s.count.to_string(),
+            us(s.min_ns),
+            Nanos(s.avg_ns.round() as u64).to_string(),
+            p("50"),
+            p("99"),
+            p("99.9"),
+            p("99.99"),
+            us(s.max_ns),
+            s.overruns.to_string(),
+        ];
+        if r.options.threshold_ns.is_some() {
+            row.push(match (s.above_threshold, s.above_threshold_pct) {
+                (Some(n), Some(pct)) => format!("{n} ({pct:.3} %)"),
+                _ => "-".into(),
+            });
+        }
+        rows.push(row);
+    }
+    let over: Vec<TimeSeries> = r
+        .cpus
+        .iter()
+        .map(|c| TimeSeries {
+            label: format!("CPU {}", c.cpu.0),
+            points: c
+                .windows
+                .iter()
+                .map(|w| TimePoint { offset_ns: w.offset_ns, max_ns: w.max_ns as f64, mean_ns: Some(w.mean_ns) })
+                .collect(),
+        })
+        .collect();
+    let mut worst_rows = Vec::new();
+    for c in &r.cpus {
+        for (i, w) in c.worst.iter().take(5).enumerate() {
+            worst_rows.push(vec![
+                c.cpu.0.to_string(),
+                (i + 1).to_string(),
+                us(w.latency_ns),
+                format!("{:.6}", w.expected_ns as f64 / 1e9),
+                w.missed_periods.to_string(),
+            ]);
+        }
+    }
+    let interval =
+        if r.options.interval_ns > 0 { format!(" every {}", us(r.options.interval_ns)) } else { String::new() };
+    let mut main = Section {
+        id: format!("{prefix}-latency"),
+        heading: format!("Timer wakeup latency{interval}"),
+        blocks: vec![
+            Block::Table { head: head.iter().map(|s| s.to_string()).collect(), rows },
+            plot(
+                &format!("{prefix}-histogram"),
+                "Latency histogram per CPU",
+                "Samples per latency bin on a log count axis (OSADL style): rare outliers stay visible; the \
+                 dashed line marks each CPU's maximum.",
+                histogram_svg("Wakeup latency", &series),
+            ),
+            plot(
+                &format!("{prefix}-percentiles"),
+                "Percentiles",
+                "Latency at each percentile; the x axis adds one nine per step, so the tail (p99 … p99.999) gets \
+                 as much room as the body.",
+                cdf_svg("Wakeup latency percentiles", &series),
+            ),
+            plot(
+                &format!("{prefix}-over-time"),
+                "Latency over time",
+                "Per-window maximum (solid) and mean (dashed): bursts and periodic patterns show here.",
+                over_time_svg("Wakeup latency over time", "latency", &over),
+            ),
+        ],
+    };
+    if !worst_rows.is_empty() {
+        main.blocks.push(Block::Text("The worst wakeups (CLOCK_MONOTONIC time of the expected wakeup):".into()));
+        main.blocks.push(Block::Table {
+            head: ["CPU", "rank", "latency", "expected at (s)", "missed periods"].map(String::from).to_vec(),
+            rows: worst_rows,
+        });
+    }
+    vec![main]
+}
+
+/// The noise causes of each CPU: RT throttling (from the gap pattern) and the rest.
+pub fn noise_cause_bars(r: &NoiseResult) -> Vec<CauseBar> {
+    r.cpus
+        .iter()
+        .map(|c| {
+            let throttled = c.rt_throttling.throttled_ns.min(c.noise_ns);
+            let mut causes = Vec::new();
+            if throttled > 0 {
+                causes.push(("RT throttling".to_string(), throttled));
+            }
+            causes.push(("not attributed (no trace)".to_string(), c.noise_ns - throttled));
+            CauseBar { label: format!("CPU {}", c.cpu.0), causes }
+        })
+        .collect()
+}
+
+/// The sections of a noise result.
+pub fn noise_sections(r: &NoiseResult, prefix: &str) -> Vec<Section> {
+    let series: Vec<HistSeries> = r
+        .cpus
+        .iter()
+        .map(|c| HistSeries { label: format!("CPU {}", c.cpu.0), buckets: c.histogram.clone(), max_ns: c.max_gap_ns })
+        .collect();
+    let rows = r
+        .cpus
+        .iter()
+        .map(|c| {
+            vec![
+                c.cpu.0.to_string(),
+                c.loops.to_string(),
+                if c.loop_ns > 0.0 { format!("{:.1} ns", c.loop_ns) } else { "-".into() },
+                us(c.runtime_ns),
+                us(c.noise_ns),
+                format!("{:.4} %", c.noise_pct),
+                us(c.max_gap_ns),
+                c.gaps.count.to_string(),
+                format!("{:.1}", c.gaps.per_second),
+            ]
+        })
+        .collect();
+    let over: Vec<TimeSeries> = r
+        .cpus
+        .iter()
+        .map(|c| TimeSeries {
+            label: format!("CPU {}", c.cpu.0),
+            points: c
+                .windows
+                .iter()
+                .map(|w| TimePoint { offset_ns: w.offset_ns, max_ns: w.max_gap_ns as f64, mean_ns: None })
+                .collect(),
+        })
+        .collect();
+    let mut blocks = vec![
+        Block::Table {
+            head: ["CPU", "loops", "loop cost", "runtime", "noise", "noise share", "longest gap", "gaps", "gaps/s"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        },
+        plot(
+            &format!("{prefix}-causes"),
+            "Noise by cause",
+            "Time lost to gaps above the threshold on each CPU, split by cause.",
+            causes_svg("Noise by cause", &noise_cause_bars(r)),
+        ),
+        plot(
+            &format!("{prefix}-histogram"),
+            "Loop iteration time per CPU",
+            "Every iteration of the spinning loop on a log count axis: the body is the loop's own cost, \
+             everything to the right is an interruption; the dashed line marks the longest gap.",
+            histogram_svg("Loop iteration time", &series),
+        ),
+        plot(
+            &format!("{prefix}-over-time"),
+            "Longest gap over time",
+            "Per-window longest gap: periodic noise (RT throttling, ticks) shows as a regular pattern.",
+            over_time_svg("Longest gap per window", "longest gap", &over),
+        ),
+    ];
+    for c in &r.cpus {
+        if let Some(s) = crate::text::noise::throttling_sentence(c.cpu.0, &c.rt_throttling) {
+            blocks.insert(1, Block::Callout(s));
+        }
+    }
+    let mut gap_rows = Vec::new();
+    for c in &r.cpus {
+        for g in c.gaps.top.iter().take(5) {
+            gap_rows.push(vec![c.cpu.0.to_string(), us(g.duration_ns.0), format!("{:.6}", g.start_ns.0 as f64 / 1e9)]);
+        }
+    }
+    if !gap_rows.is_empty() {
+        blocks.push(Block::Text("The longest gaps (CLOCK_MONOTONIC start):".into()));
+        blocks.push(Block::Table { head: ["CPU", "gap", "start (s)"].map(String::from).to_vec(), rows: gap_rows });
+    }
+    let mut irq_rows = Vec::new();
+    for c in &r.cpus {
+        for d in c.counters.interrupts.iter().chain(&c.counters.softirqs).take(8) {
+            irq_rows.push(vec![c.cpu.0.to_string(), d.id.clone(), d.description.clone(), d.delta.to_string()]);
+        }
+    }
+    if !irq_rows.is_empty() {
+        blocks.push(Block::Text(
+            "Interrupt and softirq counts during the run (/proc/interrupts, /proc/softirqs):".into(),
+        ));
+        blocks.push(Block::Table {
+            head: ["CPU", "line", "description", "count"].map(String::from).to_vec(),
+            rows: irq_rows,
+        });
+    }
+    vec![Section { id: format!("{prefix}-noise"), heading: "OS and hardware noise".into(), blocks }]
+}
+
+/// The report page of a timer result.
+pub fn timer_page(r: &TimerResult, name: &str) -> Page {
+    let mut text = Vec::new();
+    let _ = crate::text::timer::write_timer(&mut text, r);
+    let mut sections = timer_sections(r, "timer");
+    sections.push(Section {
+        id: "text".into(),
+        heading: "Text summary".into(),
+        blocks: vec![Block::Pre(String::from_utf8_lossy(&text).into_owned())],
+    });
+    Page {
+        title: format!("latscope timer: {name}"),
+        subtitle: format!("{} CPUs, max {}", r.cpus.len(), us(r.all.max_ns)),
+        metadata: vec![("Run".into(), r.metadata.clone())],
+        findings: Vec::new(),
+        warnings: r.warnings.clone(),
+        sections,
+    }
+}
+
+/// The report page of a noise result.
+pub fn noise_page(r: &NoiseResult, name: &str) -> Page {
+    let mut text = Vec::new();
+    let _ = crate::text::noise::write_noise(&mut text, r);
+    let mut sections = noise_sections(r, "noise");
+    sections.push(Section {
+        id: "text".into(),
+        heading: "Text summary".into(),
+        blocks: vec![Block::Pre(String::from_utf8_lossy(&text).into_owned())],
+    });
+    let max = r.cpus.iter().map(|c| c.max_gap_ns).max().unwrap_or(0);
+    Page {
+        title: format!("latscope noise: {name}"),
+        subtitle: format!("{} CPUs, longest gap {}", r.cpus.len(), us(max)),
+        metadata: vec![("Run".into(), r.metadata.clone())],
+        findings: r.findings.clone(),
+        warnings: r.warnings.clone(),
+        sections,
+    }
+}
+
+/// The report page of an audit result.
+pub fn audit_page(r: &AuditResult, name: &str) -> Page {
+    Page {
+        title: format!("latscope audit: {name}"),
+        subtitle: crate::html::severity_counts(&r.findings),
+        metadata: vec![("Machine".into(), r.metadata.clone())],
+        findings: Vec::new(),
+        warnings: Vec::new(),
+        sections: vec![Section {
+            id: "findings".into(),
+            heading: "Findings".into(),
+            blocks: vec![Block::Findings(r.findings.clone())],
+        }],
+    }
+}
+
+/// The report page of a comparison, with overlaid histograms and percentile plots.
+pub fn compare_page(c: &Comparison, metadata: Vec<(String, latscope_model::RunMetadata)>) -> Page {
+    let series: Vec<HistSeries> = c.runs.iter().map(|r| r.series()).collect();
+    let what = match c.runs.first().map(|r| r.measure) {
+        Some(Measure::Noise) => "Loop iteration time",
+        _ => "Wakeup latency",
+    };
+    let mut blocks: Vec<Block> = c.verdicts.iter().map(|v| Block::Callout(v.clone())).collect();
+    blocks.push(plot(
+        "compare-histogram",
+        "Histograms, all CPUs",
+        "Each run's histogram over all its CPUs on a log count axis, maxima marked.",
+        histogram_svg(what, &series),
+    ));
+    blocks.push(plot(
+        "compare-percentiles",
+        "Percentiles, all CPUs",
+        "Each run's latency per percentile, log-scaled tail.",
+        cdf_svg(&format!("{what} percentiles"), &series),
+    ));
+    blocks.push(Block::Pre(crate::compare::text::render(c)));
+    let mut per_cpu = Vec::new();
+    for row in c.rows.iter().skip(1) {
+        let s: Vec<HistSeries> = c
+            .runs
+            .iter()
+            .zip(&row.runs)
+            .filter_map(|(r, st)| {
+                st.as_ref().map(|st| HistSeries {
+                    label: format!("{}: {}", r.letter, r.name),
+                    buckets: st.histogram.clone(),
+                    max_ns: st.max_ns,
+                })
+            })
+            .collect();
+        let id = format!("compare-{}", row.scope.to_lowercase().replace(' ', "-"));
+        per_cpu.push(plot(
+            &format!("{id}-percentiles"),
+            &format!("Percentiles, {}", row.scope),
+            "The runs on this CPU.",
+            cdf_svg(&format!("{what} percentiles, {}", row.scope), &s),
+        ));
+    }
+    let mut sections = vec![Section { id: "compare".into(), heading: "Comparison".into(), blocks }];
+    if !per_cpu.is_empty() {
+        sections.push(Section { id: "compare-cpus".into(), heading: "Per CPU".into(), blocks: per_cpu });
+    }
+    Page {
+        title: "latscope compare".into(),
+        subtitle: c.runs.iter().map(|r| format!("{} = {}", r.letter, r.name)).collect::<Vec<_>>().join(", "),
+        metadata,
+        findings: Vec::new(),
+        warnings: c.warnings.clone(),
+        sections,
+    }
+}
+
+/// Timelines of the worst wakeups of a timer result drawn from traced `slices` (same clock as the
+/// samples: ftrace `mono` is CLOCK_MONOTONIC). At most `n` per run, the worst first.
+pub fn worst_case_timelines(r: &TimerResult, slices: &CpuSlices, measured: &[(CpuId, Pid)], n: usize) -> Vec<Block> {
+    let mut worst: Vec<(CpuId, latscope_model::WakeupSample)> =
+        r.cpus.iter().flat_map(|c| c.worst.iter().map(move |w| (c.cpu, *w))).collect();
+    worst.sort_by_key(|w| std::cmp::Reverse(w.1.latency_ns));
+    let mut out = Vec::new();
+    for (i, (cpu, w)) in worst.into_iter().filter(|(cpu, _)| slices.cpus.contains_key(cpu)).take(n).enumerate() {
+        let pad = (w.latency_ns / 2).clamp(50_000, 2_000_000);
+        let t = Timeline {
+            title: format!("CPU {}: wakeup {} late", cpu.0, us(w.latency_ns)),
+            from: Nanos(w.expected_ns.saturating_sub(pad)),
+            to: Nanos(w.actual_ns + pad / 2),
+            slices: slices.cpus.get(&cpu).cloned().unwrap_or_default(),
+            marks: vec![
+                Mark { ts: Nanos(w.expected_ns), label: "expected wakeup".into() },
+                Mark { ts: Nanos(w.actual_ns), label: format!("woke (+{})", us(w.latency_ns)) },
+            ],
+            measured_pid: measured.iter().find(|m| m.0 == cpu).map(|m| m.1),
+        };
+        out.push(plot(
+            &format!("timeline-{}", i + 1),
+            &format!("What ran on CPU {} around worst wakeup #{}", cpu.0, i + 1),
+            "Tasks, IRQs and softirqs on the CPU from the trace; the measured thread is green, the vertical \
+             lines are the expected and the actual wakeup.",
+            cpu_timeline_svg(&t),
+        ));
+    }
+    out
+}
+
+/// The report page of `latscope run`: verdict first, then the measurements, timelines and the audit.
+pub fn run_page(r: &RunResult, timelines: Vec<Block>) -> Page {
+    let mut verdict: Vec<Block> = Vec::new();
+    if r.causes.is_empty() {
+        verdict.push(Block::Callout("No cause of latency stood out in this run.".into()));
+    }
+    for (i, c) in r.causes.iter().enumerate() {
+        verdict.push(Block::Callout(format!("{}. {}", i + 1, c.title)));
+        let mut items: Vec<String> = c.evidence.iter().map(|e| format!("evidence: {e}")).collect();
+        if !c.remedy.is_empty() {
+            items.push(format!("remedy: {}", c.remedy));
+        }
+        verdict.push(Block::List(items));
+    }
+    if !r.skipped.is_empty() {
+        verdict.push(Block::Text("Skipped:".into()));
+        verdict.push(Block::List(r.skipped.iter().map(|m| m.to_string()).collect()));
+    }
+    let mut sections = vec![Section { id: "verdict".into(), heading: "Verdict".into(), blocks: verdict }];
+    if let Some(t) = &r.timer {
+        sections.extend(timer_sections(t, "timer"));
+    }
+    if !timelines.is_empty() {
+        sections.push(Section {
+            id: "worst-cases".into(),
+            heading: "Worst cases, from the trace".into(),
+            blocks: timelines,
+        });
+    }
+    if let Some(n) = &r.noise {
+        sections.extend(noise_sections(n, "noise"));
+    }
+    let mut findings = Vec::new();
+    if let Some(a) = &r.audit {
+        findings = a.findings.clone();
+    }
+    let mut warnings = r.warnings.clone();
+    for w in r.timer.iter().flat_map(|t| &t.warnings).chain(r.noise.iter().flat_map(|n| &n.warnings)) {
+        if !warnings.contains(w) {
+            warnings.push(w.clone());
+        }
+    }
+    Page {
+        title: format!(
+            "latscope run on {}",
+            if r.metadata.hostname.is_empty() { "this machine" } else { &r.metadata.hostname }
+        ),
+        subtitle: format!(
+            "{} each measurement, {} cause(s) found{}",
+            us(r.duration_each_ns),
+            r.causes.len(),
+            if r.skipped.is_empty() { String::new() } else { format!(", {} part(s) skipped", r.skipped.len()) }
+        ),
+        metadata: vec![("Machine and run".into(), r.metadata.clone())],
+        findings,
+        warnings,
+        sections,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_model::{CpuTimer, LatencyHistogram, RunMetadata, TimerOptions, TimerStats, WindowRow};
+
+    fn timer() -> TimerResult {
+        let mut r = TimerResult::new(
+            RunMetadata::default(),
+            TimerOptions { interval_ns: 1_000_000, ..TimerOptions::default() },
+        );
+        let mut all = LatencyHistogram::new();
+        for cpu in 0..2u32 {
+            let mut h = LatencyHistogram::new();
+            for i in 0..5_000u64 {
+                h.record(Nanos(3_000 + (i * 37) % 4_000 + u64::from(cpu) * 500));
+            }
+            h.record(Nanos(250_000));
+            all.merge(&h);
+            r.cpus.push(CpuTimer {
+                cpu: CpuId(cpu),
+                stats: TimerStats::from_histogram(&h, 0, None),
+                windows: (0..5)
+                    .map(|i| WindowRow {
+                        index: i,
+                        offset_ns: i * 1_000_000_000,
+                        max_ns: 9_000,
+                        mean_ns: 4_000.0,
+                        ..WindowRow::default()
+                    })
+                    .collect(),
+                ..CpuTimer::default()
+            });
+        }
+        r.all = TimerStats::from_histogram(&all, 0, None);
+        r
+    }
+
+    #[test]
+    fn timer_page_has_every_plot_and_the_table() {
+        let page = timer_page(&timer(), "t.json");
+        let ids: Vec<&str> = page.plots().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids, ["timer-histogram", "timer-percentiles", "timer-over-time"]);
+        let files = page.render();
+        assert_eq!(files.svgs.len(), 3);
+        assert!(files.index_html.contains("<td>all</td>"));
+        for (_, svg) in &files.svgs {
+            roxmltree::Document::parse(svg).expect("valid svg");
+        }
+    }
+}
