@@ -10,6 +10,8 @@ command -v trace-cmd >/dev/null 2>&1 || need_apt+=(trace-cmd)
 command -v stress-ng >/dev/null 2>&1 || need_apt+=(stress-ng)
 [ -x /usr/bin/time ] || need_apt+=(time)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+# Headless Chromium opens the HTML reports in the report tests (they skip without it).
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
