@@ -152,6 +152,19 @@ pub fn printed_lateness(text: &str) -> (Option<Nanos>, Option<u64>) {
     (lateness, overruns)
 }
 
+/// The free text of a print: `print`/`bprint`/trace_printk events, or an event the decoder did not know whose
+/// only field is text (`hrtimer_cb: 8 overruns`, a trace_printk line prefixed with its function).
+pub fn printed_text(kind: &EventKind) -> Option<&str> {
+    match kind {
+        EventKind::Print { text, .. } => Some(text),
+        EventKind::Other { fields, .. } => match fields.as_slice() {
+            [latscope_model::Field { value: latscope_model::FieldValue::Str(t), .. }] => Some(t),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Builds the hrtimer report: stats per function and CPU, the `top` latest expiries explained, printed lateness.
 pub fn report(events: &[Event], timeline: &Timeline, all: &[HrtimerExpiry], top: usize) -> HrtimerReport {
     let mut per: BTreeMap<(Text, CpuId), LatencyHistogram> = BTreeMap::new();
@@ -173,18 +186,15 @@ pub fn report(events: &[Event], timeline: &Timeline, all: &[HrtimerExpiry], top:
     let printed = events
         .iter()
         .enumerate()
-        .filter_map(|(i, e)| match &e.kind {
-            EventKind::Print { text, .. } => {
-                let (lateness, overruns) = printed_lateness(text);
-                (lateness.is_some() || overruns.is_some()).then_some(PrintedLateness {
-                    cpu: e.cpu,
-                    ts: e.ts,
-                    lateness,
-                    overruns,
-                    index: i,
-                })
-            }
-            _ => None,
+        .filter_map(|(i, e)| {
+            let (lateness, overruns) = printed_lateness(printed_text(&e.kind)?);
+            (lateness.is_some() || overruns.is_some()).then_some(PrintedLateness {
+                cpu: e.cpu,
+                ts: e.ts,
+                lateness,
+                overruns,
+                index: i,
+            })
         })
         .collect();
     HrtimerReport {

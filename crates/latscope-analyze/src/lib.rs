@@ -1,5 +1,6 @@
 //! latscope's analyses: samples and events ➜ findings (data, never text).
 
+pub mod analysis;
 pub mod audit;
 pub mod component;
 pub mod funcgraph;
@@ -14,5 +15,6 @@ pub mod symbol;
 mod testing;
 pub mod timeline;
 pub mod timer_summary;
+pub mod verdict;
 pub mod wakeup;
 pub mod windows;

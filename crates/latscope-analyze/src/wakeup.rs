@@ -1,6 +1,7 @@
 //! Wakeup latency decomposition from standard tracepoints (rtla-style, no timerlat tracer): timer IRQ delay,
 //! IRQ handler, IRQ/softirq/NMI interference, blocking tasks, idle exit, return to user; plus RT throttling.
 
+use crate::analysis::human;
 use crate::component::{Component, ComponentKind};
 use crate::hints;
 use crate::hrtimer::{activity_components, window_components, HrtimerExpiry};
@@ -113,6 +114,9 @@ pub struct WakeupBreakdown {
     pub timer: Option<Text>,
     /// Other hrtimers that ran in the same IRQ.
     pub other_timers: Vec<Text>,
+    /// From the IRQ's entry to the timer callback (`hrtimer_expire_entry`): handler work before the wakeup.
+    #[serde(rename = "callback_delay_ns")]
+    pub callback_delay: Option<Nanos>,
     /// The parts, in time order of their kind (timer IRQ delay, handler, interference, tasks, return).
     pub components: Vec<Component>,
     /// What held back the timer IRQ (irqs-off sections, idle, other IRQs), when the delay was measurable.
@@ -279,6 +283,7 @@ impl WakeupContext<'_> {
             evidence.push(self.expiries[x].index);
         }
         let mut other_timers = Vec::new();
+        let callback_delay = irq.zip(r.expiry).map(|(c, x)| self.expiries[x].ts - c.start);
         let mut window_start = we.ts.max(start);
         if let Some(c) = irq {
             if c.start > start {
@@ -348,6 +353,7 @@ impl WakeupContext<'_> {
             latency,
             timer,
             other_timers,
+            callback_delay,
             components,
             irq_delay_causes,
             sum,
@@ -439,7 +445,7 @@ pub fn explain(b: &WakeupBreakdown) -> String {
         t.comm,
         t.pid,
         if is_rt(t.prio) { 99 - t.prio } else { t.prio },
-        b.latency,
+        human(b.latency),
         b.cpu.0
     );
     if let Some(f) = &b.timer {
@@ -450,7 +456,7 @@ pub fn explain(b: &WakeupBreakdown) -> String {
         return s;
     };
     let share = if b.latency.0 > 0 { top.duration.0 as f64 * 100.0 / b.latency.0 as f64 } else { 0.0 };
-    let lead = format!("; {:.0}% of it ({})", share, top.duration);
+    let lead = format!("; {:.0}% of it ({})", share, human(top.duration));
     s.push_str(&lead);
     let remedy = match top.kind {
         ComponentKind::BlockingTask => {
@@ -478,11 +484,11 @@ pub fn explain(b: &WakeupBreakdown) -> String {
             s.push_str(" passed before the timer interrupt even entered");
             match b.irq_delay_causes.first() {
                 Some(c) if c.kind == ComponentKind::IrqsOff => {
-                    s.push_str(&format!(": interrupts were disabled by {} for {}.", c.name, c.duration));
+                    s.push_str(&format!(": interrupts were disabled by {} for {}.", c.name, human(c.duration)));
                     "Remedy: shorten or move that irqs-off section (for printk/console: `dmesg -n 1`).".into()
                 }
                 Some(c) if c.kind == ComponentKind::Idle => {
-                    s.push_str(&format!(": the CPU was idle ({}), waking from an idle state.", c.duration));
+                    s.push_str(&format!(": the CPU was idle ({}), waking from an idle state.", human(c.duration)));
                     format!("Remedy: {}", hints::idle_exit().remedy)
                 }
                 _ => {
@@ -493,6 +499,9 @@ pub fn explain(b: &WakeupBreakdown) -> String {
         }
         ComponentKind::IrqHandler => {
             s.push_str(&format!(" was the {} handler that ran the timer", top.name));
+            if let Some(d) = b.callback_delay {
+                s.push_str(&format!(" ({} of it before the timer callback ran)", human(d)));
+            }
             if !b.other_timers.is_empty() {
                 let names: Vec<&str> = b.other_timers.iter().map(|t| &**t).collect();
                 s.push_str(&format!(", which also ran {}", names.join(", ")));
