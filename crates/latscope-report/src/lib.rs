@@ -14,3 +14,4 @@ pub mod perfetto;
 pub mod plot;
 pub mod text;
 pub mod slices;
+pub mod verdict;
