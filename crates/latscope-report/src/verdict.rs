@@ -13,17 +13,15 @@ fn us(ns: u64) -> String {
     Nanos(ns).to_string()
 }
 
+/// Something that ran while a wakeup was late: (name, kind, pid, prio, time in the window, ns).
+pub type Blocker = (String, SliceKind, Option<Pid>, Option<i32>, u64);
+
 /// What ran on a CPU while a wakeup was late: (name, kind, pid, prio, time in the window), largest first,
 /// the measured thread (the task running at the actual wakeup) and idle left out.
-pub fn blockers(
-    slices: &CpuSlices,
-    cpu: CpuId,
-    from: Nanos,
-    to: Nanos,
-) -> (Option<Pid>, Vec<(String, SliceKind, Option<Pid>, Option<i32>, u64)>) {
+pub fn blockers(slices: &CpuSlices, cpu: CpuId, from: Nanos, to: Nanos) -> (Option<Pid>, Vec<Blocker>) {
     let Some(list) = slices.cpus.get(&cpu) else { return (None, Vec::new()) };
     let measured = list.iter().find(|s| s.kind == SliceKind::Task && s.start <= to && s.end >= to).and_then(|s| s.pid);
-    let mut out: Vec<(String, SliceKind, Option<Pid>, Option<i32>, u64)> = Vec::new();
+    let mut out: Vec<Blocker> = Vec::new();
     for s in list.iter().filter(|s| s.end > from && s.start < to) {
         if s.kind == SliceKind::Task && (s.pid == Some(0) || (s.pid.is_some() && s.pid == measured)) {
             continue;
