@@ -87,15 +87,30 @@ pub struct HrtimerReport {
 /// Pairs every `hrtimer_expire_entry` with the last `hrtimer_start` of the same timer.
 pub fn expiries(events: &[Event]) -> Vec<HrtimerExpiry> {
     let mut started: HashMap<u64, (Nanos, usize)> = HashMap::new();
+    // A cancel inside the interrupt that then runs the timer is __run_hrtimer removing it from the queue; any
+    // other cancel really cancelled the start.
+    let mut cancelled: HashMap<u64, (Nanos, usize, Nanos)> = HashMap::new();
+    let mut irq_entry: HashMap<CpuId, Nanos> = HashMap::new();
     let mut out = Vec::new();
     for (i, e) in events.iter().enumerate() {
         match &e.kind {
+            EventKind::IrqHandlerEntry { .. } | EventKind::VectorEntry { .. } => {
+                irq_entry.insert(e.cpu, e.ts);
+            }
             EventKind::HrtimerStart { hrtimer, expires, .. } => {
+                cancelled.remove(hrtimer);
                 started.insert(*hrtimer, (*expires, i));
             }
-            EventKind::HrtimerCancel { .. } => {}
+            EventKind::HrtimerCancel { hrtimer } => {
+                if let Some((expires, idx)) = started.remove(hrtimer) {
+                    cancelled.insert(*hrtimer, (expires, idx, e.ts));
+                }
+            }
             EventKind::HrtimerExpireEntry { hrtimer, function, now } => {
-                let start = started.remove(hrtimer);
+                let entry = irq_entry.get(&e.cpu).copied().unwrap_or(e.ts);
+                let start = started
+                    .remove(hrtimer)
+                    .or_else(|| cancelled.remove(hrtimer).filter(|c| c.2 >= entry && c.2 <= e.ts).map(|c| (c.0, c.1)));
                 let (expires_at, lateness) = match start {
                     Some((expires, _)) => {
                         // Map the timer clock to trace time with this event's own (ts, now) pair.

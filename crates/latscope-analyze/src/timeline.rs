@@ -455,7 +455,15 @@ impl CpuState {
             return;
         }
         let task_level = !f.in_hardirq() && !f.in_softirq() && !f.in_nmi();
-        if f.irqs_off() && task_level {
+        // sched_switch always runs with irqs off and ends the task's stretch; idle halts with irqs "off" but
+        // wakes on any interrupt: neither is an irqs-off section.
+        let boundary = matches!(e.kind, EventKind::SchedSwitch { .. })
+            || e.pid == 0
+            || self.flag_run.as_ref().is_some_and(|r| r.pid != e.pid);
+        if boundary {
+            self.close_flag_run();
+        }
+        if f.irqs_off() && task_level && !boundary {
             match &mut self.flag_run {
                 Some(run) => {
                     run.last = e.ts;
@@ -472,9 +480,15 @@ impl CpuState {
                     })
                 }
             }
-        } else if let Some(run) = self.flag_run.take() {
-            // The run ends at this event: irqs were back on (or an interrupt was taken) by now.
-            if run.last > run.start || e.ts > run.start {
+        } else {
+            self.close_flag_run();
+        }
+    }
+
+    /// Ends the current flags run: irqs were back on (or an interrupt was taken) by now.
+    fn close_flag_run(&mut self) {
+        if let Some(run) = self.flag_run.take() {
+            if run.last > run.start {
                 self.flag_runs.push(IrqsOffSection {
                     cpu: self.cpu,
                     start: run.start,

@@ -77,7 +77,8 @@ pub fn verdicts(a: &Analysis, events: &[Event]) -> Vec<Verdict> {
     if let Some(f) = a.irqs_off.longest() {
         let s = &f.section;
         let exact = matches!(s.source, IrqsOffSource::Preemptirq { .. });
-        if s.duration() >= MIN_IRQS_OFF && (exact || a.latency_trace.is_none()) {
+        // Sections from the flags column are lower bounds from sparse events: details only, no verdict.
+        if s.duration() >= MIN_IRQS_OFF && exact {
             let mut text = format!("irqs off {} on CPU {}", human(s.duration()), s.cpu.0);
             match section_where(&s.source) {
                 Some((from, to, parent)) => text.push_str(&format!(" from {from} to {to} (parent {parent})")),

@@ -1,5 +1,6 @@
 //! Plain-text renderers, one file per result kind.
 
+pub mod analysis;
 pub mod audit;
 pub mod noise;
 pub mod timer;

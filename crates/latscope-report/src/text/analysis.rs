@@ -1,0 +1,228 @@
+//! Text report of `latscope analyze`: the verdicts first, each with its remedy and the trace lines that prove
+//! it, then the details (latency trace, wakeup breakdowns, irqs-off sections, hrtimers, function graph, IRQs).
+
+use crate::events::{format_ts, write_text};
+use latscope_analyze::analysis::{human, Analysis};
+use latscope_analyze::component::Component;
+use latscope_analyze::funcgraph::CallNode;
+use std::io::{self, Write};
+
+fn comp_line(out: &mut dyn Write, c: &Component) -> io::Result<()> {
+    let who = match (c.pid, c.prio) {
+        (Some(p), Some(pr)) if c.kind.as_str() == "blocking_task" => format!("{} (pid {p}, prio {pr})", c.name),
+        (Some(p), None) if c.kind.as_str() == "blocking_task" => format!("{} (pid {p})", c.name),
+        _ => c.name.clone(),
+    };
+    let times = if c.count > 1 { format!(" x{}", c.count) } else { String::new() };
+    writeln!(out, "      {:<16} {:>12}  {who}{times} [CPU {}]", c.kind.as_str(), human(c.duration), c.cpu.0)
+}
+
+/// Writes the analysis as text.
+pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::Result<()> {
+    let s = &a.source;
+    writeln!(
+        out,
+        "latscope analyze: {} ({}{}), {} events on {} CPU(s) over {}",
+        s.name,
+        s.format.as_deref().unwrap_or("unknown format"),
+        s.tracer.as_deref().map(|t| format!(", tracer {t}")).unwrap_or_default(),
+        s.events,
+        s.cpus.len(),
+        human(s.span)
+    )?;
+    if !s.warnings.is_empty() {
+        writeln!(out, "  {} line(s) skipped by the decoder; first: {}", s.warnings.len(), s.warnings[0])?;
+    }
+    writeln!(out)?;
+    if a.verdicts.is_empty() {
+        writeln!(out, "Verdict: nothing in this trace stands out (no latency-tracer maximum, no irqs-off section,")?;
+        writeln!(out, "late timer, RT wakeup, throttling or function-graph difference to explain).")?;
+    }
+    for (i, v) in a.verdicts.iter().enumerate() {
+        writeln!(out, "Verdict {}: {}", i + 1, v.sentence)?;
+        for h in &v.hints {
+            writeln!(out, "  Why: {}.", h.what)?;
+            writeln!(out, "  Remedy: {}.", h.remedy)?;
+        }
+        if !v.evidence.is_empty() {
+            writeln!(out, "  Evidence:")?;
+            for e in &v.evidence {
+                write!(out, "    ")?;
+                write_text(&mut *out, &e.event)?;
+            }
+        }
+        writeln!(out)?;
+    }
+    if let Some(t) = a.threshold {
+        writeln!(
+            out,
+            "Threshold {}: {}",
+            human(t),
+            if a.exceeded { format!("exceeded (worst finding {})", human(a.worst())) } else { "not exceeded".into() }
+        )?;
+        writeln!(out)?;
+    }
+    if !details {
+        return Ok(());
+    }
+    write_details(out, a)
+}
+
+fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
+    if let Some(r) = &a.latency_trace {
+        writeln!(out, "Latency trace ({}): {}", r.tracer, human(r.latency))?;
+        if let (Some(s), Some(e)) = (&r.started_at, &r.ended_at) {
+            writeln!(out, "  started at {s}, ended at {e}")?;
+        }
+        writeln!(out, "  where the time went (repeats collapsed):")?;
+        for e in r.entries.iter().take(40) {
+            let rep = if e.repeat > 1 { format!(" (x{})", e.repeat) } else { String::new() };
+            writeln!(
+                out,
+                "    {:>12}{} {:>12}  {}{rep}",
+                format!("+{}", human(e.ts)),
+                e.marker,
+                human(e.delay),
+                e.what
+            )?;
+        }
+        if r.entries.len() > 40 {
+            writeln!(out, "    … {} more", r.entries.len() - 40)?;
+        }
+        if !r.stack.is_empty() {
+            writeln!(out, "  stack: {}", r.stack.iter().map(|f| &**f).collect::<Vec<_>>().join(" ← "))?;
+        }
+        writeln!(out)?;
+    }
+    for (i, w) in a.wakeups.iter().enumerate() {
+        writeln!(
+            out,
+            "Wakeup #{}: {}:{} prio {} on CPU {}: {} (from {} at {} to {})",
+            i + 1,
+            w.task.comm,
+            w.task.pid,
+            w.task.prio,
+            w.cpu.0,
+            human(w.latency),
+            format!("{:?}", w.start_point).to_lowercase(),
+            format_ts(w.start),
+            format_ts(w.end)
+        )?;
+        for c in &w.components {
+            comp_line(out, c)?;
+        }
+        writeln!(out, "      {:<16} {:>12}", "sum", human(w.sum))?;
+        writeln!(out, "      {:<16} {:>12}", "remainder", format!("{} ns", w.remainder))?;
+        if !w.irq_delay_causes.is_empty() {
+            writeln!(out, "    before the timer IRQ entered:")?;
+            for c in &w.irq_delay_causes {
+                comp_line(out, c)?;
+            }
+        }
+        writeln!(out)?;
+    }
+    if let Some(t) = &a.throttling {
+        writeln!(out, "RT throttling: {} gap(s), median {}, longest {}", t.count, human(t.median), human(t.max))?;
+        for g in &t.gaps {
+            writeln!(
+                out,
+                "  {}:{} off CPU {} for {} at {}",
+                g.task.comm,
+                g.task.pid,
+                g.cpu.0,
+                human(g.duration()),
+                format_ts(g.start)
+            )?;
+        }
+        writeln!(out)?;
+    }
+    if !a.irqs_off.cpus.is_empty() {
+        let kind = if a.irqs_off.from_preemptirq { "preemptirq events" } else { "flags column, lower bounds" };
+        writeln!(out, "Irqs-off sections ({kind}):")?;
+        for c in &a.irqs_off.cpus {
+            writeln!(
+                out,
+                "  CPU {}: {} sections, p50 {}, p99 {}, max {}",
+                c.cpu.0,
+                c.summary.count,
+                human(latscope_model::Nanos(c.summary.percentile("50").unwrap_or(0))),
+                human(latscope_model::Nanos(c.summary.percentile("99").unwrap_or(0))),
+                human(latscope_model::Nanos(c.summary.max_ns))
+            )?;
+            for f in c.longest.iter().take(3) {
+                let s = &f.section;
+                let at = latscope_analyze::analysis::section_where(&s.source)
+                    .map(|(a, b, p)| format!("{a} → {b} (parent {p})"))
+                    .unwrap_or_else(|| "flags".into());
+                writeln!(out, "    {:>12}  {at} in {}:{}", human(s.duration()), s.comm, s.pid)?;
+            }
+        }
+        writeln!(out)?;
+    }
+    if a.hrtimers.with_lateness > 0 {
+        writeln!(out, "hrtimer lateness ({} expiries with a traced start):", a.hrtimers.with_lateness)?;
+        for st in a.hrtimers.stats.iter().take(8) {
+            writeln!(
+                out,
+                "  {:<28} CPU {:<3} n={:<6} p50 {:>10}  p99 {:>10}  max {:>10}",
+                st.function,
+                st.cpu.0,
+                st.summary.count,
+                human(latscope_model::Nanos(st.summary.percentile("50").unwrap_or(0))),
+                human(latscope_model::Nanos(st.summary.percentile("99").unwrap_or(0))),
+                human(latscope_model::Nanos(st.summary.max_ns))
+            )?;
+        }
+        writeln!(out)?;
+    }
+    if let Some(d) = a.diff.as_ref().or(a.funcgraph.as_ref().and_then(|f| f.diff.as_ref())) {
+        writeln!(
+            out,
+            "Function-graph diff of {}: normal {}, abnormal {}, extra {} ns",
+            d.root,
+            human(d.normal.unwrap_or_default()),
+            human(d.abnormal.unwrap_or_default()),
+            d.extra
+        )?;
+        for e in d.entries.iter().take(10) {
+            let path: Vec<&str> = e.path.iter().map(|p| &**p).collect();
+            writeln!(out, "  {:>+9} ns  {:<9?}  {}", e.extra, e.kind, path.join(" → "))?;
+        }
+        writeln!(out)?;
+    }
+    if let Some(f) = &a.funcgraph {
+        writeln!(out, "Function graph: {} root call(s); slowest:", f.roots)?;
+        for r in f.slowest.iter().take(3) {
+            write_tree(out, r, 1, 3)?;
+        }
+        writeln!(out)?;
+    }
+    if !a.irq_stats.is_empty() {
+        writeln!(out, "Interrupt time per source and CPU:")?;
+        for s in a.irq_stats.iter().take(12) {
+            writeln!(
+                out,
+                "  {:<8} {:<24} CPU {:<3} n={:<7} total {:>10}  max {:>10}",
+                s.kind,
+                s.name,
+                s.cpu.0,
+                s.summary.count,
+                human(s.total),
+                human(latscope_model::Nanos(s.summary.max_ns))
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn write_tree(out: &mut dyn Write, n: &CallNode, depth: usize, max: usize) -> io::Result<()> {
+    let total = n.total.map(human).unwrap_or_else(|| "?".into());
+    let own = n.self_time.map(human).unwrap_or_else(|| "?".into());
+    writeln!(out, "  {:>12} {:>12}  {}{}", total, own, "  ".repeat(depth), n.func)?;
+    if depth < max {
+        for c in &n.children {
+            write_tree(out, c, depth + 1, max)?;
+        }
+    }
+    Ok(())
+}
