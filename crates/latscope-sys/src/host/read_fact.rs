@@ -9,7 +9,14 @@ use std::path::Path;
 pub fn why_unreadable(path: &Path, err: &std::io::Error) -> String {
     match err.kind() {
         ErrorKind::NotFound => format!("{} does not exist on this kernel", path.display()),
-        ErrorKind::PermissionDenied => format!("{}: permission denied; run latscope as root", path.display()),
+        ErrorKind::PermissionDenied => {
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                format!("{}: permission denied even to root (kernel lockdown or LSM policy)", path.display())
+            } else {
+                format!("{}: permission denied; run latscope as root", path.display())
+            }
+        }
         _ => format!("{}: {err}", path.display()),
     }
 }

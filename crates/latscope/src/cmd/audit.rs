@@ -1,12 +1,98 @@
-//! `latscope audit`: not built yet (see the open issues).
+//! `latscope audit`: collects the system facts, judges them for the CPUs asked about, prints the findings
+//! grouped by severity, and optionally writes JSON and a fix script. Exit 2 when a finding is `fail`.
 
-use crate::error::{CliError, CmdResult};
+use crate::error::{CliError, CmdResult, Outcome};
+use crate::output::JsonSink;
+use latscope_analyze::audit::{findings_for, has_fail};
+use latscope_model::{AuditResult, CpuList};
+use latscope_report::fix_script::write_fix_script;
+use latscope_report::json::write_json;
+use latscope_report::text::audit::write_audit;
+use latscope_sys::host::cpus::check_online;
+use latscope_sys::host::facts::collect;
+use latscope_sys::host::metadata::run_metadata;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Arguments of `latscope audit`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// CPUs you care about, e.g. 2-3 (default: all online CPUs)
+    #[arg(short = 'c', long = "cpus", value_name = "LIST")]
+    cpus: Option<String>,
+    /// Write the facts and findings as JSON to FILE (`-` for stdout; the table then goes to stderr)
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write a commented shell script of the suggested fixes to FILE (latscope applies nothing)
+    #[arg(long = "fix-script", value_name = "FILE")]
+    fix_script: Option<PathBuf>,
+    /// Show every piece of evidence, every fix and the reason for each finding
+    #[arg(short, long)]
+    verbose: bool,
+    /// Print no table (use with --json or --fix-script)
+    #[arg(short, long)]
+    quiet: bool,
+}
 
 /// Runs `latscope audit`.
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::msg("'latscope audit' is not built yet"))
+pub fn run(args: Args) -> CmdResult {
+    let started = Instant::now();
+    let cpus = match &args.cpus {
+        Some(list) => {
+            let cpus = CpuList::parse(list).map_err(|e| CliError(format!("--cpus: {e}")))?;
+            check_online(&cpus).map_err(|e| CliError(format!("--cpus: {e}")))?;
+            cpus
+        }
+        None => CpuList::default(),
+    };
+    // Open outputs first so a bad path fails before any work.
+    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
+    let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
+    let script = args.fix_script.as_deref().map(open_script).transpose()?;
+
+    let mut metadata = run_metadata(std::env::args().collect());
+    let facts = collect();
+    let findings = findings_for(&facts, &cpus);
+    let audited = if cpus.is_empty() { facts.cpus.online.get().cloned().unwrap_or_default() } else { cpus };
+    metadata.duration_ns = started.elapsed().as_nanos() as u64;
+    let fail = has_fail(&findings);
+    let result = AuditResult::new(metadata, audited, facts, findings);
+
+    if !args.quiet {
+        let mut text = Vec::new();
+        write_audit(&mut text, &result, args.verbose)?;
+        if to_stdout_json {
+            std::io::stderr().write_all(&text)?;
+        } else {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&text)?;
+            out.flush()?;
+        }
+    }
+    if let Some((path, mut file)) = script {
+        write_fix_script(&mut file, &result)
+            .and_then(|()| file.flush())
+            .map_err(|e| CliError(format!("writing the fix script {}: {e}", path.display())))?;
+        if !args.quiet {
+            eprintln!("latscope: fix script written to {} (review it; nothing was applied)", path.display());
+        }
+    }
+    if let Some(sink) = sink {
+        sink.write_with(|w| write_json(w, &result))?;
+    }
+    Ok(if fail { Outcome::ThresholdExceeded } else { Outcome::Ok })
+}
+
+/// Creates the fix script, executable by its owner.
+fn open_script(path: &Path) -> Result<(PathBuf, std::fs::File), CliError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o755)
+        .open(path)
+        .map(|f| (path.to_path_buf(), f))
+        .map_err(|e| CliError(format!("cannot write the fix script {}: {e}; pick a writable path", path.display())))
 }

@@ -1,0 +1,235 @@
+//! The audit rules on recorded machines (`fixtures/facts/*.json`): each expected finding is present with
+//! the right severity, for the CPUs asked about.
+
+use latscope_analyze::audit::{findings_for, has_fail};
+use latscope_model::{CpuList, Finding, Severity, SystemFacts};
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> SystemFacts {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/facts").join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn cpus(list: &str) -> CpuList {
+    CpuList::parse(list).expect("cpu list")
+}
+
+fn find<'a>(findings: &'a [Finding], id: &str) -> &'a Finding {
+    findings.iter().find(|f| f.id == id).unwrap_or_else(|| {
+        let ids: Vec<String> = findings.iter().map(|f| format!("{}:{}", f.id, f.severity)).collect();
+        panic!("no finding {id}; have {ids:?}")
+    })
+}
+
+fn expect(findings: &[Finding], expected: &[(&str, Severity)]) {
+    for (id, sev) in expected {
+        let f = find(findings, id);
+        assert_eq!(f.severity, *sev, "{id}: {} — {:?}", f.title, f.evidence);
+    }
+}
+
+/// Every finding that asks for action says where its facts came from and how to fix it.
+fn well_formed(findings: &[Finding]) {
+    for f in findings {
+        assert!(!f.title.is_empty() && !f.why.is_empty(), "{}", f.id);
+        assert!(f.evidence.iter().all(|e| !e.from.is_empty()), "{}: evidence without a source", f.id);
+        if f.severity >= Severity::Warn {
+            assert!(!f.evidence.is_empty(), "{}: no evidence", f.id);
+            assert!(!f.fix.is_empty(), "{}: no fix", f.id);
+        }
+    }
+    let ids: std::collections::BTreeSet<&str> = findings.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids.len(), findings.len(), "duplicate finding ids");
+    assert!(findings.windows(2).all(|w| w[0].severity >= w[1].severity), "not sorted worst first");
+}
+
+#[test]
+fn fixtures_round_trip() {
+    for name in ["rt_box", "laptop", "cloud_vm", "firecracker_vm"] {
+        let f = fixture(name);
+        let back: SystemFacts = serde_json::from_value(serde_json::to_value(&f).expect("to json")).expect("back");
+        assert_eq!(back, f, "{name}");
+    }
+}
+
+#[test]
+fn tuned_rt_box_is_clean_on_its_isolated_cpus() {
+    let f = findings_for(&fixture("rt_box"), &cpus("2-7"));
+    well_formed(&f);
+    expect(
+        &f,
+        &[
+            ("kernel.preemption", Severity::Ok),
+            ("sched.rt_throttling", Severity::Ok),
+            ("cpu.smt", Severity::Ok),
+            ("cpu.governor", Severity::Ok),
+            ("cpu.idle_states", Severity::Ok),
+            ("isolation.isolcpus", Severity::Ok),
+            ("irq.affinity", Severity::Ok),
+            ("irq.irqbalance", Severity::Ok),
+            ("memory.thp", Severity::Ok),
+            ("console.loglevel", Severity::Ok),
+            ("clock.source", Severity::Ok),
+            ("platform.hypervisor", Severity::Ok),
+            ("platform.smi", Severity::Ok),
+            ("tracer.available", Severity::Ok),
+            ("tracing.bpf", Severity::Ok),
+        ],
+    );
+    let bad: Vec<_> = f.iter().filter(|x| x.severity >= Severity::Warn).map(|x| &x.id).collect();
+    assert!(bad.is_empty(), "a tuned box should have no warn/fail on its isolated CPUs: {bad:?}");
+    assert!(!f.iter().any(|x| x.id.starts_with("tracer.") && x.severity == Severity::Info));
+    assert!(!has_fail(&f));
+}
+
+#[test]
+fn rt_box_housekeeping_cpus_are_flagged() {
+    // The same box judged for every CPU: CPUs 0-1 are not isolated and take the device IRQs.
+    let f = findings_for(&fixture("rt_box"), &CpuList::default());
+    well_formed(&f);
+    let iso = find(&f, "isolation.isolcpus");
+    assert_eq!(iso.severity, Severity::Warn);
+    assert_eq!(iso.cpus, cpus("0-1"));
+    assert_eq!(find(&f, "irq.affinity").severity, Severity::Warn);
+}
+
+#[test]
+fn laptop_traps() {
+    let f = findings_for(&fixture("laptop"), &cpus("2"));
+    well_formed(&f);
+    expect(
+        &f,
+        &[
+            ("cpu.smt", Severity::Warn),
+            ("cpu.governor", Severity::Warn),
+            ("cpu.idle_states", Severity::Warn),
+            ("irq.irqbalance", Severity::Warn),
+            ("irq.affinity", Severity::Warn),
+            ("watchdog.nmi", Severity::Warn),
+            ("watchdog.tco", Severity::Warn),
+            ("sched.rt_throttling", Severity::Warn),
+            ("kernel.preemption", Severity::Warn),
+            ("platform.smi", Severity::Warn),
+            ("isolation.isolcpus", Severity::Warn),
+            ("limits.memlock", Severity::Warn),
+            ("limits.rtprio", Severity::Warn),
+            ("audit.unprivileged", Severity::Info),
+            ("tracer.irqsoff", Severity::Info),
+            ("tracer.preemptoff", Severity::Info),
+            ("sched.timer_migration", Severity::Info),
+            ("console.loglevel", Severity::Ok),
+            ("memory.thp", Severity::Ok),
+            ("clock.source", Severity::Ok),
+            ("platform.hypervisor", Severity::Ok),
+        ],
+    );
+    assert!(!has_fail(&f));
+    // Evidence names the sibling, the deep state and its exit latency, the SMI count.
+    let smt = find(&f, "cpu.smt");
+    assert!(smt.title.contains('6') && smt.evidence.iter().any(|e| e.value == "6"), "{smt:?}");
+    let idle = find(&f, "cpu.idle_states");
+    assert!(idle.title.contains("1048 µs"), "{}", idle.title);
+    assert!(idle.evidence.iter().any(|e| e.fact.contains("C3_ACPI")));
+    assert!(find(&f, "platform.smi").title.contains("1214"));
+    assert!(find(&f, "cpu.governor").fix[0].action.contains("performance"));
+    // Tracers were unreadable without root, so their verdict comes from the kernel config.
+    let irqsoff = find(&f, "tracer.irqsoff");
+    assert!(irqsoff.evidence.iter().any(|e| e.value == "CONFIG_IRQSOFF_TRACER=n"), "{irqsoff:?}");
+    assert!(!f.iter().any(|x| x.id == "tracer.function_graph"), "enabled in the laptop's config");
+    // Unknown facts are listed, not guessed.
+    let unpriv = find(&f, "audit.unprivileged");
+    assert!(unpriv.evidence.iter().any(|e| e.from == "/dev/cpu_dma_latency"));
+    // Per-CPU findings concern only the CPU asked about (or its sibling).
+    assert_eq!(find(&f, "cpu.governor").cpus, cpus("2"));
+}
+
+#[test]
+fn cloud_vm_fails_on_serial_console_and_container_rt_budget() {
+    let f = findings_for(&fixture("cloud_vm"), &CpuList::default());
+    well_formed(&f);
+    expect(
+        &f,
+        &[
+            ("console.loglevel", Severity::Fail),
+            ("sched.cgroup_rt", Severity::Fail),
+            ("memory.thp", Severity::Warn),
+            ("platform.hypervisor", Severity::Warn),
+            ("platform.steal", Severity::Warn),
+            ("cpu.smt", Severity::Warn),
+            ("irq.irqbalance", Severity::Warn),
+            ("kernel.preemption", Severity::Warn),
+            ("sched.rt_throttling", Severity::Warn),
+            ("clock.source", Severity::Info),
+            ("platform.smi", Severity::Info),
+            ("cpu.governor", Severity::Info),
+            ("tracer.irqsoff", Severity::Info),
+        ],
+    );
+    assert!(has_fail(&f));
+    let console = find(&f, "console.loglevel");
+    assert!(console.title.contains("ttyS0") && console.title.contains("loglevel 7"), "{}", console.title);
+    assert!(console.fix.iter().any(|x| x.action == "dmesg -n 1"));
+    assert!(find(&f, "platform.hypervisor").title.contains("KVM"));
+    assert!(find(&f, "sched.cgroup_rt").title.contains("/docker/3f9a1c2e5b7d"));
+    // kvm-clock is vDSO-readable: info, with the switch to tsc offered since it is available.
+    assert!(find(&f, "clock.source").fix.iter().any(|x| x.action.contains("echo tsc")));
+    // Only the IRQs on the asked CPUs count: nvme0q1 is pinned to CPU 0.
+    let one = findings_for(&fixture("cloud_vm"), &cpus("1"));
+    let irq = find(&one, "irq.affinity");
+    assert!(irq.evidence.iter().all(|e| !e.fact.contains("nvme0q1")), "{irq:?}");
+    assert!(irq.evidence.iter().any(|e| e.fact.contains("ttyS0")));
+}
+
+#[test]
+fn firecracker_vm_as_captured() {
+    let f = findings_for(&fixture("firecracker_vm"), &CpuList::default());
+    well_formed(&f);
+    expect(
+        &f,
+        &[
+            ("platform.hypervisor", Severity::Warn),
+            ("sched.rt_throttling", Severity::Warn),
+            ("isolation.isolcpus", Severity::Warn),
+            ("irq.affinity", Severity::Warn),
+            ("kernel.preemption", Severity::Warn),
+            ("console.loglevel", Severity::Info),
+            ("clock.source", Severity::Ok),
+            ("tracer.irqsoff", Severity::Info),
+            ("tracer.function_graph", Severity::Info),
+            ("tracer.timerlat", Severity::Info),
+            ("cpu.smt", Severity::Ok),
+        ],
+    );
+    assert!(find(&f, "sched.rt_throttling").title.contains("950000/1000000"));
+    assert_eq!(find(&f, "isolation.isolcpus").title, "no isolated CPUs");
+    assert!(find(&f, "console.loglevel").evidence.iter().any(|e| e.fact == "console ttyS0"));
+    for (id, config) in [
+        ("tracer.irqsoff", "CONFIG_IRQSOFF_TRACER"),
+        ("tracer.function_graph", "CONFIG_FUNCTION_GRAPH_TRACER"),
+        ("tracer.timerlat", "CONFIG_TIMERLAT_TRACER"),
+    ] {
+        let t = find(&f, id);
+        assert!(t.title.contains(config) && t.fix[0].action == format!("{config}=y"), "{t:?}");
+    }
+}
+
+#[test]
+fn slow_clocksource_fails() {
+    let mut facts = fixture("laptop");
+    facts.clock.current.value = Some("hpet".into());
+    let f = findings_for(&facts, &cpus("2"));
+    let c = find(&f, "clock.source");
+    assert_eq!(c.severity, Severity::Fail);
+    assert!(c.fix.iter().any(|x| x.action.contains("echo tsc > /sys/devices/system/clocksource")));
+    assert!(has_fail(&f));
+}
+
+#[test]
+fn unknown_facts_are_not_judged_as_fine() {
+    // An empty snapshot (nothing readable) yields no ok verdicts about things never read.
+    let f = findings_for(&SystemFacts::default(), &cpus("0"));
+    assert!(!f.iter().any(|x| x.severity == Severity::Ok), "{:?}", f.iter().map(|x| &x.id).collect::<Vec<_>>());
+    assert!(f.iter().any(|x| x.id == "sched.rt_throttling" && x.severity == Severity::Info));
+    assert!(f.iter().any(|x| x.id == "kernel.preemption" && x.severity == Severity::Info));
+}
