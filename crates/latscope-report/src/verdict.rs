@@ -18,9 +18,18 @@ pub type Blocker = (String, SliceKind, Option<Pid>, Option<i32>, u64);
 
 /// What ran on a CPU while a wakeup was late: (name, kind, pid, prio, time in the window), largest first,
 /// the measured thread (the task running at the actual wakeup) and idle left out.
-pub fn blockers(slices: &CpuSlices, cpu: CpuId, from: Nanos, to: Nanos) -> (Option<Pid>, Vec<Blocker>) {
+pub fn blockers(
+    slices: &CpuSlices,
+    cpu: CpuId,
+    from: Nanos,
+    to: Nanos,
+    measured: Option<Pid>,
+) -> (Option<Pid>, Vec<Blocker>) {
     let Some(list) = slices.cpus.get(&cpu) else { return (None, Vec::new()) };
-    let measured = list.iter().find(|s| s.kind == SliceKind::Task && s.start <= to && s.end >= to).and_then(|s| s.pid);
+    // The measured thread, when its id is not known, is the task on the CPU at the actual wakeup.
+    let measured = measured.or_else(|| {
+        list.iter().find(|s| s.kind == SliceKind::Task && s.start <= to && s.end >= to).and_then(|s| s.pid)
+    });
     let mut out: Vec<Blocker> = Vec::new();
     for s in list.iter().filter(|s| s.end > from && s.start < to) {
         if s.kind == SliceKind::Task && (s.pid == Some(0) || (s.pid.is_some() && s.pid == measured)) {
@@ -37,7 +46,7 @@ pub fn blockers(slices: &CpuSlices, cpu: CpuId, from: Nanos, to: Nanos) -> (Opti
 }
 
 /// Causes from the timer's worst wakeups and, when traced, what ran meanwhile.
-pub fn timer_causes(t: &TimerResult, slices: Option<&CpuSlices>) -> Vec<Cause> {
+pub fn timer_causes(t: &TimerResult, slices: Option<&CpuSlices>, measured: &[(CpuId, Pid)]) -> Vec<Cause> {
     let mut worst: Vec<(CpuId, latscope_model::WakeupSample)> =
         t.cpus.iter().flat_map(|c| c.worst.iter().map(move |w| (c.cpu, *w))).collect();
     worst.sort_by_key(|w| std::cmp::Reverse(w.1.latency_ns));
@@ -53,7 +62,8 @@ pub fn timer_causes(t: &TimerResult, slices: Option<&CpuSlices>) -> Vec<Cause> {
     );
     match slices {
         Some(s) if s.cpus.contains_key(&cpu) => {
-            let (_, b) = blockers(s, cpu, Nanos(w.expected_ns), Nanos(w.actual_ns));
+            let tid = measured.iter().find(|m| m.0 == cpu).map(|m| m.1);
+            let (_, b) = blockers(s, cpu, Nanos(w.expected_ns), Nanos(w.actual_ns), tid);
             let blocked: u64 = b.iter().filter(|x| x.1 == SliceKind::Task).map(|x| x.4).sum();
             let irq: u64 = b.iter().filter(|x| x.1 != SliceKind::Task).map(|x| x.4).sum();
             let mut evidence = vec![base];
@@ -92,6 +102,9 @@ pub fn timer_causes(t: &TimerResult, slices: Option<&CpuSlices>) -> Vec<Cause> {
                 _ => format!("Timer wakeups reach {} on CPU {}", us(w.latency_ns), cpu.0),
             };
             let remedy = match b.first() {
+                _ if unexplained > w.latency_ns / 2 => "on a VM: dedicated, pinned vCPUs on an idle host; on bare \
+                                                        metal: check SMIs and BIOS power settings"
+                    .to_string(),
                 Some((_, SliceKind::Task, _, _, _)) => {
                     "give the real-time thread a higher priority than that task, or move the task to another CPU \
                      (taskset, cpusets, isolcpus=)"
@@ -173,7 +186,20 @@ pub fn noise_causes(n: &NoiseResult) -> Vec<Cause> {
         if let Some(steal) = c.counters.steal_ns.filter(|s| *s > 0) {
             evidence.push(format!("steal time {} (the hypervisor ran something else on this vCPU)", us(steal)));
         }
-        let virt = n.environment.hypervisor.clone().or_else(|| n.metadata.hypervisor.clone());
+        if n.options.priority == 0 {
+            evidence.push(
+                "the spinner ran as SCHED_OTHER: every other runnable task's time counts as noise (a real-time \
+                 thread would preempt them; --noise-priority N measures that)"
+                    .to_string(),
+            );
+        }
+        let virt = n.environment.hypervisor.clone().or_else(|| n.metadata.hypervisor.clone()).map(|h| {
+            if h == "unknown" {
+                "a hypervisor".to_string()
+            } else {
+                h
+            }
+        });
         let throttled = c.rt_throttling.detected && c.rt_throttling.median_gap_ns * 2 > c.max_gap_ns;
         if !throttled {
             let (title, remedy) = match &virt {
@@ -221,8 +247,9 @@ pub fn verdict(
     timer: Option<&TimerResult>,
     noise: Option<&NoiseResult>,
     slices: Option<&CpuSlices>,
+    measured_tids: &[(CpuId, Pid)],
 ) -> Vec<Cause> {
-    let mut measured: Vec<Cause> = timer.map(|t| timer_causes(t, slices)).unwrap_or_default();
+    let mut measured: Vec<Cause> = timer.map(|t| timer_causes(t, slices, measured_tids)).unwrap_or_default();
     measured.extend(noise.map(noise_causes).unwrap_or_default());
     measured.sort_by_key(|c| std::cmp::Reverse(c.impact_ns));
     let mut all = measured;
@@ -305,7 +332,7 @@ mod tests {
             }],
             ..CpuTimer::default()
         });
-        let causes = timer_causes(&t, Some(&s));
+        let causes = timer_causes(&t, Some(&s), &[(CpuId(1), 77)]);
         assert_eq!(causes.len(), 1);
         let c = &causes[0];
         assert!(
@@ -337,7 +364,7 @@ mod tests {
             },
             ..CpuNoise::default()
         });
-        let v = verdict(None, None, Some(&n), None);
+        let v = verdict(None, None, Some(&n), None, &[]);
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0].title.contains("RT throttling") && v[0].remedy.contains("kernel.sched_rt_runtime_us=-1"));
         let text = render(&v);

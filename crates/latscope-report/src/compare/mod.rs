@@ -88,13 +88,16 @@ pub struct Comparison {
 fn from_buckets(buckets: &[Bucket], noise_pct: Option<f64>, min: Option<u64>, max: Option<u64>) -> ScopeStats {
     let h = LatencyHistogram::from_buckets(buckets);
     let s = h.summary(None);
+    let max_ns = max.unwrap_or(s.max_ns);
+    // Percentiles are bucket tops; none may exceed the exact maximum the run reported.
+    let q = |x: f64| h.quantile(x).0.min(max_ns);
     ScopeStats {
         count: s.count,
         min_ns: min.unwrap_or(s.min_ns),
-        p50_ns: h.quantile(0.5).0,
-        p99_ns: h.quantile(0.99).0,
-        p999_ns: h.quantile(0.999).0,
-        max_ns: max.unwrap_or(s.max_ns),
+        p50_ns: q(0.5),
+        p99_ns: q(0.99),
+        p999_ns: q(0.999),
+        max_ns,
         noise_pct,
         histogram: buckets.to_vec(),
     }

@@ -75,7 +75,7 @@ pub fn cpu_timeline_svg(t: &Timeline) -> Result<String, PlotError> {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(80)
-            .build_cartesian_2d(0f64..span, (0u32..LANES.len() as u32).into_segmented())
+            .build_cartesian_2d(0f64..span, (0u32..LANES.len() as u32 - 1).into_segmented())
             .map_err(err("cpu-timeline"))?;
         let y_fmt = |v: &SegmentValue<u32>| match v {
             SegmentValue::CenterOf(i) => LANES.get(*i as usize).map(|s| s.to_string()).unwrap_or_default(),
@@ -85,6 +85,7 @@ pub fn cpu_timeline_svg(t: &Timeline) -> Result<String, PlotError> {
             .configure_mesh()
             .disable_y_mesh()
             .y_label_formatter(&y_fmt)
+            .x_label_formatter(&|v| super::fmt_us(*v))
             .x_desc(format!("µs after {:.6} s (trace clock)", t.from.0 as f64 / 1e9))
             .light_line_style(RGBColor(240, 240, 240))
             .draw()

@@ -139,6 +139,12 @@ pub fn histogram_svg(title: &str, series: &[HistSeries]) -> Result<String, PlotE
             XScale::Linear { bin_us, .. } => format!("latency, µs (bins of {} µs)", fmt_us(bin_us)),
             XScale::Log { .. } => "latency, µs (log scale)".to_string(),
         };
+        // A label near the right edge goes left of its line so it is not clipped.
+        let label_x = |mx: f64| match scale {
+            XScale::Linear { max_us, .. } if mx > 0.85 * max_us => mx - 0.1 * max_us,
+            XScale::Log { max_us, .. } if mx > max_us / 1.8 => mx / 1.6,
+            _ => mx,
+        };
         macro_rules! draw {
             ($chart:expr) => {{
                 let mut chart = $chart;
@@ -176,7 +182,7 @@ pub fn histogram_svg(title: &str, series: &[HistSeries]) -> Result<String, PlotE
                     chart
                         .draw_series(std::iter::once(Text::new(
                             format!("max {}", fmt_us(mx)),
-                            (mx, floor * 1.25 * 2.2f64.powi(i as i32 % 6 + 1)),
+                            (label_x(mx), floor * 1.25 * 2.2f64.powi(i as i32 % 6 + 1)),
                             ("sans-serif", 12).into_font().color(&c),
                         )))
                         .map_err(err("histogram"))?;

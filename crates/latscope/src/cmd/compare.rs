@@ -1,12 +1,74 @@
-//! `latscope compare`: not built yet (see the open issues).
+//! `latscope compare A B [C…]`: loads saved timer or noise results (latscope JSON, or cyclictest/oslat
+//! files), prints them side by side per CPU and overall with the statistical tests and a verdict per run,
+//! and with `--report DIR` draws the overlaid histograms and percentile plots. Wiring only.
 
-use crate::error::{CliError, CmdResult};
+use crate::cmd::report::{read_result, write_report_dir};
+use crate::error::{CliError, CmdResult, Outcome};
+use crate::output::JsonSink;
+use latscope_report::compare::{compare, letter, RunInput};
+use latscope_report::import::Loaded;
+use latscope_report::json::write_json;
+use latscope_report::pages::compare_page;
+use std::io::Write;
+use std::path::PathBuf;
 
 /// Arguments of `latscope compare`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Two or more results; the first is the baseline (latscope timer/noise JSON, cyclictest or oslat files)
+    #[arg(value_name = "RESULT", num_args = 2.., required = true)]
+    inputs: Vec<PathBuf>,
+    /// Also write a report directory with overlaid histograms and percentile plots
+    #[arg(long = "report", value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Write the comparison as JSON to FILE (`-` for stdout; the table then goes to stderr)
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
 
 /// Runs `latscope compare`.
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::msg("'latscope compare' is not built yet"))
+pub fn run(args: Args) -> CmdResult {
+    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
+    let mut runs = Vec::new();
+    let mut metadata = Vec::new();
+    for (i, path) in args.inputs.iter().enumerate() {
+        let name = path.display().to_string();
+        let l = letter(i);
+        match read_result(path)? {
+            Loaded::Timer(r) => {
+                metadata.push((format!("{l}: {name}"), r.metadata.clone()));
+                runs.push(RunInput::timer(&l, &name, &r));
+            }
+            Loaded::Noise(r) => {
+                metadata.push((format!("{l}: {name}"), r.metadata.clone()));
+                runs.push(RunInput::noise(&l, &name, &r));
+            }
+            Loaded::Other(latscope_model::wire::ResultKind::Run, v) => {
+                let r: latscope_model::RunResult = serde_json::from_value(*v)
+                    .map_err(|e| CliError(format!("{name}: not a valid latscope run result: {e}")))?;
+                let t =
+                    r.timer.ok_or_else(|| CliError(format!("{name}: this run has no timer measurement to compare")))?;
+                metadata.push((format!("{l}: {name}"), t.metadata.clone()));
+                runs.push(RunInput::timer(&l, &name, &t));
+            }
+            _ => return Err(CliError(format!("{name}: compare takes timer or noise results (or run results)"))),
+        }
+    }
+    let c = compare(runs);
+    let text = latscope_report::compare::text::render(&c);
+    if sink.as_ref().is_some_and(JsonSink::is_stdout) {
+        std::io::stderr().write_all(text.as_bytes())?;
+    } else {
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+    }
+    if let Some(dir) = &args.report {
+        let mut json = Vec::new();
+        write_json(&mut json, &c)?;
+        let index = write_report_dir(dir, &compare_page(&c, metadata).render(), &[("comparison.json", json)])?;
+        eprintln!("latscope: report written to {}", index.display());
+    }
+    if let Some(sink) = sink {
+        sink.write_with(|w| write_json(w, &c))?;
+    }
+    Ok(Outcome::Ok)
 }

@@ -1,12 +1,115 @@
-//! `latscope report`: not built yet (see the open issues).
+//! `latscope report RESULT [--report DIR]`: re-renders a saved latscope JSON result — or imports a
+//! cyclictest histogram/JSON or oslat text/JSON file — as text and as a report directory (index.html, the
+//! plots as SVG, the result as latscope JSON). Also home of the report-directory writer the other
+//! commands use. Wiring only.
 
-use crate::error::{CliError, CmdResult};
+use crate::error::{CliError, CmdResult, Outcome};
+use latscope_model::wire::ResultKind;
+use latscope_model::RunResult;
+use latscope_report::html::{Page, ReportFiles};
+use latscope_report::import::{load, Loaded};
+use latscope_report::json::write_json;
+use latscope_report::pages;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `latscope report`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// A latscope JSON result, cyclictest -h/--histfile or --json output, or oslat text or --json output
+    #[arg(value_name = "RESULT")]
+    input: PathBuf,
+    /// Write the report directory here (index.html, *.svg, result.json) [default: <RESULT>-report]
+    #[arg(long = "report", value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Print nothing but the report's path
+    #[arg(short = 'q', long)]
+    quiet: bool,
+}
+
+/// Reads a result file; the error names the file and what is accepted.
+pub fn read_result(path: &Path) -> Result<Loaded, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CliError(format!("cannot read {}: {e}; give a latscope JSON result or a cyclictest/oslat file", path.display()))
+    })?;
+    load(&path.display().to_string(), &text).map_err(CliError::msg)
+}
+
+/// Writes a report directory: `index.html`, every plot as `<id>.svg`, and `extra` files (name, bytes).
+/// Returns the path of `index.html`.
+pub fn write_report_dir(dir: &Path, files: &ReportFiles, extra: &[(&str, Vec<u8>)]) -> Result<PathBuf, CliError> {
+    let fail = |what: &Path, e: std::io::Error| {
+        CliError(format!(
+            "cannot write the report {}: {e}; pick a writable directory with --report DIR",
+            what.display()
+        ))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
+    for (name, svg) in &files.svgs {
+        let p = dir.join(name);
+        std::fs::write(&p, svg).map_err(|e| fail(&p, e))?;
+    }
+    for (name, bytes) in extra {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).map_err(|e| fail(&p, e))?;
+    }
+    let index = dir.join("index.html");
+    std::fs::write(&index, &files.index_html).map_err(|e| fail(&index, e))?;
+    Ok(index)
+}
+
+/// The default report directory for an input file: `<file name without extension>-report` beside it.
+fn default_dir(input: &Path) -> PathBuf {
+    let stem = input.file_stem().map_or("latscope".into(), |s| s.to_string_lossy().into_owned());
+    input.with_file_name(format!("{stem}-report"))
+}
+
+/// Serialises a result as latscope JSON.
+macro_rules! json_bytes {
+    ($v:expr) => {{
+        let mut buf = Vec::new();
+        write_json(&mut buf, $v).map(|()| buf).map_err(CliError::from)
+    }};
+}
 
 /// Runs `latscope report`.
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::msg("'latscope report' is not built yet"))
+pub fn run(args: Args) -> CmdResult {
+    let loaded = read_result(&args.input)?;
+    let name = args.input.file_name().map_or_else(|| args.input.display().to_string(), |n| n.to_string_lossy().into());
+    let mut text = Vec::new();
+    let (page, json): (Page, Vec<u8>) = match &loaded {
+        Loaded::Timer(r) => {
+            latscope_report::text::timer::write_timer(&mut text, r)?;
+            (pages::timer_page(r, &name), json_bytes!(r)?)
+        }
+        Loaded::Noise(r) => {
+            latscope_report::text::noise::write_noise(&mut text, r)?;
+            (pages::noise_page(r, &name), json_bytes!(r)?)
+        }
+        Loaded::Audit(r) => {
+            latscope_report::text::audit::write_audit(&mut text, r, false)?;
+            (pages::audit_page(r, &name), json_bytes!(r)?)
+        }
+        Loaded::Other(ResultKind::Run, v) => {
+            let r: RunResult = serde_json::from_value((**v).clone())
+                .map_err(|e| CliError(format!("{}: not a valid latscope run result: {e}", args.input.display())))?;
+            text.extend_from_slice(latscope_report::verdict::render(&r.causes).as_bytes());
+            (pages::run_page(&r, Vec::new()), json_bytes!(&r)?)
+        }
+        Loaded::Other(kind, _) => {
+            return Err(CliError(format!(
+                "{}: latscope cannot draw a '{kind:?}' result yet; report takes timer, noise, audit and run results",
+                args.input.display()
+            )))
+        }
+    };
+    let dir = args.report.clone().unwrap_or_else(|| default_dir(&args.input));
+    let index = write_report_dir(&dir, &page.render(), &[("result.json", json)])?;
+    let mut out = std::io::stdout().lock();
+    if !args.quiet {
+        out.write_all(&text)?;
+        writeln!(out)?;
+    }
+    writeln!(out, "report: {}", index.display())?;
+    Ok(Outcome::Ok)
 }
