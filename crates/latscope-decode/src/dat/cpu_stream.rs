@@ -40,6 +40,8 @@ pub struct CpuStream<R> {
     page_no: u64,
     pending: VecDeque<Event>,
     done: bool,
+    /// Chunks inflated ahead by a background thread (compressed files on disk).
+    prefetch: Option<super::prefetch::Blocks>,
 }
 
 impl<R: Read + Seek> CpuStream<R> {
@@ -57,7 +59,13 @@ impl<R: Read + Seek> CpuStream<R> {
             page_no: 0,
             pending: VecDeque::new(),
             done: d.size == 0,
+            prefetch: None,
         }
+    }
+
+    /// Take compressed chunks from a background reader instead of the shared input.
+    pub(crate) fn set_prefetch(&mut self, blocks: super::prefetch::Blocks) {
+        self.prefetch = Some(blocks);
     }
 
     fn warn(&self, sh: &mut Shared<R>, msg: String) {
@@ -80,7 +88,10 @@ impl<R: Read + Seek> CpuStream<R> {
                 self.next += n;
                 r
             }
-            _ => self.next_chunk(sh),
+            _ => match &self.prefetch {
+                Some(rx) => rx.recv().unwrap_or_else(|_| Ok(Vec::new())),
+                None => self.next_chunk(sh),
+            },
         };
         match res {
             Ok(b) if !b.is_empty() => {

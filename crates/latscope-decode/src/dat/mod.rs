@@ -13,6 +13,7 @@ mod compress;
 mod cpu_stream;
 mod input;
 mod meta;
+mod prefetch;
 
 pub use compress::Compression;
 pub use cpu_stream::CpuStream;
@@ -47,7 +48,7 @@ impl DatReader<File> {
     pub fn open(path: &Path) -> Result<DatReader<File>, DecodeError> {
         let name = path.display().to_string();
         let f = File::open(path).map_err(|source| DecodeError::Io { path: name.clone(), source })?;
-        DatReader::from_reader(f, &name)
+        DatReader::build(f, &name, Some(path))
     }
 }
 
@@ -61,6 +62,11 @@ impl<'a> DatReader<Cursor<&'a [u8]>> {
 impl<R: Read + Seek> DatReader<R> {
     /// Read the metadata from any seekable reader; `name` is used in messages.
     pub fn from_reader(r: R, name: &str) -> Result<DatReader<R>, DecodeError> {
+        DatReader::build(r, name, None)
+    }
+
+    /// `from_reader`; with the file's `path`, compressed CPU data is inflated on background threads.
+    fn build(r: R, name: &str, path: Option<&Path>) -> Result<DatReader<R>, DecodeError> {
         let mut input = Input::new(r).map_err(|why| DecodeError::NotATrace { path: name.into(), why })?;
         let meta = meta::read_meta(&mut input).map_err(|what| {
             if input.len < 10 || what.contains("magic") {
@@ -105,7 +111,14 @@ impl<R: Read + Seek> DatReader<R> {
         let mut streams = Vec::new();
         for buf in &meta.buffers {
             for d in &buf.cpus {
-                streams.push(CpuStream::new(shared.clone(), d, meta.compression, meta.page_size));
+                let mut s = CpuStream::new(shared.clone(), d, meta.compression, meta.page_size);
+                if let (Some(p), true) = (path, meta.compression != Compression::None && d.size > 0) {
+                    if let Some(blocks) = prefetch::spawn(p.to_path_buf(), d.clone(), meta.compression, meta.big_endian)
+                    {
+                        s.set_prefetch(blocks);
+                    }
+                }
+                streams.push(s);
             }
         }
         Ok(DatReader { merge: Merge::new(streams), shared, meta })
