@@ -26,6 +26,9 @@ pub struct TestResult {
     pub tail_p: f64,
     /// B's p99 / A's p99.
     pub p99_ratio: f64,
+    /// B's median / A's median.
+    #[serde(default)]
+    pub p50_ratio: f64,
     /// Whether the difference is both statistically significant and large enough to matter.
     pub significant: bool,
     /// Which rule made it significant (`body shift`, `distribution`, `tail`), empty when not.
@@ -38,6 +41,9 @@ pub const ALPHA: f64 = 1e-3;
 pub const MIN_SHIFT: f64 = 0.1;
 /// Smallest KS distance that matters.
 pub const MIN_KS_D: f64 = 0.15;
+/// Smallest relative change of the median or p99 that matters for a body or distribution difference
+/// (a few percent move between runs of one configuration on a busy machine).
+pub const MIN_QUANTILE_RATIO: f64 = 1.25;
 /// Smallest change of the tail share (×) and of p99 (×) that matters.
 pub const MIN_TAIL_RATIO: f64 = 2.0;
 /// Smallest change of p99 (×) that goes with a tail difference.
@@ -176,11 +182,13 @@ pub fn compare(a: &[Bucket], b: &[Bucket]) -> TestResult {
     let tail_p = if se > 0.0 { normal_p((pb - pa) / se) } else { 1.0 };
     let p99_a = threshold.max(1) as f64;
     let p99_ratio = quantile(b, 0.99) as f64 / p99_a;
+    let p50_ratio = quantile(b, 0.5) as f64 / quantile(a, 0.5).max(1) as f64;
+    let moved = |r: f64| r >= MIN_QUANTILE_RATIO || r <= 1.0 / MIN_QUANTILE_RATIO;
     let mut reasons = Vec::new();
-    if mw_p < ALPHA && (prob_b_greater - 0.5).abs() >= MIN_SHIFT {
+    if mw_p < ALPHA && (prob_b_greater - 0.5).abs() >= MIN_SHIFT && moved(p50_ratio) {
         reasons.push("body shift".to_string());
     }
-    if ks_p < ALPHA && ks_d >= MIN_KS_D {
+    if ks_p < ALPHA && ks_d >= MIN_KS_D && (moved(p50_ratio) || moved(p99_ratio)) {
         reasons.push("distribution".to_string());
     }
     let tail_ratio = if pa > 0.0 {
@@ -205,6 +213,7 @@ pub fn compare(a: &[Bucket], b: &[Bucket]) -> TestResult {
         tail_b_pct: 100.0 * pb,
         tail_p,
         p99_ratio,
+        p50_ratio,
         significant: !reasons.is_empty(),
         reasons,
     }
@@ -280,6 +289,17 @@ mod tests {
         assert!(t.significant && t.reasons.contains(&"tail".to_string()), "{t:?}");
         assert!(t.p99_ratio > 10.0, "{t:?}");
         assert!(t.tail_b_pct > 3.0 * t.tail_a_pct);
+    }
+
+    /// Runs of one configuration on a busy VM differ by a few percent with p ≈ 0 at thousands of samples:
+    /// that is not a difference that matters.
+    #[test]
+    fn small_real_shift_is_not_significant() {
+        let a = hist(noise(5, 20_000, 18_000, 6_000));
+        let b = hist(noise(6, 20_000, 19_500, 6_000));
+        let t = compare(&a, &b);
+        assert!(t.mw_p < ALPHA, "the shift is statistically detectable: {t:?}");
+        assert!(!t.significant, "{t:?}");
     }
 
     #[test]
