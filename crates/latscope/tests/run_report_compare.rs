@@ -85,6 +85,14 @@ fn run_prints_the_verdict_and_writes_the_report() {
         assert!(v["timer"]["all"]["count"].as_u64().is_some_and(|n| n > 1000), "timer missing: {}", v["timer"]);
         assert!(v["noise"]["cpus"].as_array().is_some_and(|c| !c.is_empty()), "noise missing");
         assert!(v["causes"].as_array().is_some_and(|c| !c.is_empty()), "no causes");
+        // The Perfetto export of the traced timer run is well formed and nests.
+        if let Ok(bytes) = std::fs::read(dir.join("trace.perfetto.json")) {
+            let doc: serde_json::Value = serde_json::from_slice(&bytes).expect("perfetto json");
+            let problems = latscope_report::perfetto::check(&doc);
+            assert!(problems.is_empty(), "{} problems, first {:?}", problems.len(), problems.first());
+            let events = doc["traceEvents"].as_array().expect("traceEvents");
+            assert!(events.iter().any(|e| e["cat"] == "worst"), "worst cases not marked");
+        }
         // The report re-renders from its own JSON.
         let again = tmp("run-again");
         let out = run(
