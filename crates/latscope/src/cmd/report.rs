@@ -1,15 +1,17 @@
 //! `latscope report RESULT [--report DIR]`: re-renders a saved latscope JSON result — or imports a
 //! cyclictest histogram/JSON or oslat text/JSON file — as text and as a report directory (index.html, the
-//! plots as SVG, the result as latscope JSON). Also home of the report-directory writer the other
-//! commands use. Wiring only.
+//! plots as SVG, the result as latscope JSON). Also home of the report-directory and Perfetto writers the
+//! other commands use (`--report DIR`, `--perfetto FILE`). Wiring only.
 
 use crate::error::{CliError, CmdResult, Outcome};
+use latscope_model::noise_result::NoiseResult;
 use latscope_model::wire::ResultKind;
-use latscope_model::RunResult;
-use latscope_report::html::{Page, ReportFiles};
+use latscope_model::{Event, RunResult, TimerResult};
+use latscope_report::html::ReportFiles;
 use latscope_report::import::{load, Loaded};
 use latscope_report::json::write_json;
 use latscope_report::pages;
+use latscope_report::perfetto::PerfettoTrace;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -25,6 +27,14 @@ pub struct Args {
     /// Print nothing but the report's path
     #[arg(short = 'q', long)]
     quiet: bool,
+}
+
+/// Serialises a result as latscope JSON.
+macro_rules! json_bytes {
+    ($v:expr) => {{
+        let mut buf = Vec::new();
+        write_json(&mut buf, $v).map(|()| buf).map_err(CliError::from)
+    }};
 }
 
 /// Reads a result file; the error names the file and what is accepted.
@@ -58,43 +68,70 @@ pub fn write_report_dir(dir: &Path, files: &ReportFiles, extra: &[(&str, Vec<u8>
     Ok(index)
 }
 
+/// Writes the report directory of a timer result (for `latscope timer --report DIR` too).
+pub fn write_timer_report(dir: &Path, r: &TimerResult, name: &str) -> Result<PathBuf, CliError> {
+    write_report_dir(dir, &pages::timer_page(r, name).render(), &[("result.json", json_bytes!(r)?)])
+}
+
+/// Writes the report directory of a noise result (for `latscope noise --report DIR` too).
+pub fn write_noise_report(dir: &Path, r: &NoiseResult, name: &str) -> Result<PathBuf, CliError> {
+    write_report_dir(dir, &pages::noise_page(r, name).render(), &[("result.json", json_bytes!(r)?)])
+}
+
+/// Writes a Perfetto / chrome://tracing JSON file of trace events and measurements (`--perfetto FILE`).
+pub fn write_perfetto(
+    path: &Path,
+    events: &[Event],
+    timer: Option<&TimerResult>,
+    noise: Option<&NoiseResult>,
+) -> Result<(), CliError> {
+    let mut p = PerfettoTrace::new();
+    p.add_events(events);
+    if let Some(t) = timer {
+        p.add_timer(t);
+    }
+    if let Some(n) = noise {
+        p.add_noise(n);
+    }
+    let file = std::fs::File::create(path).map_err(|e| {
+        CliError(format!("cannot write the Perfetto trace {}: {e}; pick a writable path", path.display()))
+    })?;
+    let mut w = std::io::BufWriter::new(file);
+    p.write(&mut w)
+        .and_then(|()| w.flush())
+        .map_err(|e| CliError(format!("writing the Perfetto trace {}: {e}", path.display())))
+}
+
 /// The default report directory for an input file: `<file name without extension>-report` beside it.
 fn default_dir(input: &Path) -> PathBuf {
     let stem = input.file_stem().map_or("latscope".into(), |s| s.to_string_lossy().into_owned());
     input.with_file_name(format!("{stem}-report"))
 }
 
-/// Serialises a result as latscope JSON.
-macro_rules! json_bytes {
-    ($v:expr) => {{
-        let mut buf = Vec::new();
-        write_json(&mut buf, $v).map(|()| buf).map_err(CliError::from)
-    }};
-}
-
 /// Runs `latscope report`.
 pub fn run(args: Args) -> CmdResult {
     let loaded = read_result(&args.input)?;
     let name = args.input.file_name().map_or_else(|| args.input.display().to_string(), |n| n.to_string_lossy().into());
+    let dir = args.report.clone().unwrap_or_else(|| default_dir(&args.input));
     let mut text = Vec::new();
-    let (page, json): (Page, Vec<u8>) = match &loaded {
+    let index = match &loaded {
         Loaded::Timer(r) => {
             latscope_report::text::timer::write_timer(&mut text, r)?;
-            (pages::timer_page(r, &name), json_bytes!(r)?)
+            write_timer_report(&dir, r, &name)?
         }
         Loaded::Noise(r) => {
             latscope_report::text::noise::write_noise(&mut text, r)?;
-            (pages::noise_page(r, &name), json_bytes!(r)?)
+            write_noise_report(&dir, r, &name)?
         }
         Loaded::Audit(r) => {
             latscope_report::text::audit::write_audit(&mut text, r, false)?;
-            (pages::audit_page(r, &name), json_bytes!(r)?)
+            write_report_dir(&dir, &pages::audit_page(r, &name).render(), &[("result.json", json_bytes!(r)?)])?
         }
         Loaded::Other(ResultKind::Run, v) => {
             let r: RunResult = serde_json::from_value((**v).clone())
                 .map_err(|e| CliError(format!("{}: not a valid latscope run result: {e}", args.input.display())))?;
             text.extend_from_slice(latscope_report::verdict::render(&r.causes).as_bytes());
-            (pages::run_page(&r, Vec::new()), json_bytes!(&r)?)
+            write_report_dir(&dir, &pages::run_page(&r, Vec::new()).render(), &[("result.json", json_bytes!(&r)?)])?
         }
         Loaded::Other(kind, _) => {
             return Err(CliError(format!(
@@ -103,8 +140,6 @@ pub fn run(args: Args) -> CmdResult {
             )))
         }
     };
-    let dir = args.report.clone().unwrap_or_else(|| default_dir(&args.input));
-    let index = write_report_dir(&dir, &page.render(), &[("result.json", json)])?;
     let mut out = std::io::stdout().lock();
     if !args.quiet {
         out.write_all(&text)?;

@@ -4,7 +4,7 @@
 //! it can without root or tracefs and says what it skipped. Wiring only: every step is a library call.
 
 use crate::cmd::record::decoder_for;
-use crate::cmd::report::write_report_dir;
+use crate::cmd::report::{write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
@@ -17,7 +17,6 @@ use latscope_model::{
 };
 use latscope_report::json::write_json;
 use latscope_report::pages::{run_page, worst_case_timelines};
-use latscope_report::perfetto::PerfettoTrace;
 use latscope_report::slices::{self, CpuSlices};
 use latscope_report::verdict;
 use latscope_sys::host::counters;
@@ -190,21 +189,12 @@ pub fn run(args: Args) -> CmdResult {
     };
     let mut json = Vec::new();
     write_json(&mut json, &result)?;
-    let mut extra: Vec<(&str, Vec<u8>)> = vec![("result.json", json.clone())];
-    if !events.is_empty() || result.timer.is_some() {
-        let mut p = PerfettoTrace::new();
-        p.add_events(&events);
-        if let Some(t) = &result.timer {
-            p.add_timer(t);
-        }
-        if let Some(n) = &result.noise {
-            p.add_noise(n);
-        }
-        let mut buf = Vec::new();
-        p.write(&mut buf)?;
-        extra.push(("trace.perfetto.json", buf));
+    let index = write_report_dir(&dir, &run_page(&result, timelines).render(), &[("result.json", json.clone())])?;
+    let perfetto = dir.join("trace.perfetto.json");
+    let traced = !events.is_empty() || result.timer.is_some();
+    if traced {
+        write_perfetto(&perfetto, &events, result.timer.as_ref(), result.noise.as_ref())?;
     }
-    let index = write_report_dir(&dir, &run_page(&result, timelines).render(), &extra)?;
     if let Some(path) = &args.json {
         std::fs::write(path, &json).map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?;
     }
@@ -219,8 +209,8 @@ pub fn run(args: Args) -> CmdResult {
         writeln!(out, "note: {w}")?;
     }
     writeln!(out, "report: {}", index.display())?;
-    if extra.iter().any(|(n, _)| *n == "trace.perfetto.json") {
-        writeln!(out, "trace:  {} (open in ui.perfetto.dev)", dir.join("trace.perfetto.json").display())?;
+    if traced {
+        writeln!(out, "trace:  {} (open in ui.perfetto.dev)", perfetto.display())?;
     }
     Ok(Outcome::Ok)
 }
