@@ -2,7 +2,7 @@
 //! the right severity, for the CPUs asked about.
 
 use latscope_analyze::audit::{findings_for, has_fail};
-use latscope_model::{CpuList, Finding, Severity, SystemFacts};
+use latscope_model::{CpuList, Finding, FixKind, Severity, SystemFacts};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> SystemFacts {
@@ -91,7 +91,10 @@ fn rt_box_housekeeping_cpus_are_flagged() {
     let iso = find(&f, "isolation.isolcpus");
     assert_eq!(iso.severity, Severity::Warn);
     assert_eq!(iso.cpus, cpus("0-1"));
-    assert_eq!(find(&f, "irq.affinity").severity, Severity::Warn);
+    let irq = find(&f, "irq.affinity");
+    assert_eq!(irq.severity, Severity::Warn);
+    // Every CPU is measured, so there is nowhere to move IRQs now: only the boot-time advice is given.
+    assert!(irq.fix.iter().all(|x| x.kind == FixKind::BootParam), "{:?}", irq.fix);
 }
 
 #[test]
@@ -133,6 +136,11 @@ fn laptop_traps() {
     assert!(idle.evidence.iter().any(|e| e.fact.contains("C3_ACPI")));
     assert!(find(&f, "platform.smi").title.contains("1214"));
     assert!(find(&f, "cpu.governor").fix[0].action.contains("performance"));
+    // IRQs move to the CPUs not asked about.
+    let irq = find(&f, "irq.affinity");
+    assert_eq!(irq.fix[0].kind, FixKind::Command);
+    assert!(irq.fix[0].action.contains("echo 0-1,3-7 > /proc/irq/$i/smp_affinity_list"), "{:?}", irq.fix);
+    assert!(irq.fix.iter().any(|x| x.action == "echo fb > /proc/irq/default_smp_affinity"), "{:?}", irq.fix);
     // Tracers were unreadable without root, so their verdict comes from the kernel config.
     let irqsoff = find(&f, "tracer.irqsoff");
     assert!(irqsoff.evidence.iter().any(|e| e.value == "CONFIG_IRQSOFF_TRACER=n"), "{irqsoff:?}");

@@ -115,7 +115,7 @@ fn irq_affinity(s: &Scope, out: &mut Vec<Finding>) {
     let irqs = &s.facts.irqs.irqs;
     let Some(list) = irqs.get() else { return };
     // IRQs that may fire on a measured CPU: the effective affinity when known, else the allowed one.
-    let mut hits: Vec<(u32, String, CpuList, u64)> = list
+    let mut hits: Vec<(u32, String, CpuList, u64, &str)> = list
         .iter()
         .filter_map(|i| {
             let aff = i.effective.as_ref().filter(|e| !e.is_empty()).or(i.affinity.as_ref())?;
@@ -124,7 +124,12 @@ fn irq_affinity(s: &Scope, out: &mut Vec<Finding>) {
                 return None;
             }
             let count = i.counts.iter().filter(|c| s.cpus.contains(c.cpu)).map(|c| c.count).sum();
-            Some((i.irq, i.name.clone(), on, count))
+            let file = if i.effective.as_ref().is_some_and(|e| !e.is_empty()) {
+                "effective_affinity_list"
+            } else {
+                "smp_affinity_list"
+            };
+            Some((i.irq, i.name.clone(), on, count, file))
         })
         .collect();
     if hits.is_empty() {
@@ -148,18 +153,21 @@ fn irq_affinity(s: &Scope, out: &mut Vec<Finding>) {
         "A device interrupt on a measured CPU preempts whatever runs there, for the length of its handler.",
     )
     .on_cpus(s.cpus.clone());
-    for (irq, name, on, count) in hits.iter().take(8) {
+    for (irq, name, on, count, file) in hits.iter().take(8) {
         f = f.evidence(
             format!("IRQ {irq} {name}"),
             format!("on CPUs {on}, {count} interrupts there since boot"),
-            format!("/proc/irq/{irq}/effective_affinity_list"),
+            format!("/proc/irq/{irq}/{file}"),
         );
     }
     if hits.len() > 8 {
         f = f.evidence("more IRQs", format!("{} more", hits.len() - 8), irqs.from.clone());
     }
     let keep = s.keep_for_housekeeping();
-    if !keep.is_empty() {
+    if s.housekeeping.is_empty() {
+        // Every online CPU is measured: moving IRQs now would only shift them onto another measured CPU.
+        f = f.fix(Fix::new(FixKind::BootParam, format!("irqaffinity={keep}")).with_note(isolate_note(s)));
+    } else {
         let irq_list: Vec<String> = hits.iter().map(|h| h.0.to_string()).collect();
         f = f
             .fix(
@@ -167,10 +175,7 @@ fn irq_affinity(s: &Scope, out: &mut Vec<Finding>) {
                     FixKind::Command,
                     format!("for i in {}; do echo {keep} > /proc/irq/$i/smp_affinity_list; done", irq_list.join(" ")),
                 )
-                .with_note(format!(
-                    "kernel-managed IRQs (per-queue NVMe/virtio) refuse this: use isolcpus=managed_irq,…; {}",
-                    isolate_note(s)
-                )),
+                .with_note("kernel-managed IRQs (per-queue NVMe/virtio) refuse this: use isolcpus=managed_irq,…"),
             )
             .fix(Fix::new(FixKind::Command, format!("echo {} > /proc/irq/default_smp_affinity", hex_mask(&keep))))
             .fix(Fix::new(FixKind::BootParam, format!("irqaffinity={keep}")));
