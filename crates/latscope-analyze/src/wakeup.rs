@@ -394,6 +394,29 @@ pub fn decompose_sample(ctx: &WakeupContext<'_>, sample: KnownSample) -> Option<
         .and_then(|r| ctx.decompose(&r, Some((sample.expected, sample.expected + sample.latency))))
 }
 
+/// Explains one sample a known thread measured: its wakeup (task `pid`, switched in on `sample.cpu`) whose
+/// end (the sleeping call's return, else the switch-in) is nearest `expected + latency`, within `tolerance`.
+/// The breakdown runs from `sample.expected` to the trace's own end, so its latency is the trace's view of
+/// the same wakeup and can be compared with the sample's.
+pub fn decompose_task_sample(
+    ctx: &WakeupContext<'_>,
+    sample: KnownSample,
+    pid: Pid,
+    tolerance: Nanos,
+) -> Option<WakeupBreakdown> {
+    let actual = (sample.expected + sample.latency).0;
+    ctx.records()
+        .into_iter()
+        .filter(|r| ctx.events[r.switch_index].cpu == sample.cpu)
+        .filter(|r| matches!(&ctx.events[r.waking_index].kind, EventKind::SchedWakeup { pid: p, .. } if *p == pid))
+        .filter(|r| ctx.end_of(r).0.abs_diff(actual) <= tolerance.0 && ctx.end_of(r) >= sample.expected)
+        .min_by_key(|r| ctx.end_of(r).0.abs_diff(actual))
+        .and_then(|r| {
+            let end = ctx.end_of(&r);
+            ctx.decompose(&r, Some((sample.expected, end)))
+        })
+}
+
 /// RT throttling gaps: an RT task switched out while runnable (`R`) for a non-RT task or idle, and kept off
 /// the CPU for at least [`MIN_THROTTLE_GAP`] while no RT task ran there.
 pub fn throttle_gaps(events: &[Event], timeline: &Timeline) -> Vec<ThrottleGap> {

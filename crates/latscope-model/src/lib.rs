@@ -13,6 +13,7 @@ pub mod noise_result;
 pub mod run_result;
 pub mod time;
 pub mod timer_result;
+pub mod traced_wakeup;
 pub mod window;
 pub mod wire;
 
@@ -28,4 +29,5 @@ pub use missing::MissingFeature;
 pub use run_result::{Cause, RunResult};
 pub use time::{parse_duration, DurationError, Nanos};
 pub use timer_result::{CpuTimer, StopReason, TimerOptions, TimerResult, TimerStats, WakeupSample};
+pub use traced_wakeup::{LatencyShare, TimerTrace, TracedWakeup};
 pub use window::{WindowAccum, WindowRow};

@@ -153,6 +153,9 @@ pub struct TimerResult {
     pub warnings: Vec<String>,
     /// Audit findings about this machine; filled by `latscope audit`/`run`, empty from `latscope timer`.
     pub findings: Vec<serde_json::Value>,
+    /// The worst samples explained from the trace (`latscope timer --trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::traced_wakeup::TimerTrace>,
 }
 
 impl TimerResult {
@@ -169,6 +172,7 @@ impl TimerResult {
             all: TimerStats::default(),
             warnings: Vec::new(),
             findings: Vec::new(),
+            trace: None,
         }
     }
 

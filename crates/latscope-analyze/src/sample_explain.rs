@@ -1,0 +1,193 @@
+//! Explaining the samples a timer measurement took itself from a trace recorded at the same time: each
+//! sample is matched to its wakeup in the trace by the measuring thread's id and its CLOCK_MONOTONIC time
+//! (the trace clock is `mono`), then decomposed into timer IRQ delay, handler, interference, blocking tasks.
+
+use crate::component::{Component, ComponentKind};
+use crate::hrtimer;
+use crate::timeline::Timeline;
+use crate::wakeup::{decompose_task_sample, KnownSample, WakeupBreakdown, WakeupContext};
+use latscope_model::{CpuId, Event, LatencyShare, Nanos, Pid, TracedWakeup};
+
+/// A sample measured by a known thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MeasuredSample {
+    /// CPU of the measuring thread.
+    pub cpu: CpuId,
+    /// The measuring thread's id (trace `pid`).
+    pub tid: Pid,
+    /// Sample number.
+    pub seq: u64,
+    /// Expected wakeup, CLOCK_MONOTONIC.
+    pub expected: Nanos,
+    /// Measured latency.
+    pub latency: Nanos,
+}
+
+/// How far the trace's end of a wakeup may be from the sample's own end to be the same wakeup.
+pub const MATCH_TOLERANCE: Nanos = Nanos::from_us(200);
+
+/// Explains every sample from time-ordered `events`, in the order given.
+pub fn explain_samples(events: &[Event], samples: &[MeasuredSample]) -> Vec<TracedWakeup> {
+    let timeline = Timeline::build(events);
+    let expiries = hrtimer::expiries(events);
+    let ctx = WakeupContext { events, timeline: &timeline, expiries: &expiries };
+    let first = events.first().map(|e| e.ts);
+    let last = events.last().map(|e| e.ts);
+    samples
+        .iter()
+        .map(|s| {
+            let known = KnownSample { cpu: s.cpu, expected: s.expected, latency: s.latency };
+            match decompose_task_sample(&ctx, known, s.tid, MATCH_TOLERANCE) {
+                Some(b) => traced(s, &b),
+                None => {
+                    let mut t = base(s);
+                    let end = s.expected + s.latency;
+                    t.note = match (first, last) {
+                        (Some(f), Some(l)) if s.expected < f || end > l => format!(
+                            "outside the trace's time span ({} to {} ns): the rolling window had let it go",
+                            f.0, l.0
+                        ),
+                        (None, _) | (_, None) => "the trace holds no events".into(),
+                        _ => format!(
+                            "no wakeup of tid {} on CPU {} ends within {} of the sample (events lost?)",
+                            s.tid, s.cpu, MATCH_TOLERANCE
+                        ),
+                    };
+                    t
+                }
+            }
+        })
+        .collect()
+}
+
+fn base(s: &MeasuredSample) -> TracedWakeup {
+    TracedWakeup {
+        cpu: s.cpu,
+        tid: s.tid,
+        seq: s.seq,
+        expected_ns: s.expected.0,
+        sample_latency_ns: s.latency.0,
+        ..TracedWakeup::default()
+    }
+}
+
+fn share(c: &Component) -> LatencyShare {
+    LatencyShare {
+        kind: c.kind.as_str().to_string(),
+        name: c.name.clone(),
+        pid: c.pid,
+        prio: c.prio,
+        duration_ns: c.duration.0,
+        count: c.count,
+    }
+}
+
+/// Adds `c` to `list`, merging with an entry of the same kind, name and pid.
+fn add(list: &mut Vec<LatencyShare>, c: &Component) {
+    match list.iter_mut().find(|x| x.kind == c.kind.as_str() && x.name == c.name && x.pid == c.pid) {
+        Some(x) => {
+            x.duration_ns += c.duration.0;
+            x.count += c.count;
+        }
+        None => list.push(share(c)),
+    }
+}
+
+fn traced(s: &MeasuredSample, b: &WakeupBreakdown) -> TracedWakeup {
+    let mut t = base(s);
+    t.found = true;
+    t.trace_latency_ns = b.latency.0;
+    for c in &b.components {
+        match c.kind {
+            ComponentKind::TimerIrqDelay => *t.timer_irq_delay_ns.get_or_insert(0) += c.duration.0,
+            ComponentKind::IrqHandler => {
+                *t.irq_handler_ns.get_or_insert(0) += c.duration.0;
+                t.irq_handler_name.get_or_insert_with(|| c.name.clone());
+            }
+            ComponentKind::Irq | ComponentKind::Vector | ComponentKind::Softirq | ComponentKind::Nmi => {
+                add(&mut t.interference, c)
+            }
+            ComponentKind::BlockingTask => add(&mut t.blocking, c),
+            ComponentKind::Idle
+            | ComponentKind::IrqsOff
+            | ComponentKind::RtThrottling
+            | ComponentKind::ReturnToUser => add(&mut t.other, c),
+        }
+    }
+    for list in [&mut t.interference, &mut t.blocking, &mut t.other] {
+        list.sort_by(|a, b| b.duration_ns.cmp(&a.duration_ns).then(a.name.cmp(&b.name)));
+    }
+    t.remainder_ns = b.remainder;
+    match b.explanation.split_once(" Remedy: ") {
+        Some((what, remedy)) => {
+            t.explanation = what.to_string();
+            t.remedy = remedy.to_string();
+        }
+        None => t.explanation = b.explanation.clone(),
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::ev;
+    use latscope_model::event::WakeupKind;
+    use latscope_model::EventKind;
+
+    fn switch(prev: (&str, Pid, i32, &str), next: (&str, Pid, i32)) -> EventKind {
+        EventKind::SchedSwitch {
+            prev_comm: prev.0.into(),
+            prev_pid: prev.1,
+            prev_prio: prev.2,
+            prev_state: prev.3.into(),
+            next_comm: next.0.into(),
+            next_pid: next.1,
+            next_prio: next.2,
+        }
+    }
+
+    fn waking(comm: &str, pid: Pid) -> EventKind {
+        EventKind::SchedWakeup { kind: WakeupKind::Waking, comm: comm.into(), pid, prio: 4, target_cpu: Some(CpuId(1)) }
+    }
+
+    /// Two threads wake at the same time on CPU 1 behind a spinner; only the measuring tid's is matched.
+    #[test]
+    fn matches_by_tid_and_time_and_splits_the_shares() {
+        let us = |v: u64| v * 1000;
+        let events = vec![
+            ev(us(10), 1, "t", 50, switch(("t", 50, 4, "S"), ("spin", 60, 2))),
+            ev(us(103), 1, "spin", 60, EventKind::VectorEntry { name: "local_timer".into(), vector: None }),
+            ev(us(105), 1, "spin", 60, waking("other", 51)),
+            ev(us(105), 1, "spin", 60, waking("t", 50)),
+            ev(us(108), 1, "spin", 60, EventKind::VectorExit { name: "local_timer".into(), vector: None }),
+            ev(us(400), 1, "spin", 60, EventKind::IrqHandlerEntry { irq: 30, name: "virtio0".into() }),
+            ev(us(420), 1, "spin", 60, EventKind::IrqHandlerExit { irq: 30, handled: true }),
+            ev(us(600), 1, "spin", 60, switch(("spin", 60, 2, "S"), ("other", 51, 3))),
+            ev(us(650), 1, "other", 51, switch(("other", 51, 3, "S"), ("t", 50, 4))),
+            ev(us(652), 1, "t", 50, EventKind::SysExit { nr: Some(230), name: None, ret: 0 }),
+            ev(us(900), 1, "t", 50, switch(("t", 50, 4, "S"), ("swapper/1", 0, 120))),
+        ];
+        let s = MeasuredSample { cpu: CpuId(1), tid: 50, seq: 7, expected: Nanos(us(100)), latency: Nanos(us(551)) };
+        let missing = MeasuredSample { seq: 8, expected: Nanos(us(5_000)), ..s };
+        let out = explain_samples(&events, &[s, missing]);
+        assert_eq!(out.len(), 2);
+        let t = &out[0];
+        assert!(t.found, "{t:?}");
+        assert_eq!(t.trace_latency_ns, us(552));
+        assert_eq!(t.timer_irq_delay_ns, Some(us(3)));
+        assert_eq!(t.irq_handler_ns, Some(us(5)));
+        assert_eq!(t.irq_handler_name.as_deref(), Some("local_timer"));
+        assert_eq!(t.blocking.len(), 2, "{:?}", t.blocking);
+        assert_eq!((t.blocking[0].name.as_str(), t.blocking[0].pid), ("spin", Some(60)));
+        assert_eq!(t.blocking[0].duration_ns, us(472), "spinner time minus the virtio0 interrupt");
+        assert_eq!((t.blocking[1].name.as_str(), t.blocking[1].duration_ns), ("other", us(50)));
+        assert_eq!(t.interference[0].name, "virtio0");
+        assert_eq!(t.interference[0].duration_ns, us(20));
+        assert_eq!(t.remainder_ns, 0);
+        assert!(t.explanation.contains("spin (pid 60"), "{}", t.explanation);
+        assert!(t.remedy.starts_with("move spin off CPU 1"), "{}", t.remedy);
+        assert!(!out[1].found);
+        assert!(out[1].note.contains("outside"), "{}", out[1].note);
+    }
+}
