@@ -3,6 +3,7 @@
 //! audit — ranked by the latency they explain.
 
 use crate::slices::{CpuSlices, SliceKind};
+use latscope_analyze::wakeup::WakeupBreakdown;
 use latscope_model::noise_result::NoiseResult;
 use latscope_model::{AuditResult, Cause, CpuId, Nanos, Pid, Severity, TimerResult};
 
@@ -133,6 +134,39 @@ pub fn timer_causes(t: &TimerResult, slices: Option<&CpuSlices>, measured: &[(Cp
     causes
 }
 
+/// A cause from the analyser's decomposition of a measured wakeup (`latscope-analyze`'s
+/// `decompose_sample`): its explanation, each component as evidence, and its remedy.
+pub fn breakdown_cause(b: &WakeupBreakdown) -> Cause {
+    let (title, remedy) = match b.explanation.split_once("Remedy:") {
+        Some((t, r)) => (t.trim().to_string(), r.trim().to_string()),
+        None => (b.explanation.trim().to_string(), String::new()),
+    };
+    // The five largest parts, largest first; the rest are summed.
+    let mut parts: Vec<&latscope_analyze::component::Component> = b.components.iter().collect();
+    parts.sort_by_key(|c| std::cmp::Reverse(c.duration));
+    let rest: u64 = parts.iter().skip(5).map(|c| c.duration.0).sum();
+    let mut evidence: Vec<String> = parts
+        .iter()
+        .take(5)
+        .map(|c| {
+            let who = match (c.pid, c.prio) {
+                (Some(pid), Some(prio)) => format!("{} (pid {pid}, prio {prio})", c.name),
+                (Some(pid), None) => format!("{} (pid {pid})", c.name),
+                _ => c.name.clone(),
+            };
+            let times = if c.count > 1 { format!(" ×{}", c.count) } else { String::new() };
+            format!("{}: {who} {}{times}", c.kind.as_str().replace('_', " "), us(c.duration.0))
+        })
+        .collect();
+    if rest > 0 {
+        evidence.push(format!("{} other parts: {}", parts.len() - 5, us(rest)));
+    }
+    if b.remainder > 0 {
+        evidence.push(format!("not covered by a trace event: {}", us(b.remainder as u64)));
+    }
+    Cause { title, source: "trace".into(), evidence, remedy, impact_ns: b.latency.0 }
+}
+
 /// Causes from the noise measurement: RT throttling, the busiest interrupt lines, steal time, and gaps
 /// without an explanation.
 pub fn noise_causes(n: &NoiseResult) -> Vec<Cause> {
@@ -248,8 +282,15 @@ pub fn verdict(
     noise: Option<&NoiseResult>,
     slices: Option<&CpuSlices>,
     measured_tids: &[(CpuId, Pid)],
+    breakdowns: &[WakeupBreakdown],
 ) -> Vec<Cause> {
-    let mut measured: Vec<Cause> = timer.map(|t| timer_causes(t, slices, measured_tids)).unwrap_or_default();
+    // The analyser's decomposition of the worst wakeups is preferred; the slice heuristic stands in
+    // when it could not decompose them (events missing around the sample).
+    let mut measured: Vec<Cause> = if breakdowns.is_empty() {
+        timer.map(|t| timer_causes(t, slices, measured_tids)).unwrap_or_default()
+    } else {
+        breakdowns.iter().take(2).map(breakdown_cause).collect()
+    };
     measured.extend(noise.map(noise_causes).unwrap_or_default());
     measured.sort_by_key(|c| std::cmp::Reverse(c.impact_ns));
     let mut all = measured;
@@ -344,6 +385,76 @@ mod tests {
         assert!(c.remedy.contains("priority"));
     }
 
+    /// The analyser's decomposition of a measured sample becomes the cause, with the spinner named.
+    #[test]
+    fn analyser_breakdown_becomes_the_cause() {
+        use latscope_analyze::wakeup::{decompose_sample, KnownSample, WakeupContext};
+        let us = |v: u64| v * 1000;
+        let ev = |ts: u64, comm: &str, pid: Pid, kind: EventKind| Event {
+            ts: Nanos(ts),
+            cpu: CpuId(1),
+            pid,
+            tgid: None,
+            comm: Text::from(comm),
+            flags: Flags::default(),
+            kind,
+        };
+        let start = EventKind::HrtimerStart {
+            hrtimer: 1,
+            function: "hrtimer_wakeup".into(),
+            expires: Nanos(us(100)),
+            softexpires: Nanos(us(100)),
+            mode: "ABS".into(),
+        };
+        let sw = |prev: (&str, Pid, i32, &str), next: (&str, Pid, i32)| EventKind::SchedSwitch {
+            prev_comm: prev.0.into(),
+            prev_pid: prev.1,
+            prev_prio: prev.2,
+            prev_state: prev.3.into(),
+            next_comm: next.0.into(),
+            next_pid: next.1,
+            next_prio: next.2,
+        };
+        let waking = EventKind::SchedWakeup {
+            kind: latscope_model::event::WakeupKind::Waking,
+            comm: "latscope-t1".into(),
+            pid: 50,
+            prio: 4,
+            target_cpu: Some(CpuId(1)),
+        };
+        let events = vec![
+            ev(us(10), "latscope-t1", 50, start),
+            ev(us(10), "latscope-t1", 50, sw(("latscope-t1", 50, 4, "S"), ("spin", 60, 2))),
+            ev(us(103), "spin", 60, EventKind::VectorEntry { name: "local_timer".into(), vector: None }),
+            ev(
+                us(104),
+                "spin",
+                60,
+                EventKind::HrtimerExpireEntry { hrtimer: 1, function: "hrtimer_wakeup".into(), now: Nanos(us(104)) },
+            ),
+            ev(us(105), "spin", 60, waking),
+            ev(us(106), "spin", 60, EventKind::HrtimerExpireExit { hrtimer: 1 }),
+            ev(us(108), "spin", 60, EventKind::VectorExit { name: "local_timer".into(), vector: None }),
+            ev(us(708), "spin", 60, sw(("spin", 60, 2, "S"), ("latscope-t1", 50, 4))),
+            ev(us(712), "latscope-t1", 50, EventKind::SysExit { nr: Some(230), name: None, ret: 0 }),
+        ];
+        let timeline = latscope_analyze::timeline::Timeline::build(&events);
+        let expiries = latscope_analyze::hrtimer::expiries(&events);
+        let ctx = WakeupContext { events: &events, timeline: &timeline, expiries: &expiries };
+        let b =
+            decompose_sample(&ctx, KnownSample { cpu: CpuId(1), expected: Nanos(us(100)), latency: Nanos(us(612)) })
+                .expect("decomposed");
+        let c = breakdown_cause(&b);
+        assert_eq!(c.source, "trace");
+        assert_eq!(c.impact_ns, us(612));
+        assert!(c.title.contains("spin"), "{}", c.title);
+        assert!(!c.title.contains("Remedy"), "{}", c.title);
+        assert!(!c.remedy.is_empty(), "{c:?}");
+        assert!(c.evidence.iter().any(|e| e.starts_with("blocking task: spin (pid 60")), "{:?}", c.evidence);
+        let v = verdict(None, None, None, None, &[], &[b]);
+        assert_eq!(v.len(), 1);
+    }
+
     #[test]
     fn rt_throttling_ranks_by_its_gap() {
         let mut n = NoiseResult::new(RunMetadata::default(), NoiseOptions::default(), CounterInfo::default());
@@ -364,7 +475,7 @@ mod tests {
             },
             ..CpuNoise::default()
         });
-        let v = verdict(None, None, Some(&n), None, &[]);
+        let v = verdict(None, None, Some(&n), None, &[], &[]);
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0].title.contains("RT throttling") && v[0].remedy.contains("kernel.sched_rt_runtime_us=-1"));
         let text = render(&v);

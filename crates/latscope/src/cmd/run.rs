@@ -3,13 +3,16 @@
 //! and remedy) and write the report directory (HTML + SVG plots, result JSON, Perfetto trace). Runs what
 //! it can without root or tracefs and says what it skipped. Wiring only: every step is a library call.
 
-use crate::cmd::record::decoder_for;
+use crate::capture;
 use crate::cmd::report::{write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
+use latscope_analyze::hrtimer;
 use latscope_analyze::noise::{account, detect_rt_throttling, top_gaps, windows, RtSettings};
+use latscope_analyze::timeline::Timeline;
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
+use latscope_analyze::wakeup::{decompose_sample, KnownSample, WakeupBreakdown, WakeupContext};
 use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
 use latscope_model::{
     parse_duration, AuditResult, CpuId, CpuList, Event, MissingFeature, Nanos, Pid, RunResult, StopReason,
@@ -27,7 +30,7 @@ use latscope_sys::measure::cycles::COUNTER_NAME;
 use latscope_sys::measure::noise::{environment, start_noise, NoiseConfig, DEFAULT_GAP_CAPACITY};
 use latscope_sys::measure::rt::{hold_dma_latency_zero, lock_memory, Policy};
 use latscope_sys::measure::timer::{start_timer, TimerConfig};
-use latscope_sys::tracefs::{Capture, CaptureConfig, Retention};
+use latscope_sys::tracefs::Capture;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -175,12 +178,17 @@ pub fn run(args: Args) -> CmdResult {
 
     // 4. Explain, report.
     let built: Option<CpuSlices> = (!events.is_empty()).then(|| slices::build(&events));
+    let breakdowns = match &result.timer {
+        Some(t) if !events.is_empty() => explain_worst(&events, t),
+        _ => Vec::new(),
+    };
     result.causes = verdict::verdict(
         result.audit.as_ref(),
         result.timer.as_ref(),
         result.noise.as_ref(),
         built.as_ref(),
         &measured,
+        &breakdowns,
     );
     result.metadata.duration_ns = started.elapsed().as_nanos() as u64;
     let timelines = match (&result.timer, &built) {
@@ -215,57 +223,31 @@ pub fn run(args: Args) -> CmdResult {
     Ok(Outcome::Ok)
 }
 
+/// The analyser's decomposition of the worst measured wakeups (trace clock `mono` is the samples'
+/// CLOCK_MONOTONIC), worst first.
+fn explain_worst(events: &[Event], t: &TimerResult) -> Vec<WakeupBreakdown> {
+    let timeline = Timeline::build(events);
+    let expiries = hrtimer::expiries(events);
+    let ctx = WakeupContext { events, timeline: &timeline, expiries: &expiries };
+    let mut worst: Vec<(CpuId, latscope_model::WakeupSample)> =
+        t.cpus.iter().flat_map(|c| c.worst.iter().map(move |w| (c.cpu, *w))).collect();
+    worst.sort_by_key(|w| std::cmp::Reverse(w.1.latency_ns));
+    worst
+        .into_iter()
+        .take(TIMELINES)
+        .filter_map(|(cpu, w)| {
+            decompose_sample(&ctx, KnownSample { cpu, expected: Nanos(w.expected_ns), latency: Nanos(w.latency_ns) })
+        })
+        .collect()
+}
+
 fn start_capture(cpus: &CpuList, duration: Nanos, result: &mut RunResult) -> Option<Capture> {
-    let cfg = CaptureConfig {
-        cpus: Some(cpus.clone()),
-        retention: Retention::Window { span: duration + Nanos::from_secs(5), max_bytes: 96 << 20 },
-        ..CaptureConfig::default()
-    };
-    match Capture::start(&cfg) {
-        Ok(c) => {
-            result.skipped.extend(c.report().missing.iter().cloned());
-            Some(c)
-        }
-        Err(e) => {
-            result.skipped.extend(e.report.missing.iter().cloned());
-            result.skipped.push(MissingFeature::new(
-                "trace of the timer run",
-                e.to_string(),
-                "run as root with tracefs (mount -t tracefs nodev /sys/kernel/tracing)",
-            ));
-            None
-        }
-    }
+    capture::start(cpus, duration + Nanos::from_secs(5), "trace of the timer run", &mut result.skipped)
 }
 
 /// Stops the capture (restoring every knob) and decodes its pages.
 fn finish_capture(c: Capture, result: &mut RunResult) -> Result<Vec<Event>, CliError> {
-    let data = c.finish().map_err(CliError::msg)?;
-    result.warnings.extend(data.report.notes.iter().cloned());
-    let mut dec = decoder_for(&data.formats, &data.cmdlines)?;
-    let mut events = Vec::new();
-    let mut lost = 0u64;
-    for cpu in &data.cpus {
-        for p in &cpu.pages {
-            let s = dec.decode_page(cpu.cpu, &p.data, &mut |e| events.push(e));
-            if let latscope_decode::raw::Missed::Count(n) = s.missed {
-                lost += n;
-            }
-        }
-        if cpu.pages_dropped > 0 {
-            result.warnings.push(format!(
-                "CPU {}: the trace kept only the last part of the run ({} pages let go)",
-                cpu.cpu, cpu.pages_dropped
-            ));
-        }
-    }
-    if lost > 0 {
-        result
-            .warnings
-            .push(format!("the trace lost {lost} events (ring buffer overrun): its explanations may miss something"));
-    }
-    events.sort_by_key(|e| e.ts);
-    Ok(events)
+    Ok(capture::finish(c, &mut result.warnings)?.events)
 }
 
 /// The timer measurement and the measuring threads' ids; falls back to SCHED_OTHER when SCHED_FIFO is
