@@ -40,7 +40,7 @@ pub struct DecodeStats {
     /// The first warnings, `location: message`.
     pub first_warnings: Vec<String>,
     #[serde(skip)]
-    names: HashMap<&'static str, u64>,
+    names: Vec<(&'static str, u64)>,
     #[serde(skip)]
     dyn_names: HashMap<String, u64>,
 }
@@ -62,7 +62,11 @@ impl DecodeStats {
         }
         *self.per_cpu.entry(e.cpu.0).or_insert(0) += 1;
         match static_name(&e.kind) {
-            Some(n) => *self.names.entry(n).or_insert(0) += 1,
+            // A short list scanned by pointer: a trace has a few dozen event names, most events a handful.
+            Some(n) => match self.names.iter_mut().find(|(k, _)| std::ptr::eq(*k, n)) {
+                Some((_, c)) => *c += 1,
+                None => self.names.push((n, 1)),
+            },
             None => *self.dyn_names.entry(e.kind.name()).or_insert(0) += 1,
         }
     }
@@ -84,7 +88,7 @@ impl DecodeStats {
         self.lost_unknown = lost_unknown.iter().map(|c| c.0).collect();
         self.warnings = warnings.len();
         self.first_warnings = warnings.iter().take(20).cloned().collect();
-        for (n, c) in self.names.drain() {
+        for (n, c) in self.names.drain(..) {
             *self.per_event.entry(n.to_string()).or_insert(0) += c;
         }
         for (n, c) in self.dyn_names.drain() {

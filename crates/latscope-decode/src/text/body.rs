@@ -33,7 +33,7 @@ pub fn classify<'a>(body: &'a str, tracer: &str, comm: &str, interner: &RefCell<
     if t.starts_with("<stack trace") || t.starts_with("<user stack trace") {
         return Some(Body::StackStart);
     }
-    let first_end = t.find([' ', '\t']).unwrap_or(t.len());
+    let first_end = t.bytes().position(|b| b == b' ' || b == b'\t').unwrap_or(t.len());
     let first = &t[..first_end];
     if let Some(name) = first.strip_suffix(':') {
         let rest = t[first_end..].trim_start();

@@ -104,9 +104,8 @@ impl TextDecoder {
             Ok(s) => Cow::Borrowed(s),
             Err(_) => String::from_utf8_lossy(raw),
         };
-        // U+00A0 no-break spaces from copy/paste out of rendered pages.
-        let text: Cow<'_, str> = if memchr::memmem::find(raw, "\u{a0}".as_bytes()).is_some() || text.contains('\u{a0}')
-        {
+        // U+00A0 no-break spaces from copy/paste out of rendered pages (UTF-8 C2 A0).
+        let text: Cow<'_, str> = if memchr::memchr(0xc2, raw).is_some() && text.contains('\u{a0}') {
             Cow::Owned(text.replace('\u{a0}', " "))
         } else {
             text
@@ -131,20 +130,21 @@ impl TextDecoder {
             self.comment(rest);
             return;
         }
-        if self.understood_marker(t, sink) {
-            return;
-        }
-        if self.events == 0 && header_line(t, &mut self.latency, &mut self.info.cpus) {
-            return;
-        }
         if self.graph_mode {
             if let Some(g) = parse_graph_line(line) {
                 self.graph_line(g, sink);
                 return;
             }
         }
+        // The hot path first: an event line.
         if let Some(p) = parse_prefix(line, self.fifth) {
             self.event_line(p, sink);
+            return;
+        }
+        if self.understood_marker(t, sink) {
+            return;
+        }
+        if self.events == 0 && header_line(t, &mut self.latency, &mut self.info.cpus) {
             return;
         }
         if let Some(g) = parse_graph_line(line) {
@@ -181,10 +181,16 @@ impl TextDecoder {
     /// Lines that are understood and carry no event (or a lost-events marker). Returns whether handled.
     fn understood_marker(&mut self, t: &str, sink: &mut dyn FnMut(Event)) -> bool {
         let b = t.as_bytes();
-        // `CPU:2 [LOST 11745 EVENTS]` (trace, trace-cmd report), `CPU 2 [LOST EVENTS]`.
-        if let Some(i) = t.find("[LOST ") {
-            let cpu = t[..i].trim().trim_start_matches("CPU").trim_matches([':', ' ']).parse::<u32>().ok();
-            let count = t[i + 6..].split_whitespace().next().and_then(|n| n.parse::<u64>().ok());
+        // `CPU:2 [LOST 11745 EVENTS]` (trace, trace-cmd report), `CPU 2 [LOST EVENTS]`, trace-cmd's
+        // `instance: CPU:1 [1202 EVENTS DROPPED]`.
+        let lost = t.find("[LOST ").map(|i| (i, &t[i + 6..])).or_else(|| {
+            let i = t.find('[')?;
+            t.ends_with("EVENTS DROPPED]").then(|| (i, &t[i + 1..]))
+        });
+        if let Some((i, after)) = lost {
+            let cpu_tok = t[..i].split_whitespace().last().unwrap_or("");
+            let cpu = cpu_tok.trim_start_matches("CPU").trim_matches([':', ' ']).parse::<u32>().ok();
+            let count = after.split_whitespace().next().and_then(|n| n.parse::<u64>().ok());
             let cpu = CpuId(cpu.unwrap_or(0));
             match count {
                 Some(n) => *self.info.lost.entry(cpu).or_insert(0) += n,

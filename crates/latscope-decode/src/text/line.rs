@@ -162,7 +162,13 @@ pub fn split_task(s: &str) -> Option<(&str, i32, Option<i32>)> {
     if t.as_bytes().get(dash + 1).is_some_and(|c| !c.is_ascii_digit()) {
         return None;
     }
-    let comm = t[..dash].trim_start_matches([' ', '\t']);
+    let mut comm = t[..dash].trim_start_matches([' ', '\t']);
+    // trace-cmd report prefixes events of an instance (`-B NAME`) with `NAME: `.
+    if let Some(i) = memchr::memrchr(b':', comm.as_bytes()) {
+        if comm.as_bytes().get(i + 1) == Some(&b' ') {
+            comm = comm[i + 2..].trim_start();
+        }
+    }
     Some((comm, pid, tgid))
 }
 
@@ -256,6 +262,8 @@ mod tests {
         assert_eq!((x.comm, x.flags.migrate_disable), ("kworker/u36:1", Some(0)));
         let x = p("    tail-5572  [001] dN.h512  2888.401192: process_event: e");
         assert_eq!(x.flags.preempt_lazy_depth, Some(1));
+        let x = p("latscope_b3fix:    stress-ng-cpu-8259  [001]  3173.638933: hrtimer_expire_exit:  hrtimer=0x1");
+        assert_eq!((x.comm, x.pid), ("stress-ng-cpu", 8259));
         let x = p("  kworker/u17:1-959   (  959) [002] d..3 1.000000001: e: f");
         assert_eq!((x.tgid, x.ts), (Some(959), Nanos(1_000_000_001)));
     }
