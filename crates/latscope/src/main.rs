@@ -1,5 +1,6 @@
 //! The `latscope` binary: argument parsing, wiring, rendering choice, exit codes and signals. Nothing else.
 
+mod capture;
 mod cmd;
 mod error;
 mod output;

@@ -1,13 +1,14 @@
 //! `latscope record`: record the latency event set (optionally while a command runs) into a trace-cmd
 //! `.dat` (v6) file, for `latscope analyze`/`decode` or `trace-cmd report` elsewhere.
 
+use crate::capture::decoder_for;
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::signal;
-use latscope_decode::raw::{Missed, RawDecoder};
+use latscope_decode::raw::Missed;
 use latscope_model::{parse_duration, CpuId, CpuList, Nanos};
 use latscope_sys::tracefs::dat_writer::{write_dat_v6, DatCpu, DatInput, PageSource};
 use latscope_sys::tracefs::{
-    kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, EventSelection, Retention, TraceFormats,
+    kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, EventSelection, Retention,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
@@ -179,19 +180,6 @@ fn uname() -> String {
         let f = |a: &[libc::c_char]| std::ffi::CStr::from_ptr(a.as_ptr()).to_string_lossy().into_owned();
         format!("{} {} {} {} {}", f(&u.sysname), f(&u.nodename), f(&u.release), f(&u.version), f(&u.machine))
     }
-}
-
-/// Builds the decoder for a capture's pages: page layout, event formats, task names.
-pub fn decoder_for(formats: &TraceFormats, cmdlines: &str) -> Result<RawDecoder, CliError> {
-    let mut dec = RawDecoder::new(&formats.header_page, formats.big_endian)
-        .map_err(|e| CliError(format!("events/header_page: {e}")))?;
-    dec.set_header_event(&formats.header_event);
-    for f in &formats.formats {
-        dec.add_format(&f.system, &f.text)
-            .map_err(|e| CliError(format!("events/{}/{}/format: {e}", f.system, f.name)))?;
-    }
-    dec.set_cmdlines(cmdlines);
-    Ok(dec)
 }
 
 /// Events decoded per CPU and per event name, and lost events the pages flagged.

@@ -1,0 +1,97 @@
+//! The capture → decode wiring shared by every command that traces (`run`, `timer`, `noise`, `record`):
+//! start a private-instance capture on the measured CPUs (saying what is missing instead of failing),
+//! build the page decoder from the capture's formats, and decode the finished capture into events.
+
+use crate::error::CliError;
+use latscope_decode::raw::{Missed, RawDecoder};
+use latscope_model::{CpuList, Event, MissingFeature, Nanos};
+use latscope_sys::tracefs::{Capture, CaptureConfig, CaptureData, Retention, TraceFormats};
+
+/// The memory a rolling-window capture may keep per traced CPU.
+pub const WINDOW_BYTES: usize = 96 << 20;
+
+/// Builds the decoder for a capture's pages: page layout, event formats, task names.
+pub fn decoder_for(formats: &TraceFormats, cmdlines: &str) -> Result<RawDecoder, CliError> {
+    let mut dec = RawDecoder::new(&formats.header_page, formats.big_endian)
+        .map_err(|e| CliError(format!("events/header_page: {e}")))?;
+    dec.set_header_event(&formats.header_event);
+    for f in &formats.formats {
+        dec.add_format(&f.system, &f.text)
+            .map_err(|e| CliError(format!("events/{}/{}/format: {e}", f.system, f.name)))?;
+    }
+    dec.set_cmdlines(cmdlines);
+    Ok(dec)
+}
+
+/// Starts the default latency event set on `cpus` with a rolling window of `span` (plus what is held).
+/// When tracing is unavailable, returns `None` and adds what is missing (and how to enable it) to
+/// `skipped`, labelled `what`; features the capture runs without are added too.
+pub fn start(cpus: &CpuList, span: Nanos, what: &str, skipped: &mut Vec<MissingFeature>) -> Option<Capture> {
+    let cfg = CaptureConfig {
+        cpus: Some(cpus.clone()),
+        retention: Retention::Window { span, max_bytes: WINDOW_BYTES },
+        ..CaptureConfig::default()
+    };
+    match Capture::start(&cfg) {
+        Ok(c) => {
+            skipped.extend(c.report().missing.iter().cloned());
+            Some(c)
+        }
+        Err(e) => {
+            skipped.extend(e.report.missing.iter().cloned());
+            skipped.push(MissingFeature::new(
+                what,
+                e.to_string(),
+                "run as root with tracefs (mount -t tracefs nodev /sys/kernel/tracing)",
+            ));
+            None
+        }
+    }
+}
+
+/// A decoded capture.
+#[derive(Debug, Default)]
+pub struct Decoded {
+    /// The events, time-ordered.
+    pub events: Vec<Event>,
+    /// Events the pages say were lost (ring-buffer overrun).
+    pub lost: u64,
+}
+
+/// Decodes a finished capture's in-memory pages; what the reader should know goes to `warnings`.
+pub fn decode(data: &CaptureData, warnings: &mut Vec<String>) -> Result<Decoded, CliError> {
+    warnings.extend(data.report.notes.iter().cloned());
+    let mut dec = decoder_for(&data.formats, &data.cmdlines)?;
+    let mut out = Decoded::default();
+    for cpu in &data.cpus {
+        for p in &cpu.pages {
+            let s = dec.decode_page(cpu.cpu, &p.data, &mut |e| out.events.push(e));
+            if let Missed::Count(n) = s.missed {
+                out.lost += n;
+            }
+        }
+        if cpu.pages_dropped > 0 {
+            warnings.push(format!(
+                "CPU {}: the trace kept only the last part of the run ({} pages let go)",
+                cpu.cpu, cpu.pages_dropped
+            ));
+        }
+        if let Some(e) = &cpu.error {
+            warnings.push(format!("CPU {}: the trace reader stopped early: {e}", cpu.cpu));
+        }
+    }
+    if out.lost > 0 {
+        warnings.push(format!(
+            "the trace lost {} events (ring buffer overrun): its explanations may miss something",
+            out.lost
+        ));
+    }
+    out.events.sort_by_key(|e| e.ts);
+    Ok(out)
+}
+
+/// Stops the capture (restoring every knob, removing the instance) and decodes its pages.
+pub fn finish(c: Capture, warnings: &mut Vec<String>) -> Result<Decoded, CliError> {
+    let data = c.finish().map_err(CliError::msg)?;
+    decode(&data, warnings)
+}
