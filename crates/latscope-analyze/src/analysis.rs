@@ -105,6 +105,12 @@ pub struct ThrottleSummary {
     /// Longest gap.
     #[serde(rename = "max_ns")]
     pub max: Nanos,
+    /// Sum of the gaps.
+    #[serde(rename = "total_ns")]
+    pub total: Nanos,
+    /// Time from the first gap's start to the last gap's end (over which `total` was taken away).
+    #[serde(rename = "over_ns")]
+    pub over: Nanos,
     /// Median time from one gap's start to the next (the RT period when throttling every period).
     #[serde(rename = "interval_ns")]
     pub interval: Option<Nanos>,
@@ -250,12 +256,17 @@ fn throttle_summary(mut gaps: Vec<ThrottleGap>, top: usize) -> Option<ThrottleSu
     let mut durations: Vec<Nanos> = gaps.iter().map(ThrottleGap::duration).collect();
     durations.sort_unstable();
     let count = gaps.len();
+    let total = durations.iter().fold(Nanos::ZERO, |a, d| a + *d);
+    let first = gaps.iter().map(|g| g.start).min().unwrap_or_default();
+    let last = gaps.iter().map(|g| g.end).max().unwrap_or_default();
     gaps.sort_by_key(|g| std::cmp::Reverse(g.duration()));
     gaps.truncate(top);
     Some(ThrottleSummary {
         count,
         median: durations[(count - 1) / 2],
         max: durations[count - 1],
+        total,
+        over: last - first,
         interval: (!intervals.is_empty()).then(|| intervals[(intervals.len() - 1) / 2]),
         gaps,
     })

@@ -109,7 +109,8 @@ pub fn rt_throttling(runtime_us: Option<u64>, period_us: Option<u64>) -> Hint {
         kind: HintKind::RtThrottling,
         what: format!(
             "RT throttling: real-time tasks used up their bandwidth ({split}), so the kernel kept them off the CPU \
-             for the rest of the period although they were runnable"
+             for the rest of the period although they were runnable (since Linux 6.12 the fair deadline server \
+             enforces it: /sys/kernel/debug/sched/fair_server/cpuN/runtime, 50 ms per 1 s period by default)"
         ),
         remedy: "let the RT task sleep or block (a busy-looping SCHED_FIFO task is throttled by design), or, on a \
                  machine where that is intended and other CPUs keep the system alive, disable throttling with \

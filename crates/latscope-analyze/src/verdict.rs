@@ -162,15 +162,20 @@ pub fn verdicts(a: &Analysis, events: &[Event]) -> Vec<Verdict> {
         if let Some(g) = t.gaps.first() {
             let every = t.interval.map(|i| format!(" about every {}", human(i))).unwrap_or_default();
             let instead = g.ran_instead.first().map(|c| format!("; {} ran instead", c.name)).unwrap_or_default();
+            let share = if t.over.0 > 0 { t.total.0 as f64 * 100.0 / t.over.0 as f64 } else { 0.0 };
             let text = format!(
-                "RT throttling: {}:{} (SCHED_FIFO/RR prio {}) was kept off CPU {} {} time(s){every} for {} (longest {}) \
-                 although it was runnable and no other real-time task ran there{instead}: the kernel's RT bandwidth \
-                 limit kernel.sched_rt_runtime_us throttled it.",
+                "RT throttling: {}:{} (SCHED_FIFO/RR prio {}) was kept off CPU {} {} time(s){every}, {} in total \
+                 ({share:.1}% of the {} they spread over; median gap {}, longest {}), although it was runnable and \
+                 no other real-time task ran there{instead}: the kernel's RT bandwidth limit \
+                 (kernel.sched_rt_runtime_us of kernel.sched_rt_period_us, 5% for normal tasks by default) \
+                 throttled it.",
                 g.task.comm,
                 g.task.pid,
                 99 - g.task.prio,
                 g.cpu.0,
                 t.count,
+                human(t.total),
+                human(t.over),
                 human(t.median),
                 human(t.max)
             );
