@@ -4,3 +4,4 @@ pub mod analysis;
 pub mod audit;
 pub mod noise;
 pub mod timer;
+pub mod traced_wakeups;

@@ -17,7 +17,11 @@ pub fn write_timer(out: &mut dyn Write, r: &TimerResult) -> io::Result<()> {
     write_windows(out, r)?;
     write_histogram(out, r)?;
     write_worst(out, r)?;
-    write_verdict(out, r)
+    write_verdict(out, r)?;
+    if let Some(t) = &r.trace {
+        super::traced_wakeups::write_traced_wakeups(out, t)?;
+    }
+    Ok(())
 }
 
 fn ns(v: u64) -> String {
