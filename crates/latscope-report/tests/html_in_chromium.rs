@@ -82,7 +82,33 @@ fn reports_render_in_headless_chromium() {
     let Ok(Loaded::Timer(b)) = load(&json_name, &json) else { panic!("cyclictest json import") };
     let Ok(Loaded::Noise(n)) = load(&oslat_name, &oslat) else { panic!("oslat import") };
     let cmp = compare(vec![RunInput::timer("A", &hist_name, &a), RunInput::timer("B", &json_name, &b)]);
+    // A run page with a worst-case timeline drawn from a real trace (recorded here): a made-up wakeup
+    // on CPU 0 at 3173.723300 s, while memfd:sealed-91 (5261) ran there.
+    let trace = latscope_decode::decode_file(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/dat/local-6.18-x86_64-sched_irq_timer-v7.dat"),
+    )
+    .expect("decode fixture");
+    let built = latscope_report::slices::build(&trace.events);
+    let mut traced = (*b).clone();
+    traced.cpus.truncate(1);
+    traced.cpus[0].cpu = latscope_model::CpuId(0);
+    traced.cpus[0].worst = vec![latscope_model::WakeupSample {
+        seq: 1,
+        expected_ns: 3_173_723_300_000,
+        actual_ns: 3_173_723_340_000,
+        latency_ns: 40_000,
+        missed_periods: 0,
+    }];
+    let timelines = pages::worst_case_timelines(&traced, &built, &[], 1);
+    assert_eq!(timelines.len(), 1);
+    let mut run = latscope_model::RunResult::new(b.metadata.clone(), 2_000_000_000);
+    run.timer = Some(traced);
+    run.noise = Some((*n).clone());
+    run.causes =
+        latscope_report::verdict::verdict(None, run.timer.as_ref(), run.noise.as_ref(), Some(&built), &[], &[]);
+    assert!(!run.causes.is_empty());
     let pages = vec![
+        ("run", pages::run_page(&run, timelines)),
         ("timer", pages::timer_page(&a, &hist_name)),
         ("noise", pages::noise_page(&n, &oslat_name)),
         (

@@ -47,7 +47,12 @@ fn fill(s: &Slice, measured: Option<Pid>) -> RGBColor {
     match s.kind {
         SliceKind::Task if s.pid == Some(0) => RGBColor(210, 210, 210),
         SliceKind::Task if s.pid.is_some() && s.pid == measured => RGBColor(0, 158, 115),
-        SliceKind::Task => RGBColor(86, 180, 233),
+        SliceKind::Task => {
+            // Other tasks: one of a few blues by pid, so neighbouring tasks differ.
+            const TASKS: [RGBColor; 4] =
+                [RGBColor(86, 180, 233), RGBColor(120, 150, 210), RGBColor(70, 140, 190), RGBColor(150, 190, 230)];
+            TASKS[s.pid.unwrap_or(0).unsigned_abs() as usize % TASKS.len()]
+        }
         SliceKind::Irq => RGBColor(213, 94, 0),
         SliceKind::Vector => RGBColor(230, 159, 0),
         SliceKind::Softirq => RGBColor(204, 121, 167),
@@ -102,7 +107,12 @@ pub fn cpu_timeline_svg(t: &Timeline) -> Result<String, PlotError> {
                 c.filled(),
             );
             r.set_margin((12 + nest) as u32, 12, 0, 0);
-            chart.draw_series(std::iter::once(r)).map_err(err("cpu-timeline"))?;
+            let mut edge = Rectangle::new(
+                [(x0, SegmentValue::Exact(l)), (x1.max(x0 + 0.4 / px_per_us), SegmentValue::Exact(l + 1))],
+                WHITE.stroke_width(1),
+            );
+            edge.set_margin((12 + nest) as u32, 12, 0, 0);
+            chart.draw_series([r, edge]).map_err(err("cpu-timeline"))?;
             let label = match (s.kind, s.pid) {
                 (SliceKind::Task, Some(pid)) if pid != 0 => format!("{} ({pid})", s.name),
                 _ => s.name.clone(),
