@@ -32,7 +32,7 @@ impl TaskFilter {
     fn matches(&self, comm: &str, pid: Pid) -> bool {
         match self {
             TaskFilter::Pid(p) => *p == pid,
-            TaskFilter::Comm(c) => comm == c || (comm.len() >= 7 && c.starts_with(comm)),
+            TaskFilter::Comm(c) => comm == c || (matches!(comm.len(), 8 | 15) && c.starts_with(comm)),
         }
     }
 }
@@ -368,10 +368,16 @@ impl WakeupContext<'_> {
 
 /// The `selection.top` worst wakeups of the selected tasks, decomposed, worst first.
 pub fn decompose_wakeups(ctx: &WakeupContext<'_>, selection: &WakeupSelection) -> Vec<WakeupBreakdown> {
-    let mut cands: Vec<(Nanos, Record)> = ctx
-        .records()
+    let records = ctx.records();
+    // A name matches truncated names only when no task has exactly that name.
+    let exact = match &selection.task {
+        Some(TaskFilter::Comm(c)) => records.iter().any(|r| ctx.task_of(r).is_some_and(|t| &*t.comm == c)),
+        _ => false,
+    };
+    let mut cands: Vec<(Nanos, Record)> = records
         .into_iter()
         .filter(|r| match (ctx.task_of(r), &selection.task) {
+            (Some(t), Some(TaskFilter::Comm(c))) if exact => &*t.comm == c,
             (Some(t), Some(f)) => f.matches(&t.comm, t.pid),
             (Some(t), None) => is_rt(t.prio),
             (None, _) => false,

@@ -1,0 +1,150 @@
+//! `latscope analyze` end to end: every trace fixture gets a report, latency-tracer traces report exactly the
+//! latency in their header, the text leads with the verdict, JSON carries the schema, `--threshold` exits 2.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn latscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).current_dir(root()).output().expect("run latscope")
+}
+
+fn json_of(args: &[&str]) -> (Value, i32) {
+    let mut a = args.to_vec();
+    a.extend(["--json", "-"]);
+    let out = latscope(&a);
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}; stderr: {}", String::from_utf8_lossy(&out.stderr)));
+    (v, out.status.code().unwrap_or(-1))
+}
+
+/// `# latency: 12116 us, #4/4, CPU#7 | …` → 12116000 ns.
+fn header_latency_ns(text: &str) -> Option<u64> {
+    // Old kernels print it without `#`; some captures join the dashes line and the latency line
+    // (`# ----…# latency: 7038 us, …`).
+    let rest = text.lines().find_map(|l| {
+        let at = l.find("latency:")?;
+        l[..at].chars().all(|c| matches!(c, '#' | '-' | ' ')).then(|| l[at + "latency:".len()..].trim_start())
+    })?;
+    let num: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    Some(num.parse::<u64>().ok()? * 1000)
+}
+
+fn files(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures").join(dir))
+        .unwrap_or_else(|e| panic!("fixtures/{dir}: {e}"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "txt" || x == "dat" || x == "html"))
+        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().ends_with("README.md")))
+        .collect();
+    v.sort();
+    v
+}
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(root()).unwrap_or(p).display().to_string()
+}
+
+#[test]
+fn every_trace_fixture_gets_a_report_and_latency_traces_their_header_latency() {
+    let mut checked_latency = 0;
+    let mut n = 0;
+    for dir in ["latency", "events", "funcgraph", "tracecmd-report", "seeds", "dat", "live"] {
+        for f in files(dir) {
+            let name = rel(&f);
+            if name.ends_with("-spins.txt") || name.ends_with("-output.txt") || name.ends_with("-sysctl.txt") {
+                continue;
+            }
+            let (v, code) = json_of(&["analyze", &name]);
+            assert_eq!(code, 0, "{name}");
+            assert_eq!(v["schema"], "latscope/1", "{name}");
+            assert_eq!(v["kind"], "analysis", "{name}");
+            assert!(v["source"]["events"].as_u64().unwrap_or(0) > 0, "{name}: no events");
+            n += 1;
+            if dir == "latency" || dir == "seeds" {
+                let text = std::fs::read_to_string(&f).expect("read");
+                if let Some(want) = header_latency_ns(&text) {
+                    assert_eq!(v["latency_trace"]["latency_ns"].as_u64(), Some(want), "{name}");
+                    assert_eq!(v["verdicts"][0]["kind"], "latency_trace", "{name}");
+                    assert_eq!(v["verdicts"][0]["magnitude_ns"].as_u64(), Some(want), "{name}");
+                    checked_latency += 1;
+                }
+            }
+        }
+    }
+    assert!(n >= 60, "only {n} fixtures analysed");
+    assert!(checked_latency >= 25, "only {checked_latency} latency-tracer headers checked");
+}
+
+#[test]
+fn text_report_leads_with_the_verdict_and_its_evidence() {
+    let out = latscope(&["analyze", "fixtures/seeds/000-irqsoff-5.4.161-arm64-printk-12ms.txt"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first_verdict = text.lines().find(|l| l.starts_with("Verdict")).expect("a verdict");
+    assert!(first_verdict.starts_with("Verdict 1: 12116 us with irqs off on CPU 7 in console_trylock_spinning"));
+    assert!(text.contains("Remedy: lower the console loglevel"));
+    assert!(text.contains("dmesg -n 1"));
+    let evidence = text.lines().skip_while(|l| !l.contains("Evidence:")).nth(1).expect("evidence line");
+    assert!(evidence.contains("console_trylock_spinning"), "{evidence}");
+}
+
+#[test]
+fn threshold_exit_codes() {
+    let seed = "fixtures/seeds/002-preemptirq-irq-events-5.4.161-arm64.txt";
+    let over = latscope(&["analyze", seed, "--threshold", "5ms", "--brief"]);
+    assert_eq!(over.status.code(), Some(2), "10.966 ms irqs off exceeds 5 ms");
+    assert!(String::from_utf8_lossy(&over.stdout).contains("Threshold 5 ms: exceeded"));
+    let under = latscope(&["analyze", seed, "--threshold", "20ms", "--brief"]);
+    assert_eq!(under.status.code(), Some(0));
+    let bad = latscope(&["analyze", seed, "--threshold", "20"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--threshold 20"));
+}
+
+#[test]
+fn json_worst_wakeups_carry_their_components() {
+    let (v, code) = json_of(&["analyze", "fixtures/live/spinner-cyclictest-trace.txt", "--top", "3"]);
+    assert_eq!(code, 0);
+    let w = v["wakeups"].as_array().expect("wakeups");
+    assert!(!w.is_empty() && w.len() <= 3);
+    let first = &w[0];
+    assert!(first["latency_ns"].as_u64().unwrap_or(0) > 1_000_000);
+    assert_eq!(first["cpu"], 1);
+    assert_eq!(first["task"]["comm"], "cyclictest");
+    let comps = first["components"].as_array().expect("components");
+    assert!(comps.iter().all(|c| c["kind"].is_string() && c["name"].is_string() && c["duration_ns"].is_u64()));
+    assert!(comps.iter().any(|c| c["kind"] == "blocking_task" && c["name"] == "latscope-inject"));
+    // --task narrows the selection to one task.
+    let (v, _) = json_of(&["analyze", "fixtures/live/spinner-cyclictest-trace.txt", "--task", "latscope-inject"]);
+    let w = v["wakeups"].as_array().expect("wakeups");
+    assert!(!w.is_empty());
+    assert!(w.iter().all(|x| x["task"]["comm"] == "latscope-inject"));
+}
+
+#[test]
+fn diff_of_two_function_graph_traces() {
+    let (v, code) = json_of(&[
+        "analyze",
+        "--diff",
+        "fixtures/seeds/001-funcgraph-normal.txt",
+        "fixtures/seeds/001-funcgraph-abnormal.txt",
+    ]);
+    assert_eq!(code, 0);
+    let top = &v["diff"]["entries"][0];
+    assert_eq!(top["path"].as_array().and_then(|p| p.last()).and_then(Value::as_str), Some("hrtimer_start_range_ns"));
+    assert_eq!(top["extra_ns"], 7505);
+    assert_eq!(v["verdicts"][0]["kind"], "func_graph_diff");
+    assert_eq!(v["verdicts"][0]["hints"][0]["kind"], "rt_bandwidth_timer");
+}
+
+#[test]
+fn unreadable_input_is_an_error_naming_the_file() {
+    let out = latscope(&["analyze", "fixtures/does-not-exist.txt"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fixtures/does-not-exist.txt"));
+}
