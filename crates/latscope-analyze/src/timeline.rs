@@ -7,6 +7,10 @@ use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, Text};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// How many of the latest-started contexts a point lookup examines: contexts containing a point started
+/// among the last few (only contexts nested in them can start later), so lookups stay O(log n).
+pub const CONTEXT_LOOKBACK: usize = 256;
+
 /// What a CPU was running.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -191,7 +195,7 @@ impl CpuTimeline {
     /// The innermost interrupt context containing `ts`.
     pub fn context_at(&self, ts: Nanos) -> Option<&ContextSpan> {
         let i = self.contexts.partition_point(|c| c.start <= ts);
-        self.contexts[..i].iter().filter(|c| c.end >= ts).max_by_key(|c| c.depth)
+        self.contexts[..i].iter().rev().take(CONTEXT_LOOKBACK).filter(|c| c.end >= ts).max_by_key(|c| c.depth)
     }
 }
 

@@ -239,6 +239,8 @@ impl WakeupContext<'_> {
         let i = cpu.contexts.partition_point(|c| c.start <= e.ts);
         cpu.contexts[..i]
             .iter()
+            .rev()
+            .take(crate::timeline::CONTEXT_LOOKBACK)
             .filter(|c| c.end >= e.ts && matches!(c.activity, Activity::Irq { .. } | Activity::Vector { .. }))
             .min_by_key(|c| c.depth)
     }

@@ -38,7 +38,7 @@ fn files(dir: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures").join(dir))
         .unwrap_or_else(|e| panic!("fixtures/{dir}: {e}"))
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "txt" || x == "dat" || x == "html"))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "txt" || x == "dat" || x == "html" || x == "bin"))
         .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().ends_with("README.md")))
         .collect();
     v.sort();
@@ -53,7 +53,9 @@ fn rel(p: &Path) -> String {
 fn every_trace_fixture_gets_a_report_and_latency_traces_their_header_latency() {
     let mut checked_latency = 0;
     let mut n = 0;
-    for dir in ["latency", "events", "funcgraph", "tracecmd-report", "seeds", "dat", "live"] {
+    for dir in
+        ["latency", "events", "funcgraph", "tracecmd-report", "seeds", "dat", "live", "systrace", "rtla", "hwlat"]
+    {
         for f in files(dir) {
             let name = rel(&f);
             if name.ends_with("-spins.txt") || name.ends_with("-output.txt") || name.ends_with("-sysctl.txt") {
