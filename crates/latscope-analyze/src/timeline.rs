@@ -357,6 +357,21 @@ impl CpuState {
     }
 
     fn step(&mut self, idx: usize, e: &Event, out: &mut CpuTimeline, unmatched: &mut BTreeMap<CpuId, u64>) {
+        let current = match &self.task {
+            Activity::Task { pid, .. } => Some(*pid),
+            Activity::Idle => Some(0),
+            _ => None,
+        };
+        if !matches!(e.kind, EventKind::SchedSwitch { .. } | EventKind::Lost { .. })
+            && current != Some(e.pid)
+            && e.pid >= 0
+        {
+            // Another task is current but its switch is not in the trace (lost, filtered or elided events): it
+            // took over after the previous task's last event.
+            let at = self.last_ts;
+            self.cut(at, out);
+            self.task = task_activity(&e.comm, e.pid, None);
+        }
         self.last_ts = e.ts;
         self.track_flags(idx, e);
         match &e.kind {
@@ -577,6 +592,19 @@ mod tests {
         let clipped = cpu.segments_in(Nanos(2600), Nanos(4500));
         assert_eq!(clipped.first().map(|s| s.start), Some(Nanos(2600)));
         assert_eq!(clipped.last().map(|s| s.end), Some(Nanos(4500)));
+    }
+
+    #[test]
+    fn a_missing_switch_is_inferred_from_the_current_pid() {
+        let events = vec![
+            ev(1000, 0, "cyclictest", 10, EventKind::Print { ip: None, text: "sleep".into() }),
+            ev(9000, 0, "<idle>", 0, EventKind::VectorEntry { name: "local_timer".into(), vector: None }),
+            ev(9500, 0, "<idle>", 0, EventKind::VectorExit { name: "local_timer".into(), vector: None }),
+        ];
+        let tl = Timeline::build(&events);
+        let cpu = tl.cpu(CpuId(0)).expect("cpu");
+        assert_eq!(cpu.activity_at(Nanos(5000)), Some(&Activity::Idle));
+        assert_eq!(cpu.task_at(Nanos(9200)), Some(&Activity::Idle));
     }
 
     #[test]

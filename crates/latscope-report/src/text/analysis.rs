@@ -97,14 +97,18 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
     for (i, w) in a.wakeups.iter().enumerate() {
         writeln!(
             out,
-            "Wakeup #{}: {}:{} prio {} on CPU {}: {} (from {} at {} to {})",
+            "Wakeup #{}: {}:{} {} on CPU {}: {} (from {} at {} to {})",
             i + 1,
             w.task.comm,
             w.task.pid,
-            w.task.prio,
+            if (0..100).contains(&w.task.prio) {
+                format!("SCHED_FIFO/RR {}", 99 - w.task.prio)
+            } else {
+                format!("kernel prio {}", w.task.prio)
+            },
             w.cpu.0,
             human(w.latency),
-            format!("{:?}", w.start_point).to_lowercase(),
+            start_point_name(w.start_point),
             format_ts(w.start),
             format_ts(w.end)
         )?;
@@ -213,6 +217,16 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+fn start_point_name(p: latscope_analyze::wakeup::StartPoint) -> &'static str {
+    use latscope_analyze::wakeup::StartPoint;
+    match p {
+        StartPoint::TimerExpiry => "the timer's expiry",
+        StartPoint::IrqEntry => "the waking IRQ's entry",
+        StartPoint::Waking => "sched_waking",
+        StartPoint::Sample => "the measured sample",
+    }
 }
 
 fn write_tree(out: &mut dyn Write, n: &CallNode, depth: usize, max: usize) -> io::Result<()> {
