@@ -65,6 +65,8 @@ pub enum VerdictKind {
     RtThrottling,
     /// A function-graph difference.
     FuncGraphDiff,
+    /// The slowest function-graph call and where its time went.
+    FuncGraphSlowest,
     /// Events were lost: conclusions may be incomplete.
     LostEvents,
 }

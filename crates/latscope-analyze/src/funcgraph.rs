@@ -111,6 +111,21 @@ pub fn call_trees(events: &[Event]) -> Vec<CallNode> {
     roots
 }
 
+/// The path from `root` down its most expensive callee at each level, as long as that callee holds at least
+/// half of its caller's time: where the call's time actually went before it spreads out.
+pub fn hot_path(root: &CallNode) -> Vec<&CallNode> {
+    let mut path = vec![root];
+    let mut n = root;
+    while let Some(c) = n.children.iter().filter(|c| c.total.is_some()).max_by_key(|c| c.total) {
+        if c.total.unwrap_or_default().0 * 2 < n.total.unwrap_or_default().0 {
+            break;
+        }
+        path.push(c);
+        n = c;
+    }
+    path
+}
+
 /// Calls and time per function over all trees.
 #[derive(Clone, Debug, Serialize)]
 pub struct FuncStat {
@@ -137,6 +152,21 @@ pub struct FuncGraphReport {
     pub by_self_time: Vec<FuncStat>,
     /// Within one trace: the slowest instance of the most repeated root function against its median instance.
     pub diff: Option<TreeDiff>,
+    /// [`hot_path`] of the slowest root call (untrimmed), as (function, total, self) steps.
+    pub hot_path: Vec<HotStep>,
+}
+
+/// One step of a hot path.
+#[derive(Clone, Debug, Serialize)]
+pub struct HotStep {
+    /// Function.
+    pub func: Text,
+    /// Its total time.
+    #[serde(rename = "total_ns")]
+    pub total: Option<Nanos>,
+    /// Its self time.
+    #[serde(rename = "self_ns")]
+    pub self_time: Option<Nanos>,
 }
 
 /// Summarises `trees`: slowest roots (trimmed to 3 levels), top functions by self time, and an in-file diff.
@@ -162,10 +192,21 @@ pub fn report(trees: &[CallNode], top: usize) -> FuncGraphReport {
     let mut by_self_time: Vec<FuncStat> = stats.into_values().collect();
     by_self_time.sort_by(|a, b| b.self_total.cmp(&a.self_total).then_with(|| a.func.cmp(&b.func)));
     by_self_time.truncate(top.max(10));
+    let hot_path = trees
+        .iter()
+        .filter(|t| t.total.is_some())
+        .max_by_key(|t| t.total)
+        .map(|t| {
+            hot_path(t)
+                .into_iter()
+                .map(|n| HotStep { func: n.func.clone(), total: n.total, self_time: n.self_time })
+                .collect()
+        })
+        .unwrap_or_default();
     let mut slowest: Vec<CallNode> = trees.iter().filter(|t| t.total.is_some()).map(|t| trim(t, 3)).collect();
     slowest.sort_by_key(|t| std::cmp::Reverse(t.total));
     slowest.truncate(top);
-    FuncGraphReport { roots: trees.len(), slowest, by_self_time, diff: diff_within(trees) }
+    FuncGraphReport { roots: trees.len(), slowest, by_self_time, diff: diff_within(trees), hot_path }
 }
 
 fn trim(n: &CallNode, levels: usize) -> CallNode {
@@ -378,6 +419,8 @@ mod tests {
             ["irq", "enqueue_task_rt", "hrtimer_start_range_ns"]
         );
         assert_eq!(d.hints[0].kind, crate::hints::HintKind::RtBandwidthTimer);
+        let hot: Vec<&str> = hot_path(&a[0]).iter().map(|n| &*n.func).collect();
+        assert_eq!(hot, ["irq", "enqueue_task_rt", "hrtimer_start_range_ns"]);
         // Both in one trace: the slowest instance against the median.
         let mut both = normal.clone();
         both.extend(abnormal);

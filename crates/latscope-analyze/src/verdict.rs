@@ -188,8 +188,31 @@ pub fn verdicts(a: &Analysis, events: &[Event]) -> Vec<Verdict> {
             });
         }
     }
-    if let Some(d) = a.funcgraph.as_ref().and_then(|f| f.diff.as_ref()) {
-        sized.extend(diff_verdict(d, "slowest vs median call in this trace"));
+    if let Some(f) = &a.funcgraph {
+        if let Some(d) = &f.diff {
+            sized.extend(diff_verdict(d, "slowest vs median call in this trace"));
+        }
+        if let Some(root) = f.slowest.first() {
+            let names: Vec<&str> = f.hot_path.iter().map(|n| &*n.func).collect();
+            let (last_self, last_func) =
+                f.hot_path.last().map(|n| (n.self_time, n.func.clone())).unwrap_or((root.self_time, root.func.clone()));
+            let text = format!(
+                "The slowest call, {} on CPU {}, took {}; its time went down {} ({} in {} itself).",
+                root.func,
+                root.cpu.0,
+                human(root.total.unwrap_or_default()),
+                names.join(" → "),
+                human(last_self.unwrap_or_default()),
+                last_func
+            );
+            sized.push(Verdict {
+                kind: VerdictKind::FuncGraphSlowest,
+                magnitude: root.total.unwrap_or_default(),
+                sentence: text,
+                hints: Vec::new(),
+                evidence: Vec::new(),
+            });
+        }
     }
     sized.sort_by_key(|v| std::cmp::Reverse(v.magnitude));
     out.extend(sized);

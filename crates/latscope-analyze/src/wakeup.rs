@@ -425,6 +425,14 @@ pub fn decompose_task_sample(
         })
 }
 
+/// [`decompose_sample`] from the events alone (builds the timeline and pairs the hrtimers first): what a live
+/// capture calls for each latency its measuring thread reported.
+pub fn explain_sample(events: &[Event], sample: KnownSample) -> Option<WakeupBreakdown> {
+    let timeline = Timeline::build(events);
+    let expiries = crate::hrtimer::expiries(events);
+    decompose_sample(&WakeupContext { events, timeline: &timeline, expiries: &expiries }, sample)
+}
+
 /// RT throttling gaps: an RT task switched out while runnable (`R`) for a non-RT task or idle, and kept off
 /// the CPU for at least [`MIN_THROTTLE_GAP`] while no RT task ran there.
 pub fn throttle_gaps(events: &[Event], timeline: &Timeline) -> Vec<ThrottleGap> {
@@ -656,6 +664,11 @@ mod tests {
                 .expect("sample");
         assert_eq!(s.start_point, StartPoint::Sample);
         assert_eq!(s.task.pid, 50);
+        let again =
+            explain_sample(&events, KnownSample { cpu: CpuId(1), expected: Nanos(us(100)), latency: Nanos(us(612)) })
+                .expect("sample from events");
+        assert_eq!(again.latency, Nanos(us(612)));
+        assert_eq!(again.components, s.components);
         // Filter by task name that does not exist: nothing.
         let none = decompose_wakeups(&ctx, &WakeupSelection { task: Some(TaskFilter::parse("other")), top: 5 });
         assert!(none.is_empty());
