@@ -66,6 +66,8 @@ pub fn decode_text_reader<R: Read>(name: &str, mut r: R, systrace: bool, sink: &
     let mut filled = 0;
     let mut first = true;
     let mut js = false;
+    // `buf[..clean]` is known to hold no newline: only bytes read since are scanned.
+    let mut clean = 0;
     loop {
         let n = match r.read(&mut buf[filled..]) {
             Ok(0) => break,
@@ -92,15 +94,20 @@ pub fn decode_text_reader<R: Read>(name: &str, mut r: R, systrace: bool, sink: &
                 dec.set_systrace();
             }
         }
-        // Decode all complete lines; keep the partial last line for the next read.
-        let end = match memchr::memrchr(b'\n', &buf[..filled]) {
-            Some(i) => i + 1,
+        // Decode all complete lines; keep the partial last line for the next read. Only the new bytes can
+        // hold a newline (earlier complete lines were consumed), so small reads of a long line stay linear.
+        let end = match memchr::memrchr(b'\n', &buf[clean..filled]) {
+            Some(i) => clean + i + 1,
             None if filled == buf.len() => filled, // one enormous line: decode it as is
-            None => continue,
+            None => {
+                clean = filled;
+                continue;
+            }
         };
         feed_lines(&mut dec, &buf[..end], js, sink);
         buf.copy_within(end..filled, 0);
         filled -= end;
+        clean = filled;
     }
     if first {
         check_text(name, &buf[..filled])?;
