@@ -129,30 +129,21 @@ fn delayed_irq(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ev;
-    use latscope_model::event::Toggle;
-    use latscope_model::EventKind;
+    use crate::testing::trace;
 
     #[test]
     fn longest_section_and_the_irq_it_delayed() {
-        let off = |ts, toggle, caller: &str| {
-            ev(
-                ts,
-                6,
-                "app",
-                42,
-                EventKind::Preemptirq { toggle, caller: caller.into(), parent: "vprintk_emit+0x1/0x2".into() },
-            )
-        };
-        let events = vec![
-            off(1_000, Toggle::IrqDisable, "x+0x1/0x2"),
-            off(2_000, Toggle::IrqEnable, "x+0x2/0x2"),
-            off(10_000, Toggle::IrqDisable, "console_unlock+0xc0/0x510"),
-            off(5_010_000, Toggle::IrqEnable, "console_unlock+0x39c/0x510"),
-            ev(5_011_000, 6, "app", 42, EventKind::IrqHandlerEntry { irq: 3, name: "arch_timer".into() }),
-            ev(5_012_000, 6, "app", 42, EventKind::Print { ip: None, text: "8 overruns".into() }),
-            ev(5_013_000, 6, "app", 42, EventKind::IrqHandlerExit { irq: 3, handled: true }),
-        ];
+        let events = trace(
+            "\
+        app-42      [006] d..1    50.000001: irq_disable: caller=x+0x1/0x2 parent=vprintk_emit+0x1/0x2
+        app-42      [006] d..1    50.000002: irq_enable: caller=x+0x2/0x2 parent=vprintk_emit+0x1/0x2
+        app-42      [006] d..1    50.000010: irq_disable: caller=console_unlock+0xc0/0x510 parent=vprintk_emit+0x1/0x2
+        app-42      [006] d..1    50.005010: irq_enable: caller=console_unlock+0x39c/0x510 parent=vprintk_emit+0x1/0x2
+        app-42      [006] d.h1    50.005011: irq_handler_entry: irq=3 name=arch_timer
+        app-42      [006] d.h1    50.005012: hrtimer_cb: 8 overruns
+        app-42      [006] d.h1    50.005013: irq_handler_exit: irq=3 ret=handled
+",
+        );
         let tl = Timeline::build(&events);
         let printed: Vec<_> = crate::hrtimer::report(&events, &tl, &[], 5).printed;
         let r = report(&tl, &[], &printed, 5);

@@ -6,3 +6,10 @@ use latscope_model::{CpuId, Event, EventKind, Flags, Nanos, Pid};
 pub fn ev(ts: u64, cpu: u32, comm: &str, pid: Pid, kind: EventKind) -> Event {
     Event { ts: Nanos(ts), cpu: CpuId(cpu), pid, tgid: None, comm: comm.into(), flags: Flags::default(), kind }
 }
+
+/// Decodes a small hand-written ftrace text timeline with the real decoder (header lines optional).
+pub fn trace(text: &str) -> Vec<Event> {
+    let t = latscope_decode::decode_bytes("test-timeline", text.as_bytes()).expect("the timeline decodes");
+    assert!(t.warnings.is_empty(), "timeline lines not understood: {:?}", t.warnings);
+    t.events
+}

@@ -538,33 +538,21 @@ impl CpuState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ev;
+    use crate::testing::{ev, trace};
 
     #[test]
     fn nesting_self_time_and_segments() {
-        let events = vec![
-            ev(1000, 0, "cyclictest", 10, EventKind::Print { ip: None, text: "x".into() }),
-            ev(2000, 0, "cyclictest", 10, EventKind::VectorEntry { name: "local_timer".into(), vector: Some(236) }),
-            ev(2500, 0, "cyclictest", 10, EventKind::SoftirqEntry { vec: 1, name: "TIMER".into() }),
-            ev(2700, 0, "cyclictest", 10, EventKind::SoftirqExit { vec: 1, name: "TIMER".into() }),
-            ev(3000, 0, "cyclictest", 10, EventKind::VectorExit { name: "local_timer".into(), vector: Some(236) }),
-            ev(
-                4000,
-                0,
-                "cyclictest",
-                10,
-                EventKind::SchedSwitch {
-                    prev_comm: "cyclictest".into(),
-                    prev_pid: 10,
-                    prev_prio: 19,
-                    prev_state: "S".into(),
-                    next_comm: "swapper/0".into(),
-                    next_pid: 0,
-                    next_prio: 120,
-                },
-            ),
-            ev(5000, 0, "swapper/0", 0, EventKind::Print { ip: None, text: "y".into() }),
-        ];
+        let events = trace(
+            "\
+ cyclictest-10      [000] .....     0.000001: tracing_mark_write: x
+ cyclictest-10      [000] d.h..     0.000002: local_timer_entry: vector=236
+ cyclictest-10      [000] ..s..     0.0000025: softirq_entry: vec=1 [action=TIMER]
+ cyclictest-10      [000] ..s..     0.0000027: softirq_exit: vec=1 [action=TIMER]
+ cyclictest-10      [000] d.h..     0.000003: local_timer_exit: vector=236
+ cyclictest-10      [000] d..2.     0.000004: sched_switch: prev_comm=cyclictest prev_pid=10 prev_prio=19 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+     <idle>-0       [000] .....     0.000005: tracing_mark_write: y
+",
+        );
         let tl = Timeline::build(&events);
         let cpu = tl.cpu(CpuId(0)).expect("cpu 0");
         assert_eq!(cpu.contexts.len(), 2);

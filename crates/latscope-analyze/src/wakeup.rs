@@ -588,59 +588,27 @@ pub fn explain(b: &WakeupBreakdown) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ev;
-
-    fn switch(prev: (&str, Pid, i32, &str), next: (&str, Pid, i32)) -> EventKind {
-        EventKind::SchedSwitch {
-            prev_comm: prev.0.into(),
-            prev_pid: prev.1,
-            prev_prio: prev.2,
-            prev_state: prev.3.into(),
-            next_comm: next.0.into(),
-            next_pid: next.1,
-            next_prio: next.2,
-        }
-    }
-
-    fn waking(pid: Pid, prio: i32) -> EventKind {
-        EventKind::SchedWakeup {
-            kind: WakeupKind::Waking,
-            comm: "cyclictest".into(),
-            pid,
-            prio,
-            target_cpu: Some(CpuId(1)),
-        }
-    }
+    use crate::testing::trace;
 
     #[test]
     fn blocked_by_a_higher_priority_spinner() {
         let us = |v: u64| v * 1000;
-        let start = EventKind::HrtimerStart {
-            hrtimer: 1,
-            function: "hrtimer_wakeup".into(),
-            expires: Nanos(us(100)),
-            softexpires: Nanos(us(100)),
-            mode: "ABS".into(),
-        };
-        let events = vec![
-            ev(us(10), 1, "cyclictest", 50, start),
-            ev(us(10), 1, "cyclictest", 50, switch(("cyclictest", 50, 4, "S"), ("spin", 60, 2))),
-            ev(us(103), 1, "spin", 60, EventKind::VectorEntry { name: "local_timer".into(), vector: None }),
-            ev(
-                us(104),
-                1,
-                "spin",
-                60,
-                EventKind::HrtimerExpireEntry { hrtimer: 1, function: "hrtimer_wakeup".into(), now: Nanos(us(104)) },
-            ),
-            ev(us(105), 1, "spin", 60, waking(50, 4)),
-            ev(us(106), 1, "spin", 60, EventKind::HrtimerExpireExit { hrtimer: 1 }),
-            ev(us(108), 1, "spin", 60, EventKind::VectorExit { name: "local_timer".into(), vector: None }),
-            ev(us(400), 1, "spin", 60, EventKind::IrqHandlerEntry { irq: 30, name: "virtio0".into() }),
-            ev(us(420), 1, "spin", 60, EventKind::IrqHandlerExit { irq: 30, handled: true }),
-            ev(us(708), 1, "spin", 60, switch(("spin", 60, 2, "S"), ("cyclictest", 50, 4))),
-            ev(us(712), 1, "cyclictest", 50, EventKind::SysExit { nr: Some(230), name: None, ret: 0 }),
-        ];
+        let events = trace(
+            "\
+ cyclictest-50      [001] d..1.   100.000010: hrtimer_start: hrtimer=0000000000000001 function=hrtimer_wakeup expires=100000100000 softexpires=100000100000 mode=ABS
+ cyclictest-50      [001] d..2.   100.000010: sched_switch: prev_comm=cyclictest prev_pid=50 prev_prio=4 prev_state=S ==> next_comm=spin next_pid=60 next_prio=2
+       spin-60      [001] d.h..   100.000103: local_timer_entry: vector=236
+       spin-60      [001] d.h1.   100.000104: hrtimer_expire_entry: hrtimer=0000000000000001 function=hrtimer_wakeup now=100000104000
+       spin-60      [001] d.h2.   100.000105: sched_waking: comm=cyclictest pid=50 prio=4 target_cpu=001
+       spin-60      [001] d.h1.   100.000106: hrtimer_expire_exit: hrtimer=0000000000000001
+       spin-60      [001] d.h..   100.000108: local_timer_exit: vector=236
+       spin-60      [001] d.h..   100.000400: irq_handler_entry: irq=30 name=virtio0
+       spin-60      [001] d.h..   100.000420: irq_handler_exit: irq=30 ret=handled
+       spin-60      [001] d..2.   100.000708: sched_switch: prev_comm=spin prev_pid=60 prev_prio=2 prev_state=S ==> next_comm=cyclictest next_pid=50 next_prio=4
+ cyclictest-50      [001] .....   100.000712: sys_exit: NR 230 = 0
+",
+        );
+        let t0 = 100_000_000_000u64;
         let tl = Timeline::build(&events);
         let x = crate::hrtimer::expiries(&events);
         let ctx = WakeupContext { events: &events, timeline: &tl, expiries: &x };
@@ -659,14 +627,18 @@ mod tests {
         assert!(b.explanation.contains("spin (pid 60, SCHED_FIFO/RR prio 97)"), "{}", b.explanation);
         assert!(b.explanation.contains("Remedy: move spin off CPU 1"));
         // The same wakeup explained from a measured sample.
-        let s =
-            decompose_sample(&ctx, KnownSample { cpu: CpuId(1), expected: Nanos(us(100)), latency: Nanos(us(612)) })
-                .expect("sample");
+        let s = decompose_sample(
+            &ctx,
+            KnownSample { cpu: CpuId(1), expected: Nanos(t0 + us(100)), latency: Nanos(us(612)) },
+        )
+        .expect("sample");
         assert_eq!(s.start_point, StartPoint::Sample);
         assert_eq!(s.task.pid, 50);
-        let again =
-            explain_sample(&events, KnownSample { cpu: CpuId(1), expected: Nanos(us(100)), latency: Nanos(us(612)) })
-                .expect("sample from events");
+        let again = explain_sample(
+            &events,
+            KnownSample { cpu: CpuId(1), expected: Nanos(t0 + us(100)), latency: Nanos(us(612)) },
+        )
+        .expect("sample from events");
         assert_eq!(again.latency, Nanos(us(612)));
         assert_eq!(again.components, s.components);
         // Filter by task name that does not exist: nothing.
@@ -678,13 +650,15 @@ mod tests {
     #[test]
     fn rt_throttling_gap() {
         let ms = |v: u64| v * 1_000_000;
-        let events = vec![
-            ev(ms(1), 0, "loop", 9, switch(("kworker", 3, 120, "S"), ("loop", 9, 49))),
-            ev(ms(950), 0, "loop", 9, switch(("loop", 9, 49, "R"), ("swapper/0", 0, 120))),
-            ev(ms(1000), 0, "swapper/0", 0, switch(("swapper/0", 0, 120, "R"), ("loop", 9, 49))),
-            ev(ms(1010), 0, "loop", 9, switch(("loop", 9, 49, "R+"), ("fifo", 11, 10))),
-            ev(ms(1020), 0, "fifo", 11, switch(("fifo", 11, 10, "S"), ("loop", 9, 49))),
-        ];
+        let events = trace(
+            "\
+     kworker-3      [000] d..2.    10.001000: sched_switch: prev_comm=kworker prev_pid=3 prev_prio=120 prev_state=S ==> next_comm=loop next_pid=9 next_prio=49
+        loop-9      [000] d..2.    10.950000: sched_switch: prev_comm=loop prev_pid=9 prev_prio=49 prev_state=R ==> next_comm=swapper/0 next_pid=0 next_prio=120
+      <idle>-0      [000] d..2.    11.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=loop next_pid=9 next_prio=49
+        loop-9      [000] d..2.    11.010000: sched_switch: prev_comm=loop prev_pid=9 prev_prio=49 prev_state=R+ ==> next_comm=fifo next_pid=11 next_prio=10
+        fifo-11     [000] d..2.    11.020000: sched_switch: prev_comm=fifo prev_pid=11 prev_prio=10 prev_state=S ==> next_comm=loop next_pid=9 next_prio=49
+",
+        );
         let tl = Timeline::build(&events);
         let g = throttle_gaps(&events, &tl);
         assert_eq!(g.len(), 1, "preemption by a higher RT task is not throttling");
