@@ -8,6 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// The live tests measure the same CPUs: run them one at a time.
+static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn live_lock() -> std::sync::MutexGuard<'static, ()> {
+    LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_latscope")
 }
@@ -70,6 +77,7 @@ fn check_report_dir(dir: &Path) {
 
 #[test]
 fn run_prints_the_verdict_and_writes_the_report() {
+    let _live = live_lock();
     let dir = tmp("run");
     let out = run(&["run", "-D", "3s", "--report", dir.to_str().unwrap_or_default()], Duration::from_secs(120));
     let text = stdout(&out);
@@ -172,17 +180,18 @@ fn merge(parts: &[PathBuf], into: &Path) {
 
 #[test]
 fn compare_same_configuration_and_injected_spinner() {
+    let _live = live_lock();
     if !is_root() {
         eprintln!("SKIP: SCHED_FIFO measurement and the injector need root");
         return;
     }
     let path = |n: &str| tmp(n).display().to_string();
-    // A and B: the same configuration, alternated in 1 s chunks so both see the same machine.
+    // A and B: the same configuration, alternated in short chunks so both see the same machine.
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    for i in 0..4 {
+    for i in 0..8 {
         for (list, name) in [(&mut a, format!("a{i}")), (&mut b, format!("b{i}"))] {
             let out = run(
-                &["timer", "-c", "1", "-p", "95", "-D", "1s", "-q", "--json", &path(&name)],
+                &["timer", "-c", "1", "-p", "95", "-D", "500ms", "-q", "--json", &path(&name)],
                 Duration::from_secs(30),
             );
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -177,7 +177,7 @@ pub fn verdict(a: &RunInput, b: &RunInput, t: &TestResult) -> String {
         Measure::Noise => "p99 loop time",
     };
     let evidence = format!(
-        "KS D={:.2}, Mann–Whitney p={}, share above A's p99: {:.2} % → {:.2} %",
+        "KS D={:.2}, Mann–Whitney p={}, share above 2× A's p99: {:.2} % → {:.2} %",
         t.ks_d,
         fmt_p(t.mw_p),
         t.tail_a_pct,
