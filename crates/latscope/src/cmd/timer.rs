@@ -1,11 +1,16 @@
 //! `latscope timer`: parses the options, sets up the real-time environment (mlockall, cpu_dma_latency),
 //! runs the per-CPU measurement, shows the live table, and renders the summary and JSON. Wiring only.
+//! With `--trace`, a capture runs beside the measurement: threshold crossings and new worsts are marked
+//! in the trace and the window around them is held; the worst samples are explained from it at the end.
 
+use crate::capture;
+use crate::cmd::report::{write_perfetto, write_timer_report};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{stderr_is_terminal, stdout_is_terminal, JsonSink};
 use crate::signal;
+use latscope_analyze::sample_explain::{explain_samples, MeasuredSample};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
-use latscope_model::{parse_duration, CpuList, Nanos, TimerOptions, TimerResult};
+use latscope_model::{parse_duration, CpuList, Event, Nanos, TimerOptions, TimerResult, TimerTrace};
 use latscope_report::json::write_json;
 use latscope_report::live::{LiveRow, LiveTable};
 use latscope_report::text::timer::write_timer;
@@ -13,7 +18,8 @@ use latscope_sys::host::cpus::{check_online, online_cpus};
 use latscope_sys::host::metadata::run_metadata;
 use latscope_sys::measure::clock;
 use latscope_sys::measure::rt::{hold_dma_latency_zero, lock_memory, Policy};
-use latscope_sys::measure::timer::{start_timer, TimerConfig, TimerRun};
+use latscope_sys::measure::timer::{start_timer, TimerConfig, TimerMeasurement, TimerRun};
+use latscope_sys::tracefs::{Capture, Marker};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -48,7 +54,26 @@ pub struct Args {
     /// No live table; only the final summary
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Trace the measured CPUs while measuring (private tracefs instance, rolling window) and explain the
+    /// worst wakeups from the trace: timer IRQ delay, IRQ handler, interference, blocking tasks, remedy
+    #[arg(long)]
+    trace: bool,
+    /// With --trace: how many of the worst wakeups to explain
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    top: usize,
+    /// Also write an HTML report directory (index.html, plots, result.json)
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Also write a Perfetto / chrome://tracing JSON file (with --trace, the trace events too)
+    #[arg(long, value_name = "FILE")]
+    perfetto: Option<PathBuf>,
 }
+
+/// The rolling window the trace keeps (plus what is held around marked samples).
+const TRACE_SPAN: Nanos = Nanos::from_secs(12);
+/// How much trace is held before the previous poll and after a marked sample.
+const HOLD_BEFORE: Nanos = Nanos::from_ms(20);
+const HOLD_AFTER: Nanos = Nanos::from_ms(2);
 
 /// The validated options.
 struct Plan {
@@ -87,6 +112,9 @@ fn plan(args: &Args) -> Result<Plan, CliError> {
     let threshold = args.threshold.as_deref().map(|t| duration_arg("--threshold", t)).transpose()?;
     if args.stop_on_threshold && threshold.is_none() {
         return Err(CliError("--stop-on-threshold needs --threshold DUR, e.g. --threshold 100us".into()));
+    }
+    if args.trace && args.top == 0 {
+        return Err(CliError("--top 0: explain at least 1 wakeup".into()));
     }
     let window = args.window.as_deref().map(|w| duration_arg("--window", w)).transpose()?;
     if window.is_some_and(|w| w < interval) {
@@ -128,10 +156,22 @@ pub fn run(args: Args) -> CmdResult {
         eprintln!("latscope: {w}");
     }
 
+    let mut tracer = if args.trace {
+        let mut skipped = Vec::new();
+        let c = capture::start(&plan.config.cpus, TRACE_SPAN, "trace of the timer run", &mut skipped);
+        let notes: Vec<String> = skipped.iter().map(|m| format!("missing {m}")).collect();
+        for n in &notes {
+            eprintln!("latscope: {n}");
+        }
+        Some(Tracer::new(c, plan.config.cpus.len(), args.stop_on_threshold, notes))
+    } else {
+        None
+    };
     let run = start_timer(plan.config.clone(), signal::stop_flag()).map_err(CliError::msg)?;
-    show_live(&run, args.quiet, to_stdout_json);
+    show_live(&run, args.quiet, to_stdout_json, tracer.as_mut());
     let start = run.start();
     let m = run.join().map_err(CliError::msg)?;
+    let traced = tracer.map(|t| t.explain(&m, args.top));
 
     let samples: Vec<CpuSamples<'_>> = m
         .cpus
@@ -159,6 +199,12 @@ pub fn run(args: Args) -> CmdResult {
             .push(format!("CPU {}: {} windows beyond the first kept ones were dropped", c.cpu, c.windows_dropped));
     }
 
+    let mut events = Vec::new();
+    if let Some((trace, ev)) = traced {
+        result.trace = Some(trace);
+        events = ev;
+    }
+
     let text = {
         let mut buf = Vec::new();
         write_timer(&mut buf, &result).map_err(CliError::from)?;
@@ -174,16 +220,132 @@ pub fn run(args: Args) -> CmdResult {
     if let Some(sink) = sink {
         sink.write_with(|w| write_json(w, &result))?;
     }
+    if let Some(dir) = &args.report {
+        let index = write_timer_report(dir, &result, "timer")?;
+        eprintln!("latscope: report: {}", index.display());
+    }
+    if let Some(path) = &args.perfetto {
+        write_perfetto(path, &events, Some(&result), None)?;
+        eprintln!("latscope: Perfetto trace: {} (open in ui.perfetto.dev)", path.display());
+    }
     Ok(if result.exceeded_threshold() { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }
 
-/// Polls the run until every thread has ended, redrawing the live table about once a second.
-fn show_live(run: &TimerRun, quiet: bool, to_stderr: bool) {
+/// The capture beside a traced run: marks new worsts and threshold crossings, holds the window around
+/// them, freezes at the first crossing with `--stop-on-threshold`, and explains the worst samples.
+struct Tracer {
+    capture: Option<Capture>,
+    marker: Marker,
+    last_max: Vec<u64>,
+    last_above: Vec<u64>,
+    last_poll: Nanos,
+    marks: u64,
+    stop_on_threshold: bool,
+    frozen: bool,
+    notes: Vec<String>,
+}
+
+impl Tracer {
+    fn new(capture: Option<Capture>, cpus: usize, stop_on_threshold: bool, notes: Vec<String>) -> Tracer {
+        let marker = capture.as_ref().map_or_else(Marker::closed, Capture::marker);
+        Tracer {
+            capture,
+            marker,
+            last_max: vec![0; cpus],
+            last_above: vec![0; cpus],
+            last_poll: clock::now(),
+            marks: 0,
+            stop_on_threshold,
+            frozen: false,
+            notes,
+        }
+    }
+
+    /// Called by the live loop: compares each CPU's progress with the previous poll.
+    fn poll(&mut self, run: &TimerRun) {
+        let Some(c) = &self.capture else { return };
+        let now = clock::now();
+        for (i, s) in run.live().iter().enumerate() {
+            let crossed = s.above_threshold > self.last_above[i];
+            let new_worst = s.max_ns > self.last_max[i];
+            if !(crossed || new_worst) {
+                continue;
+            }
+            let text = match s.last_above.filter(|_| crossed) {
+                Some((expected, actual)) => format!(
+                    "latscope: cpu={} threshold crossed: latency={} ns expected={expected} ({} above so far)",
+                    s.cpu,
+                    actual.saturating_sub(expected),
+                    s.above_threshold
+                ),
+                None => format!("latscope: cpu={} new worst: latency={} ns", s.cpu, s.max_ns),
+            };
+            if self.marker.mark(&text).unwrap_or(false) {
+                self.marks += 1;
+            }
+            // The sample happened since the previous poll: hold from a little before it to now.
+            c.hold(self.last_poll.saturating_sub(HOLD_BEFORE), now + HOLD_AFTER);
+            if crossed && self.stop_on_threshold && !self.frozen {
+                c.freeze();
+                self.frozen = true;
+            }
+            self.last_above[i] = s.above_threshold;
+            self.last_max[i] = s.max_ns;
+        }
+        self.last_poll = now;
+    }
+
+    /// Stops the capture, decodes it and explains the `top` worst samples of every CPU together.
+    fn explain(mut self, m: &TimerMeasurement, top: usize) -> (TimerTrace, Vec<Event>) {
+        let mut t = TimerTrace { marks: self.marks, frozen: self.frozen, ..TimerTrace::default() };
+        let Some(c) = self.capture.take() else {
+            t.notes = self.notes;
+            t.notes.push("no trace was taken: see the missing features above".into());
+            return (t, Vec::new());
+        };
+        let decoded = capture::finish(c, &mut self.notes);
+        t.notes = self.notes;
+        let d = match decoded {
+            Ok(d) => d,
+            Err(e) => {
+                t.notes.push(format!("the trace could not be decoded: {e}"));
+                return (t, Vec::new());
+            }
+        };
+        let mut samples: Vec<MeasuredSample> = m
+            .cpus
+            .iter()
+            .flat_map(|c| {
+                c.worst.iter().map(move |w| MeasuredSample {
+                    cpu: c.cpu,
+                    tid: c.tid,
+                    seq: w.seq,
+                    expected: Nanos(w.expected_ns),
+                    latency: Nanos(w.latency_ns),
+                })
+            })
+            .collect();
+        samples.sort_by(|a, b| b.latency.cmp(&a.latency).then(a.seq.cmp(&b.seq)));
+        samples.truncate(top);
+        t.worst = explain_samples(&d.events, &samples);
+        t.events = d.events.len() as u64;
+        t.lost_events = d.lost;
+        (t, d.events)
+    }
+}
+
+/// Polls the run until every thread has ended, redrawing the live table about once a second; a tracer
+/// is polled every 10 ms.
+fn show_live(run: &TimerRun, quiet: bool, to_stderr: bool, mut tracer: Option<&mut Tracer>) {
     let terminal = if to_stderr { stderr_is_terminal() } else { stdout_is_terminal() };
     let mut table = LiveTable::new(terminal);
     let mut next_frame = clock::now() + Nanos::from_secs(1);
+    let tick = Duration::from_millis(if tracer.is_some() { 10 } else { 50 });
     while !run.is_done() {
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(tick);
+        if let Some(t) = tracer.as_deref_mut() {
+            t.poll(run);
+        }
         let now = clock::now();
         if quiet || now < next_frame {
             continue;
@@ -204,6 +366,9 @@ fn show_live(run: &TimerRun, quiet: bool, to_stderr: bool) {
             .collect();
         let frame = table.frame(now.saturating_sub(run.start()), &rows);
         emit(&frame, to_stderr);
+    }
+    if let Some(t) = tracer {
+        t.poll(run);
     }
     emit(&table.finish(), to_stderr);
 }
