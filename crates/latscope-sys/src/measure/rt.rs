@@ -123,6 +123,16 @@ pub struct MemoryLock(());
 /// Locks current and future pages so the hot loop never takes a page fault.
 /// Fails with a hint when the caller may not lock memory (not root, low RLIMIT_MEMLOCK).
 pub fn lock_memory() -> Result<MemoryLock, SysError> {
+    // Without CAP_IPC_LOCK the kernel charges locked pages to RLIMIT_MEMLOCK; mlockall(MCL_FUTURE) would then
+    // succeed and make every later mapping beyond the limit fail (a new thread's stack: EAGAIN). Refuse early.
+    let limit = memlock_limit();
+    if !has_cap_ipc_lock() && limit.is_some_and(|l| l < MIN_MEMLOCK) {
+        return Err(SysError::Invalid(format!(
+            "mlockall: the memlock limit is {} KiB, too small to lock the whole process without making later \
+             allocations fail; run as root (sudo) or raise the limit (ulimit -l unlimited)",
+            limit.unwrap_or(0) / 1024
+        )));
+    }
     // SAFETY: mlockall has no memory-safety preconditions.
     let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
     if rc != 0 {
@@ -133,6 +143,31 @@ pub fn lock_memory() -> Result<MemoryLock, SysError> {
         ));
     }
     Ok(MemoryLock(()))
+}
+
+/// The smallest RLIMIT_MEMLOCK under which [`lock_memory`] still locks everything (without CAP_IPC_LOCK).
+pub const MIN_MEMLOCK: u64 = 1 << 30;
+
+/// The soft RLIMIT_MEMLOCK in bytes, `None` when unlimited.
+pub fn memlock_limit() -> Option<u64> {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `rl` is a valid, writable rlimit.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut rl) };
+    (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur)
+}
+
+/// Whether this process has CAP_IPC_LOCK in its effective set (`CapEff` of `/proc/self/status`).
+pub fn has_cap_ipc_lock() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    cap_eff_has(&status, 14)
+}
+
+fn cap_eff_has(status: &str, cap: u32) -> bool {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << cap) != 0)
 }
 
 impl Drop for MemoryLock {
@@ -197,6 +232,13 @@ mod tests {
         drop(guard);
         assert_eq!(std::fs::read(&path).expect("read"), 0i32.to_ne_bytes());
         let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn reads_capabilities() {
+        assert!(cap_eff_has("Name:\tx\nCapEff:\t000001ffffffffff\n", 14));
+        assert!(!cap_eff_has("CapEff:\t0000000000000000\n", 14));
+        assert!(!cap_eff_has("no caps here", 14));
     }
 
     #[test]

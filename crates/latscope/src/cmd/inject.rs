@@ -61,8 +61,13 @@ pub fn run(args: Args) -> CmdResult {
     let duration = args.duration.as_deref().map(|d| dur("--duration", d)).transpose()?;
     let injector = start_injector(spec).map_err(CliError::msg)?;
     let end = duration.map(|d| clock::now() + d);
-    while !signal::stop_flag().load(Ordering::Relaxed) && end.map_or(true, |e| clock::now() < e) {
-        std::thread::sleep(Duration::from_millis(10));
+    while !signal::stop_flag().load(Ordering::Relaxed) {
+        let now = clock::now();
+        if end.is_some_and(|e| now >= e) {
+            break;
+        }
+        let left = end.map_or(Nanos::from_ms(10), |e| (e - now).min(Nanos::from_ms(10)));
+        std::thread::sleep(Duration::from_nanos(left.0));
     }
     let report = injector.stop();
     let durations: Vec<u64> = report.spins.iter().map(|s| s.duration().0).collect();
