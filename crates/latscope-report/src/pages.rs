@@ -442,6 +442,105 @@ pub fn run_page(r: &RunResult, timelines: Vec<Block>) -> Page {
     }
 }
 
+/// The report page of `latscope analyze`: the verdicts with their hints, the decomposed wakeups with a
+/// CPU timeline of each (drawn from `events`), and the IRQ/softirq duration table.
+pub fn analysis_page(a: &latscope_analyze::analysis::Analysis, events: &[latscope_model::Event]) -> Page {
+    let mut verdict: Vec<Block> = Vec::new();
+    if a.verdicts.is_empty() {
+        verdict.push(Block::Callout("Nothing in this trace crossed the reporting limits.".into()));
+    }
+    for v in &a.verdicts {
+        verdict.push(Block::Callout(v.sentence.clone()));
+        let hints: Vec<String> = v.hints.iter().map(|h| format!("{} — remedy: {}", h.what, h.remedy)).collect();
+        if !hints.is_empty() {
+            verdict.push(Block::List(hints));
+        }
+    }
+    let mut sections = vec![Section { id: "verdict".into(), heading: "Verdict".into(), blocks: verdict }];
+    if !a.wakeups.is_empty() {
+        let built = crate::slices::build(events);
+        let mut blocks = vec![Block::Table {
+            head: ["task", "CPU", "latency", "largest part", "explanation"].map(String::from).to_vec(),
+            rows: a
+                .wakeups
+                .iter()
+                .map(|w| {
+                    let top = w.components.iter().max_by_key(|c| c.duration);
+                    vec![
+                        format!("{}:{}", w.task.comm, w.task.pid),
+                        w.cpu.0.to_string(),
+                        us(w.latency.0),
+                        top.map_or("-".into(), |c| format!("{} {} ({})", c.kind.as_str(), c.name, us(c.duration.0))),
+                        w.explanation.clone(),
+                    ]
+                })
+                .collect(),
+        }];
+        for (i, w) in a.wakeups.iter().take(3).enumerate() {
+            let pad = Nanos((w.latency.0 / 4).clamp(20_000, 1_000_000));
+            let t = Timeline {
+                title: format!("CPU {}: {}:{} woke {} late", w.cpu.0, w.task.comm, w.task.pid, us(w.latency.0)),
+                from: w.start.saturating_sub(pad),
+                to: w.end + pad,
+                slices: built.cpus.get(&w.cpu).cloned().unwrap_or_default(),
+                marks: vec![
+                    Mark { ts: w.start, label: "expected wakeup".into() },
+                    Mark {
+                        ts: w.switch_in,
+                        label: format!("switched in (+{})", us(w.switch_in.saturating_sub(w.start).0)),
+                    },
+                ],
+                measured_pid: Some(w.task.pid),
+            };
+            blocks.push(plot(
+                &format!("wakeup-{}", i + 1),
+                &format!("What ran on CPU {} around wakeup #{}", w.cpu.0, i + 1),
+                "Tasks, IRQs and softirqs on the CPU from the trace; the woken task is green.",
+                cpu_timeline_svg(&t),
+            ));
+        }
+        sections.push(Section { id: "wakeups".into(), heading: "Wakeups, decomposed".into(), blocks });
+    }
+    if !a.irq_stats.is_empty() {
+        let rows = a
+            .irq_stats
+            .iter()
+            .take(20)
+            .map(|s| {
+                vec![
+                    format!("{} {}", s.kind, s.name),
+                    s.cpu.0.to_string(),
+                    s.summary.count.to_string(),
+                    us(s.summary.max_ns),
+                    us(s.total.0),
+                ]
+            })
+            .collect();
+        sections.push(Section {
+            id: "irq-stats".into(),
+            heading: "IRQ, softirq and vector durations".into(),
+            blocks: vec![Block::Table {
+                head: ["handler", "CPU", "count", "max", "total"].map(String::from).to_vec(),
+                rows,
+            }],
+        });
+    }
+    let mut warnings = Vec::new();
+    for (cpu, n) in &a.source.lost {
+        if *n > 0 {
+            warnings.push(format!("CPU {}: {n} events lost: conclusions may miss something", cpu.0));
+        }
+    }
+    Page {
+        title: format!("latscope analyze: {}", a.source.name),
+        subtitle: format!("{} events over {}, {} verdict(s)", a.source.events, us(a.source.span.0), a.verdicts.len()),
+        metadata: Vec::new(),
+        findings: Vec::new(),
+        warnings,
+        sections,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,6 +576,29 @@ mod tests {
         }
         r.all = TimerStats::from_histogram(&all, 0, None);
         r
+    }
+
+    #[test]
+    fn analysis_page_draws_the_decomposed_wakeups() {
+        use latscope_analyze::analysis::{analyze, AnalyzeOptions};
+        // cyclictest blocked by a SCHED_FIFO 97 spinner, recorded on this VM.
+        let p =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/live/spinner-cyclictest-trace.txt");
+        let trace = latscope_decode::decode_file(&p).expect("decode");
+        let a = analyze("fixture", &trace, &AnalyzeOptions::default());
+        let page = analysis_page(&a, &trace.events);
+        let files = page.render();
+        assert!(files.index_html.contains("latscope analyze: fixture"));
+        assert!(!a.wakeups.is_empty(), "the fixture has decomposable wakeups");
+        assert_eq!(files.svgs.len(), a.wakeups.len().min(3));
+        let texts: String = files.svgs.iter().map(|(_, s)| s.as_str()).collect();
+        assert!(texts.contains("expected wakeup") && texts.contains("switched in"));
+        for (_, svg) in &files.svgs {
+            roxmltree::Document::parse(svg).expect("valid svg");
+        }
+        if !a.irq_stats.is_empty() {
+            assert!(files.index_html.contains("IRQ, softirq and vector durations"));
+        }
     }
 
     #[test]
