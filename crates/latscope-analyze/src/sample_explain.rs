@@ -97,6 +97,8 @@ fn traced(s: &MeasuredSample, b: &WakeupBreakdown) -> TracedWakeup {
     let mut t = base(s);
     t.found = true;
     t.trace_latency_ns = b.latency.0;
+    t.woken_ns = b.waking.0;
+    t.switch_in_ns = b.switch_in.0;
     for c in &b.components {
         match c.kind {
             ComponentKind::TimerIrqDelay => *t.timer_irq_delay_ns.get_or_insert(0) += c.duration.0,
@@ -175,6 +177,7 @@ mod tests {
         let t = &out[0];
         assert!(t.found, "{t:?}");
         assert_eq!(t.trace_latency_ns, us(552));
+        assert_eq!((t.woken_ns, t.switch_in_ns), (us(105), us(650)));
         assert_eq!(t.timer_irq_delay_ns, Some(us(3)));
         assert_eq!(t.irq_handler_ns, Some(us(5)));
         assert_eq!(t.irq_handler_name.as_deref(), Some("local_timer"));

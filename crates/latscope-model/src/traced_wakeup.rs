@@ -40,6 +40,12 @@ pub struct TracedWakeup {
     pub found: bool,
     /// The latency the trace shows: expected time to the return of `clock_nanosleep` (or the switch-in).
     pub trace_latency_ns: u64,
+    /// When the trace shows the thread woken (`sched_waking`), CLOCK_MONOTONIC ns.
+    #[serde(default)]
+    pub woken_ns: u64,
+    /// When it was switched in, CLOCK_MONOTONIC ns.
+    #[serde(default)]
+    pub switch_in_ns: u64,
     /// Expected time to the entry of the interrupt that ran the timer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer_irq_delay_ns: Option<u64>,

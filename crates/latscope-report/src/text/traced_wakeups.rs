@@ -116,6 +116,8 @@ mod tests {
             sample_latency_ns: 551_000,
             found: true,
             trace_latency_ns: 552_000,
+            woken_ns: 12_000_605_000,
+            switch_in_ns: 12_001_150_000,
             timer_irq_delay_ns: Some(3_000),
             irq_handler_ns: Some(5_000),
             irq_handler_name: Some("local_timer".into()),
