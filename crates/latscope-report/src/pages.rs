@@ -115,6 +115,32 @@ pub fn timer_sections(r: &TimerResult, prefix: &str) -> Vec<Section> {
             ),
         ],
     };
+    if let Some(trace) = &r.trace {
+        let rows: Vec<Vec<String>> = trace
+            .worst
+            .iter()
+            .map(|w| {
+                vec![
+                    w.cpu.0.to_string(),
+                    us(w.sample_latency_ns),
+                    if w.found { us(w.trace_latency_ns) } else { "not in trace".into() },
+                    if w.found { w.explanation.clone() } else { w.note.clone() },
+                    w.remedy.clone(),
+                ]
+            })
+            .collect();
+        if !rows.is_empty() {
+            main.blocks.push(Block::Text(format!(
+                "The worst wakeups explained from the trace ({} events{}):",
+                trace.events,
+                if trace.lost_events > 0 { format!(", {} lost", trace.lost_events) } else { String::new() }
+            )));
+            main.blocks.push(Block::Table {
+                head: ["CPU", "measured", "in the trace", "what happened", "remedy"].map(String::from).to_vec(),
+                rows,
+            });
+        }
+    }
     if !worst_rows.is_empty() {
         main.blocks.push(Block::Text("The worst wakeups (CLOCK_MONOTONIC time of the expected wakeup):".into()));
         main.blocks.push(Block::Table {
@@ -599,6 +625,28 @@ mod tests {
         if !a.irq_stats.is_empty() {
             assert!(files.index_html.contains("IRQ, softirq and vector durations"));
         }
+    }
+
+    #[test]
+    fn traced_wakeups_are_listed_with_their_explanation() {
+        let mut r = timer();
+        r.trace = Some(latscope_model::TimerTrace {
+            worst: vec![latscope_model::TracedWakeup {
+                found: true,
+                sample_latency_ns: 612_000,
+                trace_latency_ns: 610_000,
+                explanation: "spin (pid 60, SCHED_FIFO 97) ran 580us on CPU 1".into(),
+                remedy: "move spin off CPU 1".into(),
+                ..latscope_model::TracedWakeup::default()
+            }],
+            events: 1234,
+            ..latscope_model::TimerTrace::default()
+        });
+        let html = timer_page(&r, "t.json").render().index_html;
+        assert!(html.contains("explained from the trace (1234 events)"), "table header");
+        assert!(
+            html.contains("spin (pid 60, SCHED_FIFO 97) ran 580us on CPU 1") && html.contains("move spin off CPU 1")
+        );
     }
 
     #[test]
