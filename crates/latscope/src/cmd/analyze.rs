@@ -40,7 +40,7 @@ pub struct Args {
 }
 
 fn decode(path: &Path) -> Result<DecodedTrace, CliError> {
-    latscope_decode::decode_file(path).map_err(|e| CliError(format!("cannot analyse {}: {e}", path.display())))
+    latscope_decode::decode_file(path).map_err(|e| CliError(format!("cannot analyse the trace: {e}")))
 }
 
 /// Runs `latscope analyze`.
