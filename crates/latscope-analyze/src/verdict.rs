@@ -120,11 +120,15 @@ pub fn verdicts(a: &Analysis, events: &[Event]) -> Vec<Verdict> {
             let mut text =
                 format!("hrtimer {} on CPU {} expired {} late", l.expiry.function, l.expiry.cpu.0, human(lateness));
             if let Some(c) = l.before.first() {
+                let doing = match c.kind {
+                    ComponentKind::Idle => "idle".to_string(),
+                    ComponentKind::IrqsOff => format!("running with irqs off at {}", c.name),
+                    ComponentKind::BlockingTask => format!("running {} (pid {})", c.name, c.pid.unwrap_or(-1)),
+                    k => format!("in {} {}", k.as_str().replace('_', " "), c.name),
+                };
                 text.push_str(&format!(
-                    "; before the {} entered, the CPU was in {} ({}) for {}",
+                    "; before the {} entered, the CPU was {doing} for {}",
                     l.irq_name.as_deref().unwrap_or("interrupt"),
-                    c.kind.as_str().replace('_', " "),
-                    c.name,
                     human(c.duration)
                 ));
             }
@@ -133,6 +137,9 @@ pub fn verdicts(a: &Analysis, events: &[Event]) -> Vec<Verdict> {
             match l.before.first().map(|c| c.kind) {
                 Some(ComponentKind::Idle) => h.push(hints::idle_exit()),
                 Some(ComponentKind::Nmi) => h.push(hints::nmi()),
+                // A task ran with interrupts on and no other interrupt came first: nothing in the kernel held
+                // the timer interrupt back.
+                Some(ComponentKind::BlockingTask) => h.push(hints::hypervisor()),
                 _ => {}
             }
             let idx = [Some(l.expiry.index), l.expiry.start_index].into_iter().flatten();
