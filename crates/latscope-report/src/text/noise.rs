@@ -267,10 +267,11 @@ fn write_cpu_counters(out: &mut dyn Write, c: &CpuNoise) -> io::Result<()> {
             .iter()
             .take(COUNTERS_SHOWN)
             .map(|d| {
+                let id = if d.id.bytes().all(|b| b.is_ascii_digit()) { format!("IRQ {}", d.id) } else { d.id.clone() };
                 if d.description.is_empty() {
-                    format!("{} {}", d.id, d.delta)
+                    format!("{}x {id}", d.delta)
                 } else {
-                    format!("{} {} ({})", d.id, d.delta, d.description)
+                    format!("{}x {id} ({})", d.delta, d.description)
                 }
             })
             .collect();
@@ -433,8 +434,8 @@ mod tests {
             "hypervisor: KVM",
             "53ms",
             "at 100.133700000 (+134ms into the run)",
-            "LOC 3000 (Local timer interrupts)",
-            "softirqs: TIMER 12",
+            "3000x LOC (Local timer interrupts)",
+            "softirqs: 12x TIMER",
             "SMIs: not readable: /dev/cpu/1/msr is missing",
             "RT throttling: 3 gaps of about 48.8ms every 1s",
             "sysctl -w kernel.sched_rt_runtime_us=-1",

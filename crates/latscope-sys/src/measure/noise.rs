@@ -14,7 +14,7 @@ use crate::SysError;
 use hdrhistogram::Histogram;
 use latscope_model::noise_result::{Gap, NoiseEnvironment, SmtSiblings};
 use latscope_model::{CpuId, CpuList, LatencyHistogram, Nanos};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
 /// Default gap buffer per CPU: 1 Mi gaps (16 MiB), minutes of a noisy machine at a 5 µs threshold.
@@ -94,8 +94,34 @@ pub struct NoiseRun {
     pub warnings: Vec<String>,
 }
 
+/// Running totals of one CPU, published from the loop's gap path (never from the per-iteration path) for
+/// a live view.
+#[derive(Debug, Default)]
+pub struct LiveCpu {
+    /// Gaps above the threshold so far.
+    pub gaps: AtomicU64,
+    /// Their total, counter ticks.
+    pub noise_cycles: AtomicU64,
+    /// The longest, counter ticks.
+    pub max_cycles: AtomicU64,
+}
+
+/// A live view of one CPU, in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiveNoise {
+    /// The CPU.
+    pub cpu: CpuId,
+    /// Gaps above the threshold so far.
+    pub gaps: u64,
+    /// Their total.
+    pub noise: Nanos,
+    /// The longest.
+    pub max_gap: Nanos,
+}
+
 /// Raw per-thread state, preallocated before the loop starts.
 struct SpinState {
+    live: Arc<LiveCpu>,
     fast: Box<[u64; FAST_TICKS]>,
     hist: Histogram<u64>,
     gaps: Vec<(u64, u64)>,
@@ -110,13 +136,14 @@ struct SpinState {
 }
 
 impl SpinState {
-    fn new(capacity: usize, highest: u64) -> Result<SpinState, SysError> {
+    fn new(capacity: usize, highest: u64, live: Arc<LiveCpu>) -> Result<SpinState, SysError> {
         let hist = Histogram::new_with_bounds(1, highest.max(2 * FAST_TICKS as u64), 3)
             .map_err(|e| SysError::Invalid(format!("cannot build the noise histogram: {e}")))?;
         // Touch the gap buffer now so the first gaps do not page-fault inside the loop.
         let mut gaps = vec![(0u64, 0u64); capacity];
         gaps.clear();
         Ok(SpinState {
+            live,
             fast: Box::new([0; FAST_TICKS]),
             hist,
             gaps,
@@ -144,6 +171,9 @@ impl SpinState {
         } else {
             self.dropped += 1;
         }
+        self.live.gaps.store(self.gap_count, Ordering::Relaxed);
+        self.live.noise_cycles.store(self.noise_cycles, Ordering::Relaxed);
+        self.live.max_cycles.store(self.max_gap.1, Ordering::Relaxed);
     }
 
     #[cold]
@@ -186,10 +216,40 @@ fn spin(st: &mut SpinState, halt: &AtomicBool, thresh: u64, stop_on: bool) {
     st.loops = loops;
 }
 
-/// Runs the measurement. `stop` (the binary's Ctrl-C flag) ends it early; so does the duration and, with
-/// `stop_on_threshold`, the first gap above the threshold. Setup errors (offline CPU, no permission for
-/// SCHED_FIFO) come back before anything runs. Not being able to lock memory is a warning.
+/// A running noise measurement: threads spinning, counters snapshotted. Poll [`NoiseHandle::live`] and
+/// [`NoiseHandle::is_done`], then [`NoiseHandle::join`].
+#[derive(Debug)]
+pub struct NoiseHandle<'a> {
+    cfg: NoiseConfig,
+    stop: &'a AtomicBool,
+    halt: Arc<AtomicBool>,
+    handles: Vec<std::thread::JoinHandle<Option<(CpuId, SpinState)>>>,
+    live: Vec<(CpuId, Arc<LiveCpu>)>,
+    pre: Calibration,
+    thresh: u64,
+    raw_start: ClockPair,
+    mono_start: ClockPair,
+    counters_before: CounterSnapshot,
+    warnings: Vec<String>,
+    _mem: Option<super::rt::MemoryLock>,
+}
+
+impl std::fmt::Debug for SpinState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpinState").field("loops", &self.loops).field("gap_count", &self.gap_count).finish()
+    }
+}
+
+/// Runs the measurement to its end (see [`start_noise`]).
 pub fn run_noise(cfg: &NoiseConfig, stop: &AtomicBool) -> Result<NoiseRun, SysError> {
+    start_noise(cfg, stop)?.join()
+}
+
+/// Starts the measurement and returns once every loop runs. `stop` (the binary's Ctrl-C flag) ends it
+/// early; so does the duration and, with `stop_on_threshold`, the first gap above the threshold. Setup
+/// errors (offline CPU, no permission for SCHED_FIFO) come back before anything runs. Not being able to
+/// lock memory is a warning.
+pub fn start_noise<'a>(cfg: &NoiseConfig, stop: &'a AtomicBool) -> Result<NoiseHandle<'a>, SysError> {
     if cfg.cpus.is_empty() {
         return Err(SysError::Invalid("no CPU to measure; pass e.g. -c 1".into()));
     }
@@ -202,7 +262,7 @@ pub fn run_noise(cfg: &NoiseConfig, stop: &AtomicBool) -> Result<NoiseRun, SysEr
     let highest = pre.to_cycles(Nanos::from_secs(3600)).max(1 << 20);
 
     let mut warnings = Vec::new();
-    let _mem = match lock_memory() {
+    let mem = match lock_memory() {
         Ok(g) => Some(g),
         Err(e) => {
             warnings.push(format!("memory not locked, page faults may add noise: {e}"));
@@ -213,14 +273,17 @@ pub fn run_noise(cfg: &NoiseConfig, stop: &AtomicBool) -> Result<NoiseRun, SysEr
     let halt = Arc::new(AtomicBool::new(false));
     let mut handles = Vec::new();
     let mut gos = Vec::new();
+    let mut live = Vec::new();
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), SysError>>();
     for cpu in cfg.cpus.iter() {
         let (halt, ready) = (Arc::clone(&halt), ready_tx.clone());
         let (go_tx, go_rx) = mpsc::channel::<bool>();
         let (policy, cap, stop_on) = (cfg.policy, cfg.gap_capacity, cfg.stop_on_threshold);
+        let cpu_live = Arc::new(LiveCpu::default());
+        live.push((cpu, Arc::clone(&cpu_live)));
         let spawned = std::thread::Builder::new().name(format!("latscope-noise{cpu}")).spawn(move || {
             let setup = pin_current_thread(cpu)
-                .and_then(|()| SpinState::new(cap, highest))
+                .and_then(|()| SpinState::new(cap, highest, cpu_live))
                 .and_then(|st| set_current_thread_policy(policy).map(|()| st));
             let mut st = match setup {
                 Ok(st) => st,
@@ -282,26 +345,75 @@ pub fn run_noise(cfg: &NoiseConfig, stop: &AtomicBool) -> Result<NoiseRun, SysEr
     for go in &gos {
         let _ = go.send(true);
     }
-    wait_for_end(cfg.duration, mono_start.clock_ns, stop, &halt);
-    halt.store(true, Ordering::Relaxed);
-    let states: Vec<(CpuId, SpinState)> = handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect();
-    let raw_end = cycles::pair(libc::CLOCK_MONOTONIC_RAW);
-    let mono_end = cycles::pair(libc::CLOCK_MONOTONIC);
-    let counters_after = counters::snapshot(&cfg.cpus);
-    if states.len() != cfg.cpus.len() {
-        return Err(SysError::Invalid("a noise measurement thread panicked; no result".into()));
-    }
-    let calibration = Calibration::from_pairs(raw_start, raw_end, mono_start).unwrap_or(pre);
-    let cpus = states.into_iter().map(|(cpu, st)| convert(cpu, st, &calibration, thresh)).collect();
-    Ok(NoiseRun {
-        calibration,
-        start: Nanos(mono_start.clock_ns),
-        end: Nanos(mono_end.clock_ns),
-        cpus,
+    Ok(NoiseHandle {
+        cfg: cfg.clone(),
+        stop,
+        halt,
+        handles,
+        live,
+        pre,
+        thresh,
+        raw_start,
+        mono_start,
         counters_before,
-        counters_after,
         warnings,
+        _mem: mem,
     })
+}
+
+impl NoiseHandle<'_> {
+    /// CLOCK_MONOTONIC start of the run.
+    pub fn start(&self) -> Nanos {
+        Nanos(self.mono_start.clock_ns)
+    }
+
+    /// Gaps so far per CPU (relaxed reads of the loops' running totals).
+    pub fn live(&self) -> Vec<LiveNoise> {
+        self.live
+            .iter()
+            .map(|(cpu, l)| LiveNoise {
+                cpu: *cpu,
+                gaps: l.gaps.load(Ordering::Relaxed),
+                noise: self.pre.to_ns(l.noise_cycles.load(Ordering::Relaxed)),
+                max_gap: self.pre.to_ns(l.max_cycles.load(Ordering::Relaxed)),
+            })
+            .collect()
+    }
+
+    /// Whether the run should end now: duration over, stop flag set, or a loop halted on the threshold.
+    pub fn is_done(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || self.halt.load(Ordering::Relaxed)
+            || self
+                .cfg
+                .duration
+                .is_some_and(|d| cycles::clock_ns(libc::CLOCK_MONOTONIC) >= self.mono_start.clock_ns + d.0)
+    }
+
+    /// Waits for the end of the run, stops the loops and returns what they measured.
+    pub fn join(self) -> Result<NoiseRun, SysError> {
+        wait_for_end(self.cfg.duration, self.mono_start.clock_ns, self.stop, &self.halt);
+        self.halt.store(true, Ordering::Relaxed);
+        let states: Vec<(CpuId, SpinState)> =
+            self.handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect();
+        let raw_end = cycles::pair(libc::CLOCK_MONOTONIC_RAW);
+        let mono_end = cycles::pair(libc::CLOCK_MONOTONIC);
+        let counters_after = counters::snapshot(&self.cfg.cpus);
+        if states.len() != self.cfg.cpus.len() {
+            return Err(SysError::Invalid("a noise measurement thread panicked; no result".into()));
+        }
+        let calibration = Calibration::from_pairs(self.raw_start, raw_end, self.mono_start).unwrap_or(self.pre);
+        let cpus = states.into_iter().map(|(cpu, st)| convert(cpu, st, &calibration, self.thresh)).collect();
+        Ok(NoiseRun {
+            calibration,
+            start: Nanos(self.mono_start.clock_ns),
+            end: Nanos(mono_end.clock_ns),
+            cpus,
+            counters_before: self.counters_before,
+            counters_after,
+            warnings: self.warnings,
+        })
+    }
 }
 
 /// Sleeps (in slices, so Ctrl-C is seen within 100 ms) until the duration ends, `stop` is set, or a loop

@@ -1,12 +1,264 @@
-//! `latscope noise`: not built yet (see the open issues).
+//! `latscope noise`: parses the options, runs the per-CPU spinning loops, shows a live line, accounts the
+//! noise (analysis), and renders the text summary and JSON. Wiring only.
+//!
+//! Default priority: `-p 0` (SCHED_OTHER), like oslat. A SCHED_OTHER spinner is not subject to RT
+//! throttling and does not starve the per-CPU kernel threads, but every other runnable task on its CPU
+//! shows up as noise. With `-p N` (SCHED_FIFO N) the loop sees what a real-time thread sees; on a kernel
+//! with `sched_rt_runtime_us` below the period it is then stopped for `period − runtime` every period
+//! (50 ms every second by default), which latscope detects and names instead of reporting it as noise.
 
-use crate::error::{CliError, CmdResult};
+use crate::error::{CliError, CmdResult, Outcome};
+use crate::output::{stderr_is_terminal, stdout_is_terminal, JsonSink};
+use crate::signal;
+use latscope_analyze::noise::{account, detect_rt_throttling, top_gaps, windows, RtSettings};
+use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
+use latscope_model::{parse_duration, CpuList, Nanos, StopReason};
+use latscope_report::json::write_json;
+use latscope_report::text::noise::write_noise;
+use latscope_sys::host::counters;
+use latscope_sys::host::cpus::{check_online, online_cpus};
+use latscope_sys::host::metadata::run_metadata;
+use latscope_sys::measure::cycles::COUNTER_NAME;
+use latscope_sys::measure::noise::{
+    environment, start_noise, NoiseConfig, NoiseHandle, NoiseRun, DEFAULT_GAP_CAPACITY,
+};
+use latscope_sys::measure::rt::Policy;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Gaps kept per CPU in the result's `top` list.
+const TOP_GAPS: usize = 20;
 
 /// Arguments of `latscope noise`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// CPUs to measure, one spinning thread each: `1`, `0,2-3` [default: all online CPUs]
+    #[arg(short = 'c', long = "cpus", value_name = "LIST")]
+    cpus: Option<String>,
+    /// SCHED_FIFO priority of the spinners, 1-99. Default 0 = SCHED_OTHER: other tasks' time counts as
+    /// noise, no RT throttling. With SCHED_FIFO the kernel stops the spinner for
+    /// (sched_rt_period_us − sched_rt_runtime_us) every period; latscope detects and names that.
+    #[arg(short = 'p', long, value_name = "N", default_value = "0", allow_hyphen_values = true)]
+    priority: String,
+    /// How long to measure (ns, us, ms, s, m, h) [default: until Ctrl-C]
+    #[arg(short = 'D', long, value_name = "DUR")]
+    duration: Option<String>,
+    /// Gaps longer than this count as noise and are recorded with their start time
+    #[arg(long, value_name = "DUR", default_value = "5us")]
+    threshold: String,
+    /// End the run at the first gap longer than --threshold, with exit code 2
+    #[arg(long)]
+    stop_on_threshold: bool,
+    /// Also report the noise per window of this length
+    #[arg(long, value_name = "DUR")]
+    window: Option<String>,
+    /// Gaps kept per CPU for the lists and windows (more are counted, not kept)
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_GAP_CAPACITY)]
+    max_gaps: usize,
+    /// Write the result as JSON to FILE (`-` for stdout; the text summary then goes to stderr)
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// No live line; only the final summary
+    #[arg(short = 'q', long)]
+    quiet: bool,
+}
+
+fn duration_arg(flag: &str, value: &str) -> Result<Nanos, CliError> {
+    parse_duration(value).map_err(|e| CliError(format!("{flag}: {e}")))
+}
+
+fn plan(args: &Args) -> Result<(NoiseConfig, NoiseOptions), CliError> {
+    let cpus = match &args.cpus {
+        Some(list) => {
+            let cpus = CpuList::parse(list).map_err(|e| CliError(format!("--cpus: {e}")))?;
+            check_online(&cpus).map_err(|e| CliError(format!("--cpus: {e}")))?;
+            cpus
+        }
+        None => online_cpus().map_err(CliError::msg)?,
+    };
+    let priority: i64 = args.priority.trim().parse().map_err(|_| {
+        CliError(format!(
+            "--priority: '{}' is not a number; give 1-99 for SCHED_FIFO or 0 for SCHED_OTHER",
+            args.priority
+        ))
+    })?;
+    let policy = Policy::from_priority(priority).map_err(|e| CliError(format!("--priority: {e}")))?;
+    let duration = args.duration.as_deref().map(|d| duration_arg("--duration", d)).transpose()?;
+    if duration.is_some_and(|d| d.0 == 0) {
+        return Err(CliError("--duration must be longer than 0, e.g. 10s".into()));
+    }
+    let threshold = duration_arg("--threshold", &args.threshold)?;
+    if threshold.0 == 0 {
+        return Err(CliError("--threshold must be longer than 0, e.g. 5us".into()));
+    }
+    let window = args.window.as_deref().map(|w| duration_arg("--window", w)).transpose()?;
+    if window.is_some_and(|w| w < Nanos::from_ms(1)) {
+        return Err(CliError("--window must be at least 1ms, e.g. 1s".into()));
+    }
+    let config = NoiseConfig {
+        cpus: cpus.clone(),
+        policy,
+        duration,
+        threshold,
+        gap_capacity: args.max_gaps,
+        stop_on_threshold: args.stop_on_threshold,
+    };
+    let options = NoiseOptions {
+        cpus,
+        priority: u32::from(policy.priority()),
+        duration_ns: duration.map(|d| d.0),
+        threshold_ns: threshold.0,
+        window_ns: window.map(|w| w.0),
+        stop_on_threshold: args.stop_on_threshold,
+        gap_capacity: args.max_gaps as u64,
+    };
+    Ok((config, options))
+}
 
 /// Runs `latscope noise`.
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::msg("'latscope noise' is not built yet"))
+pub fn run(args: Args) -> CmdResult {
+    let (config, options) = plan(&args)?;
+    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
+    let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
+    let mut metadata = run_metadata(std::env::args().collect());
+    let env = environment(&config.cpus);
+
+    let handle = start_noise(&config, signal::stop_flag()).map_err(CliError::msg)?;
+    show_live(&handle, args.quiet, to_stdout_json);
+    let run = handle.join().map_err(CliError::msg)?;
+
+    metadata.duration_ns = run.end.saturating_sub(run.start).0;
+    let mut result = NoiseResult::new(
+        metadata,
+        options,
+        CounterInfo {
+            name: COUNTER_NAME.to_string(),
+            freq_hz: run.calibration.freq_hz,
+            calibrated_against: "CLOCK_MONOTONIC_RAW".to_string(),
+        },
+    );
+    result.start_monotonic_ns = run.start.0;
+    result.stopped_by = if run.cpus.iter().any(|c| c.stopped_on_threshold) {
+        StopReason::Threshold
+    } else if signal::stop_flag().load(std::sync::atomic::Ordering::Relaxed) {
+        StopReason::Signal
+    } else {
+        StopReason::Duration
+    };
+    result.cpus = summarize(&run, &result.options, &env, config.policy != Policy::Other);
+    result.environment = env;
+    result.warnings = warnings(&run, &result);
+
+    let text = {
+        let mut buf = Vec::new();
+        write_noise(&mut buf, &result)?;
+        buf
+    };
+    if to_stdout_json {
+        std::io::stderr().write_all(&text)?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_all(&text)?;
+        out.flush()?;
+    }
+    if let Some(sink) = sink {
+        sink.write_with(|w| write_json(w, &result))?;
+    }
+    let exceeded = result.cpus.iter().any(|c| c.stopped_on_threshold);
+    Ok(if exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
+}
+
+/// Per-CPU accounting: totals, top gaps, windows, RT-throttling verdict, counter deltas.
+fn summarize(
+    run: &NoiseRun,
+    o: &NoiseOptions,
+    env: &latscope_model::noise_result::NoiseEnvironment,
+    rt_policy: bool,
+) -> Vec<CpuNoise> {
+    let settings = RtSettings { period_us: env.rt_period_us, runtime_us: env.rt_runtime_us };
+    // Windows cover the requested duration; the few microseconds the loops take to see the halt flag
+    // would otherwise make a last, nearly empty window.
+    let window_end = o.duration_ns.map_or(run.end, |d| run.end.min(run.start + Nanos(d)));
+    run.cpus
+        .iter()
+        .map(|c| {
+            let a = account(c.runtime, c.noise, c.gap_count, c.max_gap.duration_ns);
+            CpuNoise {
+                cpu: c.cpu,
+                loops: c.loops,
+                loop_cycles: c.loop_cycles,
+                loop_cycles_min: c.min_cycles,
+                loop_ns: c.loop_cycles * 1e9 / run.calibration.freq_hz,
+                runtime_ns: c.runtime.0,
+                noise_ns: a.noise_ns,
+                noise_pct: a.noise_pct,
+                max_gap_ns: a.max_gap_ns,
+                max_gap_start_ns: c.max_gap.start_ns.0,
+                gaps: GapStats {
+                    count: c.gap_count,
+                    per_second: a.gaps_per_second,
+                    dropped: c.dropped,
+                    top: top_gaps(&c.gaps, TOP_GAPS),
+                },
+                summary: c.histogram.summary(Some(Nanos(o.threshold_ns))),
+                histogram: c.histogram.buckets(),
+                histogram_saturated: c.histogram.saturated(),
+                counters: counters::deltas(&run.counters_before, &run.counters_after, c.cpu),
+                rt_throttling: detect_rt_throttling(&c.gaps, c.runtime, settings, rt_policy),
+                windows: o.window_ns.map_or_else(Vec::new, |w| windows(&c.gaps, run.start, window_end, Nanos(w))),
+                stopped_on_threshold: c.stopped_on_threshold,
+            }
+        })
+        .collect()
+}
+
+fn warnings(run: &NoiseRun, r: &NoiseResult) -> Vec<String> {
+    let mut w = run.warnings.clone();
+    w.extend(run.counters_before.warnings.iter().cloned());
+    for c in r.cpus.iter().filter(|c| c.gaps.dropped > 0) {
+        w.push(format!(
+            "CPU {}: {} gaps did not fit in the buffer of {} (raise --max-gaps); they are in the totals only",
+            c.cpu, c.gaps.dropped, r.options.gap_capacity
+        ));
+    }
+    for s in r.environment.smt.iter().filter(|s| !s.online.is_empty()) {
+        w.push(format!("CPU {} has online SMT siblings (CPU {}): their load is part of this reading", s.cpu, s.online));
+    }
+    w
+}
+
+/// A live line about once a second until the run ends (nothing with --quiet).
+fn show_live(handle: &NoiseHandle<'_>, quiet: bool, to_stderr: bool) {
+    let terminal = if to_stderr { stderr_is_terminal() } else { stdout_is_terminal() };
+    let mut ticks = 0u32;
+    while !handle.is_done() {
+        std::thread::sleep(Duration::from_millis(100));
+        ticks += 1;
+        if quiet || ticks % 10 != 0 {
+            continue;
+        }
+        let parts: Vec<String> = handle
+            .live()
+            .iter()
+            .map(|l| format!("CPU {}: {} gaps, noise {}, max {}", l.cpu, l.gaps, l.noise, l.max_gap))
+            .collect();
+        let line = format!("[{}s] {}", ticks / 10, parts.join(" | "));
+        let text = if terminal { format!("\r\x1b[K{line}") } else { format!("{line}\n") };
+        emit(&text, to_stderr);
+    }
+    if !quiet && terminal && ticks >= 10 {
+        emit("\r\x1b[K", to_stderr);
+    }
+}
+
+fn emit(text: &str, to_stderr: bool) {
+    // A closed pipe must not abort the measurement: write errors of the live view are ignored.
+    if to_stderr {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    } else {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
 }
