@@ -3,7 +3,7 @@
 //! (the trace clock is `mono`), then decomposed into timer IRQ delay, handler, interference, blocking tasks.
 
 use crate::component::{Component, ComponentKind};
-use crate::hrtimer;
+use crate::hrtimer::{self, activity_components};
 use crate::timeline::Timeline;
 use crate::wakeup::{decompose_task_sample, KnownSample, WakeupBreakdown, WakeupContext};
 use latscope_model::{CpuId, Event, LatencyShare, Nanos, Pid, TracedWakeup};
@@ -39,6 +39,14 @@ pub fn explain_samples(events: &[Event], samples: &[MeasuredSample]) -> Vec<Trac
             let known = KnownSample { cpu: s.cpu, expected: s.expected, latency: s.latency };
             match decompose_task_sample(&ctx, known, s.tid, MATCH_TOLERANCE) {
                 Some(b) => traced(s, &b),
+                None if covered(first, last, s) => match not_asleep(&timeline, s) {
+                    Some(t) => t,
+                    None => {
+                        let mut t = base(s);
+                        t.note = format!("no wakeup of tid {} on CPU {} matches, and nothing else ran", s.tid, s.cpu);
+                        t
+                    }
+                },
                 None => {
                     let mut t = base(s);
                     let end = s.expected + s.latency;
@@ -58,6 +66,37 @@ pub fn explain_samples(events: &[Event], samples: &[MeasuredSample]) -> Vec<Trac
             }
         })
         .collect()
+}
+
+fn covered(first: Option<Nanos>, last: Option<Nanos>, s: &MeasuredSample) -> bool {
+    matches!((first, last), (Some(f), Some(l)) if f <= s.expected && s.expected + s.latency <= l)
+}
+
+/// A sample with no wakeup in the trace: the thread was not asleep at its deadline (it was preempted
+/// before it could sleep, e.g. by RT throttling), so the late part is what ran on its CPU instead.
+fn not_asleep(timeline: &Timeline, s: &MeasuredSample) -> Option<TracedWakeup> {
+    let segs = timeline.cpu(s.cpu)?.segments_in(s.expected, s.expected + s.latency);
+    let comps = activity_components(&segs, s.cpu, Some(s.tid));
+    let top = comps.iter().max_by_key(|c| c.duration)?.clone();
+    let mut t = base(s);
+    t.found = true;
+    t.trace_latency_ns = s.latency.0;
+    classify(&mut t, &comps);
+    let share = top.duration.0 as f64 * 100.0 / s.latency.0.max(1) as f64;
+    t.explanation = format!(
+        "tid {} was not asleep at its deadline (no wakeup in the trace: it was kept off CPU {} before it could \
+         sleep); {share:.0}% of the {} ({}) went to {}",
+        s.tid, s.cpu, s.latency, top.duration, top.name
+    );
+    t.remedy = match top.prio {
+        Some(p) if !(0..100).contains(&p) => "a lower-priority task ran while a real-time thread was runnable: \
+            RT throttling (kernel.sched_rt_runtime_us; -1 disables it) or preemption disabled in that task"
+            .into(),
+        Some(_) => format!("move {} off CPU {} or raise the measuring thread's priority above it", top.name, s.cpu),
+        None => "see the interference list: steer those interrupts away from this CPU".into(),
+    };
+    t.note = "window taken from the sample: the trace has no wakeup for it".into();
+    Some(t)
 }
 
 fn base(s: &MeasuredSample) -> TracedWakeup {
@@ -99,7 +138,21 @@ fn traced(s: &MeasuredSample, b: &WakeupBreakdown) -> TracedWakeup {
     t.trace_latency_ns = b.latency.0;
     t.woken_ns = b.waking.0;
     t.switch_in_ns = b.switch_in.0;
-    for c in &b.components {
+    classify(&mut t, &b.components);
+    t.remainder_ns = b.remainder;
+    match b.explanation.split_once(" Remedy: ") {
+        Some((what, remedy)) => {
+            t.explanation = what.to_string();
+            t.remedy = remedy.to_string();
+        }
+        None => t.explanation = b.explanation.clone(),
+    }
+    t
+}
+
+/// Sorts components into the timer IRQ delay, handler, interference, blocking and other shares.
+fn classify(t: &mut TracedWakeup, components: &[Component]) {
+    for c in components {
         match c.kind {
             ComponentKind::TimerIrqDelay => *t.timer_irq_delay_ns.get_or_insert(0) += c.duration.0,
             ComponentKind::IrqHandler => {
@@ -119,15 +172,9 @@ fn traced(s: &MeasuredSample, b: &WakeupBreakdown) -> TracedWakeup {
     for list in [&mut t.interference, &mut t.blocking, &mut t.other] {
         list.sort_by(|a, b| b.duration_ns.cmp(&a.duration_ns).then(a.name.cmp(&b.name)));
     }
-    t.remainder_ns = b.remainder;
-    match b.explanation.split_once(" Remedy: ") {
-        Some((what, remedy)) => {
-            t.explanation = what.to_string();
-            t.remedy = remedy.to_string();
-        }
-        None => t.explanation = b.explanation.clone(),
-    }
-    t
+    let sum: u64 = [&t.interference, &t.blocking, &t.other].iter().flat_map(|l| l.iter()).map(|x| x.duration_ns).sum();
+    let parts = sum + t.timer_irq_delay_ns.unwrap_or(0) + t.irq_handler_ns.unwrap_or(0);
+    t.remainder_ns = t.trace_latency_ns as i64 - parts as i64;
 }
 
 #[cfg(test)]
@@ -192,5 +239,12 @@ mod tests {
         assert!(t.remedy.starts_with("move spin off CPU 1"), "{}", t.remedy);
         assert!(!out[1].found);
         assert!(out[1].note.contains("outside"), "{}", out[1].note);
+        // Runnable at its deadline (no wakeup): what ran instead is the explanation.
+        let busy = MeasuredSample { seq: 9, expected: Nanos(us(300)), latency: Nanos(us(50)), ..s };
+        let b = &explain_samples(&events, &[busy])[0];
+        assert!(b.found && b.note.contains("no wakeup"), "{b:?}");
+        assert_eq!((b.blocking[0].name.as_str(), b.blocking[0].duration_ns), ("spin", us(50)), "{b:?}");
+        assert_eq!(b.remainder_ns, 0);
+        assert!(b.remedy.contains("move spin off CPU 1"), "{}", b.remedy);
     }
 }
