@@ -11,9 +11,9 @@ pub const RT_RUNTIME_SYSCTL: &str = "kernel.sched_rt_runtime_us";
 
 /// A throttling gap may be this much shorter than `period − runtime` (the non-RT work that ran in it may
 /// finish early) or longer (the tick that ends it is late), as a fraction of the expected gap.
-const GAP_TOLERANCE: f64 = 0.5;
+pub const GAP_TOLERANCE: f64 = 0.5;
 /// Consecutive throttling gaps start a whole number of periods apart, within this fraction of a period.
-const PERIOD_TOLERANCE: f64 = 0.1;
+pub const PERIOD_TOLERANCE: f64 = 0.1;
 
 /// Noise totals of one CPU, the way rtla osnoise reports them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
