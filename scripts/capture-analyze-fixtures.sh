@@ -6,7 +6,8 @@
 #      SCHED_FIFO 97 thread for 2 ms every 37 ms on the same CPU; events sched, irq, irq_vectors, hrtimer and
 #      the clock_nanosleep sys_exit; trace clock mono so the injector's spin times (CLOCK_MONOTONIC, kept next
 #      to the trace) line up with it. The trace is trimmed to the 8 ms before the breaking thread's last switch-in.
-#   2. rt-throttle: a SCHED_FIFO 50 busy loop on CPU $CPU for 2.2 s with sched events only.
+#   2. rt-throttle: a SCHED_FIFO 50 busy loop on CPU $CPU for 2.2 s (a niced SCHED_OTHER loop beside it) with
+#      sched events only.
 #
 # usage: sudo scripts/capture-analyze-fixtures.sh [OUTDIR]   (default fixtures/live)
 #        env: CPU (default 1), LATSCOPE (default target/release/latscope, needs the hidden `inject` command)
@@ -93,8 +94,14 @@ echo 0 > "$INST/events/enable"
 echo > "$INST/trace"
 enable sched/sched_switch sched/sched_waking sched/sched_wakeup
 echo 1 > "$INST/tracing_on"
+# A niced SCHED_OTHER loop on the same CPU wants the CPU too: since Linux 6.12 the fair deadline server only
+# takes the RT task's CPU away when a normal task is runnable there (older kernels throttle regardless).
+timeout 2.4 nice -n 19 taskset -c "$CPU" sh -c 'while :; do :; done' &
+pids+=($!)
 # timeout stays SCHED_OTHER: a SCHED_FIFO timeout on the loop's CPU would never run to stop it.
 timeout 2.2 chrt -f 50 taskset -c "$CPU" sh -c 'while :; do :; done' || true
+wait "${pids[0]}" || true
+pids=()
 echo 0 > "$INST/tracing_on"
 cat "$INST/trace" > "$OUT/rt-throttle-busyloop-trace.txt"
 {

@@ -5,7 +5,7 @@ use crate::analysis::human;
 use crate::component::{Component, ComponentKind};
 use crate::hints;
 use crate::hrtimer::{activity_components, window_components, HrtimerExpiry};
-use crate::timeline::{Activity, ContextSpan, Timeline};
+use crate::timeline::{Activity, ContextSpan, Segment, Timeline};
 use latscope_model::event::WakeupKind;
 use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, Text};
 use serde::Serialize;
@@ -264,6 +264,17 @@ impl WakeupContext<'_> {
     }
 
     fn decompose(&self, r: &Record, forced: Option<(Nanos, Nanos)>) -> Option<WakeupBreakdown> {
+        self.decompose_with(r, forced, &[])
+    }
+
+    /// [`Self::decompose`] with the RT throttling gaps of the trace: wait time inside a gap on the task's CPU
+    /// is one [`ComponentKind::RtThrottling`] component instead of the tasks that ran meanwhile.
+    fn decompose_with(
+        &self,
+        r: &Record,
+        forced: Option<(Nanos, Nanos)>,
+        gaps: &[ThrottleGap],
+    ) -> Option<WakeupBreakdown> {
         let task = self.task_of(r)?;
         let we = &self.events[r.waking_index];
         let se = &self.events[r.switch_index];
@@ -326,7 +337,31 @@ impl WakeupContext<'_> {
         let switch_end = se.ts.min(end);
         if let Some(tl) = self.timeline.cpu(cpu) {
             if switch_end > window_start {
-                components.extend(activity_components(&tl.segments_in(window_start, switch_end), cpu, Some(task.pid)));
+                let mut segs = tl.segments_in(window_start, switch_end);
+                let mut throttled = Nanos::ZERO;
+                if is_rt(task.prio) {
+                    for g in gaps.iter().filter(|g| g.cpu == cpu && g.start < switch_end && g.end > window_start) {
+                        let (a, b) = (g.start.max(window_start), g.end.min(switch_end));
+                        throttled = throttled + (b - a);
+                        segs = segs
+                            .into_iter()
+                            .flat_map(|s| {
+                                let left = (s.start < a).then(|| Segment { end: s.end.min(a), ..s.clone() });
+                                let right = (s.end > b).then(|| Segment { start: s.start.max(b), ..s.clone() });
+                                left.into_iter().chain(right)
+                            })
+                            .collect();
+                    }
+                }
+                if throttled > Nanos::ZERO {
+                    components.push(Component::new(
+                        ComponentKind::RtThrottling,
+                        "kernel.sched_rt_runtime_us",
+                        throttled,
+                        cpu,
+                    ));
+                }
+                components.extend(activity_components(&segs, cpu, Some(task.pid)));
             }
         }
         evidence.push(r.switch_index);
@@ -387,7 +422,8 @@ pub fn decompose_wakeups(ctx: &WakeupContext<'_>, selection: &WakeupSelection) -
         .map(|r| (ctx.end_of(&r) - ctx.start_of(&r).0, r))
         .collect();
     cands.sort_by_key(|(l, _)| std::cmp::Reverse(*l));
-    cands.into_iter().take(selection.top).filter_map(|(_, r)| ctx.decompose(&r, None)).collect()
+    let gaps = throttle_gaps(ctx.events, ctx.timeline);
+    cands.into_iter().take(selection.top).filter_map(|(_, r)| ctx.decompose_with(&r, None, &gaps)).collect()
 }
 
 /// Explains one latency measured outside the trace: the wakeup switched in on `sample.cpu` closest to the
@@ -433,35 +469,56 @@ pub fn explain_sample(events: &[Event], sample: KnownSample) -> Option<WakeupBre
     decompose_sample(&WakeupContext { events, timeline: &timeline, expiries: &expiries }, sample)
 }
 
-/// RT throttling gaps: an RT task switched out while runnable (`R`) for a non-RT task or idle, and kept off
-/// the CPU for at least [`MIN_THROTTLE_GAP`] while no RT task ran there.
+/// RT throttling gaps: on a CPU where a real-time task was preempted while runnable (`R`), a normal task or
+/// idle is switched in and no real-time task runs again for at least [`MIN_THROTTLE_GAP`]. The gap is
+/// attributed to the task that waited longest.
 pub fn throttle_gaps(events: &[Event], timeline: &Timeline) -> Vec<ThrottleGap> {
-    let mut open: HashMap<Pid, (usize, TaskRef)> = HashMap::new();
+    // Per CPU: RT tasks preempted while runnable, in order, and the open gap (start index).
+    let mut waiting: HashMap<CpuId, Vec<(usize, TaskRef)>> = HashMap::new();
+    let mut open: HashMap<CpuId, usize> = HashMap::new();
     let mut out = Vec::new();
     for (i, e) in events.iter().enumerate() {
-        let EventKind::SchedSwitch { prev_comm, prev_pid, prev_prio, prev_state, next_pid, next_prio, .. } = &e.kind
-        else {
-            continue;
+        // A waiting RT task that is current again resumed even if its switch-in is not in the trace.
+        let resumed = waiting.get(&e.cpu).is_some_and(|w| w.iter().any(|(_, t)| t.pid == e.pid));
+        let switch = match &e.kind {
+            EventKind::SchedSwitch { prev_comm, prev_pid, prev_prio, prev_state, next_pid, next_prio, .. } => {
+                Some((prev_comm, prev_pid, prev_prio, prev_state, *next_pid, *next_prio))
+            }
+            _ => None,
         };
-        if let Some((s, task)) = open.remove(next_pid) {
-            let start = events[s].ts;
-            let cpu = events[s].cpu;
-            if e.ts - start >= MIN_THROTTLE_GAP {
-                let segs = timeline.cpu(cpu).map(|t| t.segments_in(start, e.ts)).unwrap_or_default();
-                let rt_ran =
-                    segs.iter().any(|s| matches!(s.activity, Activity::Task { prio: Some(p), .. } if is_rt(p)));
-                if !rt_ran {
-                    let mut ran_instead = activity_components(&segs, cpu, Some(task.pid));
+        if switch.is_none() && !resumed {
+            continue;
+        }
+        let (next_pid, next_prio) = match switch {
+            Some((.., np, npr)) => (np, npr),
+            None => (e.pid, 0),
+        };
+        if resumed || is_rt(next_prio) {
+            let next_pid = if resumed { e.pid } else { next_pid };
+            if let Some(s) = open.remove(&e.cpu) {
+                let start = events[s].ts;
+                let first = waiting.get(&e.cpu).and_then(|w| w.first()).map(|(_, t)| t.clone());
+                if let (Some(task), true) = (first, e.ts - start >= MIN_THROTTLE_GAP) {
+                    let segs = timeline.cpu(e.cpu).map(|t| t.segments_in(start, e.ts)).unwrap_or_default();
+                    let mut ran_instead = activity_components(&segs, e.cpu, Some(task.pid));
                     ran_instead.sort_by_key(|c| std::cmp::Reverse(c.duration));
-                    out.push(ThrottleGap { task, cpu, start, end: e.ts, ran_instead, evidence: vec![s, i] });
+                    let from = waiting.get(&e.cpu).and_then(|w| w.first()).map(|(k, _)| *k).unwrap_or(s);
+                    let mut evidence = vec![from, s, i];
+                    evidence.dedup();
+                    out.push(ThrottleGap { task, cpu: e.cpu, start, end: e.ts, ran_instead, evidence });
                 }
             }
+            for w in waiting.values_mut() {
+                w.retain(|(_, t)| t.pid != next_pid);
+            }
         }
-        let runnable = prev_state.starts_with('R');
-        if is_rt(*prev_prio) && runnable && !is_rt(*next_prio) && *prev_pid != 0 {
-            open.insert(*prev_pid, (i, TaskRef { comm: prev_comm.clone(), pid: *prev_pid, prio: *prev_prio }));
-        } else {
-            open.remove(prev_pid);
+        let Some((prev_comm, prev_pid, prev_prio, prev_state, _, next_prio)) = switch else { continue };
+        let w = waiting.entry(e.cpu).or_default();
+        if is_rt(*prev_prio) && prev_state.starts_with('R') && *prev_pid != 0 {
+            w.push((i, TaskRef { comm: prev_comm.clone(), pid: *prev_pid, prio: *prev_prio }));
+        }
+        if !is_rt(next_prio) && !w.is_empty() {
+            open.entry(e.cpu).or_insert(i);
         }
     }
     out
@@ -575,9 +632,17 @@ pub fn explain(b: &WakeupBreakdown) -> String {
             s.push_str(" was the return from the system call to user space.");
             "Remedy: check for signal handling or page faults after the wakeup (mlockall).".into()
         }
-        ComponentKind::IrqsOff | ComponentKind::RtThrottling => {
-            s.push_str(&format!(" was {}.", top.name));
+        ComponentKind::RtThrottling => {
+            s.push_str(&format!(
+                " was RT throttling on CPU {}: real-time tasks had used up their bandwidth \
+                 (kernel.sched_rt_runtime_us), so normal tasks ran while it waited.",
+                top.cpu.0
+            ));
             format!("Remedy: {}", hints::rt_throttling(None, None).remedy)
+        }
+        ComponentKind::IrqsOff => {
+            s.push_str(&format!(" was interrupts disabled at {}.", top.name));
+            "Remedy: shorten or move that irqs-off section (for printk/console: `dmesg -n 1`).".into()
         }
     };
     s.push(' ');
@@ -645,6 +710,27 @@ mod tests {
         let none = decompose_wakeups(&ctx, &WakeupSelection { task: Some(TaskFilter::parse("other")), top: 5 });
         assert!(none.is_empty());
         assert_eq!(TaskFilter::parse("50"), TaskFilter::Pid(50));
+    }
+
+    #[test]
+    fn a_wakeup_inside_a_throttling_gap_is_blamed_on_throttling() {
+        let events = trace(
+            "\
+        loop-9      [000] d..2.    10.950000: sched_switch: prev_comm=loop prev_pid=9 prev_prio=49 prev_state=R ==> next_comm=hog next_pid=20 next_prio=139
+         hog-20     [000] d..2.    10.960000: sched_waking: comm=tick pid=30 prio=4 target_cpu=000
+         hog-20     [000] d..2.    11.000000: sched_switch: prev_comm=hog prev_pid=20 prev_prio=139 prev_state=R ==> next_comm=tick next_pid=30 next_prio=4
+",
+        );
+        let tl = Timeline::build(&events);
+        let x = crate::hrtimer::expiries(&events);
+        let ctx = WakeupContext { events: &events, timeline: &tl, expiries: &x };
+        let b = decompose_wakeups(&ctx, &WakeupSelection::default());
+        let c = &b[0].components;
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!((c[0].kind, c[0].duration), (ComponentKind::RtThrottling, Nanos::from_ms(40)));
+        assert!(b[0].explanation.contains("RT throttling"), "{}", b[0].explanation);
+        let g = throttle_gaps(&events, &tl);
+        assert_eq!((g.len(), &*g[0].task.comm, g[0].duration()), (1, "loop", Nanos::from_ms(50)));
     }
 
     #[test]

@@ -172,7 +172,12 @@ fn live_capture_script_and_analysis() {
     let out = std::env::temp_dir().join(format!("latscope-analyze-live-{}", std::process::id()));
     let instances = || -> Vec<String> {
         std::fs::read_dir("/sys/kernel/tracing/instances")
-            .map(|d| d.filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned())).collect())
+            .map(|d| {
+                // Only this script's instances: other tests create their own concurrently.
+                d.filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+                    .filter(|n| n.starts_with("latscope-fixture-"))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let before = instances();
