@@ -186,35 +186,35 @@ fn compare_same_configuration_and_injected_spinner() {
         return;
     }
     let path = |n: &str| tmp(n).display().to_string();
-    // A and B: the same configuration, alternated in short chunks so both see the same machine.
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for i in 0..8 {
-        for (list, name) in [(&mut a, format!("a{i}")), (&mut b, format!("b{i}"))] {
-            let out = run(
-                &["timer", "-c", "1", "-p", "95", "-D", "500ms", "-q", "--json", &path(&name)],
-                Duration::from_secs(30),
-            );
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-            list.push(tmp(&name));
-        }
+    // A and B: the same configuration; C: the same with a SCHED_FIFO 97 thread spinning 1 ms every 10 ms on
+    // the measured CPU, starting 100 µs before a timer deadline (both align to the millisecond), so every
+    // spin delays one wakeup by ~900 µs. The three alternate in short chunks so all see the same machine.
+    // CPU 0: the other live tests inject their loads on CPU 1.
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    let timer = |name: &str| {
+        let out =
+            run(&["timer", "-c", "0", "-p", "95", "-D", "500ms", "-q", "--json", &path(name)], Duration::from_secs(30));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        tmp(name)
+    };
+    for i in 0..6 {
+        a.push(timer(&format!("a{i}")));
+        b.push(timer(&format!("b{i}")));
+        let spinner = Command::new(bin())
+            .args(["inject", "--cpu", "0", "--prio", "97", "--spin", "1ms", "--every", "10ms", "--align", "1ms"])
+            .args(["--phase", "900us", "-D", "800ms"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn inject");
+        std::thread::sleep(Duration::from_millis(100));
+        c.push(timer(&format!("c{i}")));
+        let inj = wait_bounded(spinner, Duration::from_secs(30), "latscope inject");
+        assert!(inj.status.success(), "inject: {}", String::from_utf8_lossy(&inj.stderr));
     }
     merge(&a, &tmp("a.json"));
     merge(&b, &tmp("b.json"));
-    // C: a SCHED_FIFO 97 thread spins 700 µs every 10 ms on the measured CPU, starting 100 µs before a
-    // timer deadline (both align to the millisecond), so every spin delays one wakeup by ~600 µs.
-    let spinner = Command::new(bin())
-        .args(["inject", "--cpu", "1", "--prio", "97", "--spin", "700us", "--every", "10ms", "--align", "1ms"])
-        .args(["--phase", "900us", "-D", "3s"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn inject");
-    std::thread::sleep(Duration::from_millis(200));
-    let out =
-        run(&["timer", "-c", "1", "-p", "95", "-D", "2s", "-q", "--json", &path("c.json")], Duration::from_secs(30));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let inj = wait_bounded(spinner, Duration::from_secs(30), "latscope inject");
-    assert!(inj.status.success(), "inject: {}", String::from_utf8_lossy(&inj.stderr));
+    merge(&c, &tmp("c.json"));
 
     let same = run(&["compare", &path("a.json"), &path("b.json")], Duration::from_secs(30));
     let same_text = stdout(&same);
@@ -227,7 +227,7 @@ fn compare_same_configuration_and_injected_spinner() {
     let diff_text = stdout(&diff);
     assert!(diff_text.contains("Verdict: B's p99 is ") && diff_text.contains("B is worse, significant"), "{diff_text}");
     check_report_dir(&dir);
-    for p in a.iter().chain(&b).cloned().chain(["a.json", "b.json", "c.json"].map(tmp)) {
+    for p in a.iter().chain(&b).chain(&c).cloned().chain(["a.json", "b.json", "c.json"].map(tmp)) {
         let _ = std::fs::remove_file(p);
     }
     let _ = std::fs::remove_dir_all(&dir);
