@@ -181,3 +181,43 @@ fn works_without_root() {
     assert!(v["facts"]["clock"]["current"]["value"].is_string());
     finding(&v, "platform.hypervisor");
 }
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/facts").join(name)
+}
+
+#[test]
+fn judges_saved_facts_offline() {
+    // A machine with failures exits 2; a tuned box judged for its isolated CPUs exits 0.
+    let cloud = Command::new(BIN)
+        .args(["audit", "--json", "-", "--facts"])
+        .arg(fixture("cloud_vm.json"))
+        .output()
+        .expect("run");
+    assert_eq!(cloud.status.code(), Some(2), "{}", String::from_utf8_lossy(&cloud.stderr));
+    let v = parse(&cloud);
+    assert_eq!(finding(&v, "console.loglevel")["severity"], "fail");
+    let rt =
+        Command::new(BIN).args(["audit", "-c", "2-7", "--facts"]).arg(fixture("rt_box.json")).output().expect("run");
+    assert_eq!(rt.status.code(), Some(0), "{}", String::from_utf8_lossy(&rt.stdout));
+    // A saved audit result is accepted too (its facts are re-judged).
+    let dir = std::env::temp_dir().join(format!("latscope-audit-saved-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let saved = dir.join("audit.json");
+    std::fs::write(&saved, &cloud.stdout).expect("write");
+    let again = Command::new(BIN).args(["audit", "-q", "--facts"]).arg(&saved).output().expect("run");
+    assert_eq!(again.status.code(), Some(2));
+    // Bad input: exit 1 with the file and line named.
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\n  \"cpus\": 7,\n}\n").expect("write");
+    let out = Command::new(BIN).args(["audit", "--facts"]).arg(&bad).output().expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.json") && err.contains("line "), "{err}");
+    // A CPU the audited machine did not have.
+    let out =
+        Command::new(BIN).args(["audit", "-c", "9", "--facts"]).arg(fixture("cloud_vm.json")).output().expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("CPU 9"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

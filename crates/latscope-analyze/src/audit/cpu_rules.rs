@@ -1,6 +1,6 @@
 //! CPU rules: SMT siblings of the measured CPUs, frequency governor, deep idle states without a latency cap.
 
-use super::{minus, show, Scope};
+use super::{cpus_label, minus, show, Scope};
 use latscope_model::{CpuId, CpuList, Finding, Fix, FixKind, Severity};
 
 /// Exit latencies above this (µs) count as deep idle states.
@@ -52,7 +52,7 @@ fn smt(s: &Scope, out: &mut Vec<Finding>) {
     let mut f = Finding::new(
         "cpu.smt",
         Severity::Warn,
-        format!("SMT siblings {sibs} of measured CPUs are online"),
+        format!("SMT siblings ({}) of measured CPUs are online", cpus_label(&sibs)),
         "A hardware thread shares its core's execution units and caches with its sibling, so work on the sibling \
          slows the measured thread unpredictably.",
     )
@@ -92,7 +92,7 @@ fn governor(s: &Scope, out: &mut Vec<Finding>) {
         let mut f = Finding::new(
             "cpu.governor",
             Severity::Warn,
-            format!("CPUs {cpus} not on the performance governor"),
+            format!("{} not on the performance governor", cpus_label(&cpus)),
             "A governor that lowers the clock when idle makes the first work after a wakeup run slowly and pay \
              for the frequency change.",
         )
@@ -193,7 +193,7 @@ fn idle_states(s: &Scope, out: &mut Vec<Finding>) {
     let mut f = Finding::new(
         "cpu.idle_states",
         Severity::Warn,
-        format!("deep idle states (exit up to {worst} µs) enabled on CPUs {cpus} with no latency cap"),
+        format!("deep idle states (exit up to {worst} µs) enabled on {} with no latency cap", cpus_label(&cpus)),
         "A CPU woken from a deep C-state first spends the state's exit latency powering back up, which adds \
          directly to the wakeup latency.",
     )

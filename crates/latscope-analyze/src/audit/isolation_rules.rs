@@ -1,7 +1,7 @@
 //! Isolation rules: whether the measured CPUs are kept free of other work — isolcpus, nohz_full,
 //! rcu_nocbs, device IRQ affinity, irqbalance, the unbound-workqueue mask and timer migration.
 
-use super::{hex_mask, inter, show, Scope};
+use super::{cpus_label, hex_mask, inter, show, Scope};
 use latscope_model::{CpuList, Finding, Fix, FixKind, Severity};
 
 /// Runs the isolation rules.
@@ -34,7 +34,7 @@ fn isolated(s: &Scope, out: &mut Vec<Finding>) {
             Finding::new(
                 "isolation.isolcpus",
                 Severity::Ok,
-                format!("measured CPUs {} are isolated", s.cpus),
+                format!("measured {} isolated", cpus_label(&s.cpus)),
                 "The scheduler places no other task on them unless asked.",
             )
             .on_cpus(s.cpus.clone())
@@ -45,7 +45,7 @@ fn isolated(s: &Scope, out: &mut Vec<Finding>) {
     let title = if list.is_empty() {
         "no isolated CPUs".to_string()
     } else {
-        format!("measured CPUs {not} are not isolated (isolated: {list})")
+        format!("measured {} not isolated (isolated: {list})", cpus_label(&not))
     };
     let target = s.to_isolate();
     let sev = if s.online.len() < 2 { Severity::Info } else { Severity::Warn };
@@ -75,7 +75,7 @@ fn nohz_full(s: &Scope, out: &mut Vec<Finding>) {
     let mut f = Finding::new(
         "isolation.nohz_full",
         Severity::Info,
-        format!("measured CPUs {not} take the periodic tick (CONFIG_HZ={hz})"),
+        format!("periodic tick (CONFIG_HZ={hz}) runs on measured {}", cpus_label(&not)),
         "Each scheduler tick interrupts the running task; nohz_full stops it while a single task runs.",
     )
     .on_cpus(not)
@@ -101,7 +101,7 @@ fn rcu_nocbs(s: &Scope, out: &mut Vec<Finding>) {
         Finding::new(
             "isolation.rcu_nocbs",
             Severity::Info,
-            format!("RCU callbacks run on measured CPUs {not}"),
+            format!("RCU callbacks run on measured {}", cpus_label(&not)),
             "RCU callback batches run in softirq on the CPU that queued them, sometimes for hundreds of \
              microseconds.",
         )
@@ -137,7 +137,7 @@ fn irq_affinity(s: &Scope, out: &mut Vec<Finding>) {
             Finding::new(
                 "irq.affinity",
                 Severity::Ok,
-                format!("no device IRQ is routed to measured CPUs {}", s.cpus),
+                format!("no device IRQ is routed to measured {}", cpus_label(&s.cpus)),
                 "Device interrupts are handled elsewhere.",
             )
             .on_cpus(s.cpus.clone())
@@ -149,7 +149,7 @@ fn irq_affinity(s: &Scope, out: &mut Vec<Finding>) {
     let mut f = Finding::new(
         "irq.affinity",
         Severity::Warn,
-        format!("{} device IRQs can fire on measured CPUs {}", hits.len(), s.cpus),
+        format!("{} device IRQs can fire on measured {}", hits.len(), cpus_label(&s.cpus)),
         "A device interrupt on a measured CPU preempts whatever runs there, for the length of its handler.",
     )
     .on_cpus(s.cpus.clone());
@@ -231,7 +231,7 @@ fn workqueue(s: &Scope, out: &mut Vec<Finding>) {
         Finding::new(
             "isolation.workqueue",
             Severity::Info,
-            format!("unbound kernel work may run on measured CPUs {on}"),
+            format!("unbound kernel work may run on measured {}", cpus_label(&on)),
             "Unbound workqueue items (writeback, crypto, …) run in kworker threads on any CPU of this mask.",
         )
         .on_cpus(on)

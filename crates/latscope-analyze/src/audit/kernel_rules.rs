@@ -1,7 +1,7 @@
 //! Kernel rules: preemption model, RT throttling (global and cgroup), lockup and hardware watchdogs,
 //! transparent huge pages, memory-lock and RT-priority limits, mitigations, tick skew.
 
-use super::{show, Scope};
+use super::{cpus_label, show, Scope};
 use latscope_model::facts::Limit;
 use latscope_model::{Finding, Fix, FixKind, Severity};
 
@@ -140,7 +140,7 @@ fn cgroup_rt(s: &Scope, out: &mut Vec<Finding>) {
     };
     let mut f = Finding::new("sched.cgroup_rt", sev, title, why)
         .evidence("cpu.rt_runtime_us", cg.runtime_us.to_string(), from.clone())
-        .evidence("cpu.rt_period_us", cg.period_us.to_string(), from)
+        .evidence("cpu.rt_period_us", cg.period_us.to_string(), from.replace("cpu.rt_runtime_us", "cpu.rt_period_us"))
         .evidence("container", show(&s.facts.sched.container, |c| c.clone()), s.facts.sched.container.from.clone());
     if sev > Severity::Ok {
         f = f.fix(
@@ -175,7 +175,7 @@ fn watchdogs(s: &Scope, out: &mut Vec<Finding>) {
             let mut f = Finding::new(
                 "watchdog.soft",
                 Severity::Info,
-                format!("soft-lockup watchdog runs on measured CPUs {on_cpus}"),
+                format!("soft-lockup watchdog runs on measured {}", cpus_label(&on_cpus)),
                 "A per-CPU hrtimer and a stopper-thread wakeup every few seconds add a few microseconds of noise.",
             )
             .on_cpus(on_cpus.clone())

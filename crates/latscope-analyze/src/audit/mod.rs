@@ -124,6 +124,15 @@ pub(crate) fn show<T>(f: &Fact<T>, fmt: impl Fn(&T) -> String) -> String {
     }
 }
 
+/// `CPU 2` or `CPUs 2-3`, for titles.
+pub(crate) fn cpus_label(cpus: &CpuList) -> String {
+    if cpus.len() == 1 {
+        format!("CPU {cpus}")
+    } else {
+        format!("CPUs {cpus}")
+    }
+}
+
 /// `a ∩ b`.
 pub(crate) fn inter(a: &CpuList, b: &CpuList) -> CpuList {
     CpuList(a.iter().filter(|c| b.contains(*c)).collect())

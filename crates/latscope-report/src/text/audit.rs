@@ -11,13 +11,13 @@ const EVIDENCE_SHOWN: usize = 3;
 /// finding, `ok` ones included.
 pub fn write_audit(out: &mut dyn Write, r: &AuditResult, verbose: bool) -> io::Result<()> {
     let m = &r.metadata;
+    let host = if m.hostname.is_empty() { "saved facts" } else { m.hostname.as_str() };
+    let release = r.facts.kernel.release.get().map(String::as_str).unwrap_or(m.kernel_release.as_str());
+    let online = r.facts.cpus.online.get().map(|l| l.len()).unwrap_or(m.cpu_count as usize);
     writeln!(
         out,
-        "latscope audit: {} · kernel {} ({}) · {} CPUs online · audited CPUs {}",
-        m.hostname,
-        m.kernel_release,
+        "latscope audit: {host} · kernel {release} ({}) · {online} CPUs online · audited CPUs {}",
         r.facts.kernel.preemption.get().map(String::as_str).unwrap_or("preemption unknown"),
-        m.cpu_count,
         r.cpus
     )?;
     if !r.facts.as_root {

@@ -4,7 +4,7 @@
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::JsonSink;
 use latscope_analyze::audit::{findings_for, has_fail};
-use latscope_model::{AuditResult, CpuList};
+use latscope_model::{AuditResult, CpuList, RunMetadata, SystemFacts};
 use latscope_report::fix_script::write_fix_script;
 use latscope_report::json::write_json;
 use latscope_report::text::audit::write_audit;
@@ -33,15 +33,22 @@ pub struct Args {
     /// Print no table (use with --json or --fix-script)
     #[arg(short, long)]
     quiet: bool,
+    /// Judge saved facts instead of this machine: a `latscope audit --json` file or a bare SystemFacts JSON
+    #[arg(long, value_name = "FILE")]
+    facts: Option<PathBuf>,
 }
 
 /// Runs `latscope audit`.
 pub fn run(args: Args) -> CmdResult {
     let started = Instant::now();
+    let saved = args.facts.as_deref().map(load_facts).transpose()?;
     let cpus = match &args.cpus {
         Some(list) => {
             let cpus = CpuList::parse(list).map_err(|e| CliError(format!("--cpus: {e}")))?;
-            check_online(&cpus).map_err(|e| CliError(format!("--cpus: {e}")))?;
+            match &saved {
+                Some((facts, _)) => check_in_facts(&cpus, facts)?,
+                None => check_online(&cpus).map_err(|e| CliError(format!("--cpus: {e}")))?,
+            }
             cpus
         }
         None => CpuList::default(),
@@ -51,11 +58,15 @@ pub fn run(args: Args) -> CmdResult {
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
     let script = args.fix_script.as_deref().map(open_script).transpose()?;
 
-    let mut metadata = run_metadata(std::env::args().collect());
-    let facts = collect();
+    let (facts, mut metadata) = match saved {
+        Some((facts, metadata)) => (facts, metadata.unwrap_or_default()),
+        None => (collect(), run_metadata(std::env::args().collect())),
+    };
     let findings = findings_for(&facts, &cpus);
     let audited = if cpus.is_empty() { facts.cpus.online.get().cloned().unwrap_or_default() } else { cpus };
-    metadata.duration_ns = started.elapsed().as_nanos() as u64;
+    if args.facts.is_none() {
+        metadata.duration_ns = started.elapsed().as_nanos() as u64;
+    }
     let fail = has_fail(&findings);
     let result = AuditResult::new(metadata, audited, facts, findings);
 
@@ -95,4 +106,44 @@ fn open_script(path: &Path) -> Result<(PathBuf, std::fs::File), CliError> {
         .open(path)
         .map(|f| (path.to_path_buf(), f))
         .map_err(|e| CliError(format!("cannot write the fix script {}: {e}; pick a writable path", path.display())))
+}
+
+/// Reads saved facts: an audit result (its `facts` and `metadata`) or a bare `SystemFacts` document.
+fn load_facts(path: &Path) -> Result<(SystemFacts, Option<RunMetadata>), CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CliError(format!("--facts {}: {e}; give a file written by 'latscope audit --json'", path.display()))
+    })?;
+    let bad = |e: serde_json::Error| {
+        CliError(format!(
+            "--facts {}: line {} column {}: {e}; expected a 'latscope audit --json' result or SystemFacts JSON",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    };
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
+    if value.get("kind").and_then(|k| k.as_str()) == Some("audit") {
+        let r: AuditResult = serde_json::from_value(value).map_err(bad)?;
+        return Ok((r.facts, Some(r.metadata)));
+    }
+    if value.get("kind").is_some() {
+        return Err(CliError(format!(
+            "--facts {}: this is a '{}' result, not an audit; give a file written by 'latscope audit --json'",
+            path.display(),
+            value["kind"].as_str().unwrap_or("?")
+        )));
+    }
+    let facts: SystemFacts = serde_json::from_value(value).map_err(bad)?;
+    Ok((facts, None))
+}
+
+/// Checks that saved facts know every CPU asked about.
+fn check_in_facts(cpus: &CpuList, facts: &SystemFacts) -> Result<(), CliError> {
+    let Some(online) = facts.cpus.online.get() else { return Ok(()) };
+    match cpus.iter().find(|c| !online.contains(*c)) {
+        Some(c) => Err(CliError(format!(
+            "--cpus: CPU {c} was not online on the audited machine (online CPUs: {online}); pick CPUs from that list"
+        ))),
+        None => Ok(()),
+    }
 }
