@@ -18,7 +18,8 @@ pub const PID_NOISE: u32 = 3;
 /// A Chrome Trace Event document being built.
 #[derive(Clone, Debug, Default)]
 pub struct PerfettoTrace {
-    events: Vec<Value>,
+    /// Each event already serialised: a trace has ~10⁵ of them, and `Value`s would cost ten times the memory.
+    events: Vec<String>,
     named: Vec<(u32, u32)>,
     processes: Vec<u32>,
     /// Notes written into `otherData` (lost events, unmatched entries).
@@ -36,9 +37,18 @@ impl PerfettoTrace {
         PerfettoTrace::default()
     }
 
-    /// The events so far (for tests and callers that embed them).
-    pub fn events(&self) -> &[Value] {
-        &self.events
+    /// Number of events so far.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether no event was added.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    fn push(&mut self, v: Value) {
+        self.events.push(v.to_string());
     }
 
     fn process(&mut self, pid: u32, name: &str, sort: u32) {
@@ -46,9 +56,8 @@ impl PerfettoTrace {
             return;
         }
         self.processes.push(pid);
-        self.events
-            .push(json!({"ph": "M", "name": "process_name", "ts": 0, "pid": pid, "tid": 0, "args": {"name": name}}));
-        self.events.push(
+        self.push(json!({"ph": "M", "name": "process_name", "ts": 0, "pid": pid, "tid": 0, "args": {"name": name}}));
+        self.push(
             json!({"ph": "M", "name": "process_sort_index", "ts": 0, "pid": pid, "tid": 0, "args": {"sort_index": sort}}),
         );
     }
@@ -58,9 +67,8 @@ impl PerfettoTrace {
             return;
         }
         self.named.push((pid, tid));
-        self.events
-            .push(json!({"ph": "M", "name": "thread_name", "ts": 0, "pid": pid, "tid": tid, "args": {"name": name}}));
-        self.events.push(
+        self.push(json!({"ph": "M", "name": "thread_name", "ts": 0, "pid": pid, "tid": tid, "args": {"name": name}}));
+        self.push(
             json!({"ph": "M", "name": "thread_sort_index", "ts": 0, "pid": pid, "tid": tid, "args": {"sort_index": tid}}),
         );
     }
@@ -80,7 +88,7 @@ impl PerfettoTrace {
                 _ => continue,
             };
             self.thread(PID_CPUS, e.cpu.0, &format!("CPU {}", e.cpu.0));
-            self.events.push(json!({"ph": "i", "s": "t", "name": name, "cat": "event", "ts": ts(e.ts.0),
+            self.push(json!({"ph": "i", "s": "t", "name": name, "cat": "event", "ts": ts(e.ts.0),
                 "pid": PID_CPUS, "tid": e.cpu.0, "args": args}));
         }
     }
@@ -108,7 +116,7 @@ impl PerfettoTrace {
                     (SliceKind::Task, Some(pid)) if pid != 0 => format!("{} ({pid})", sl.name),
                     _ => sl.name.clone(),
                 };
-                self.events.push(json!({"ph": "X", "name": name, "cat": sl.kind.as_str(), "ts": ts(sl.start.0),
+                self.push(json!({"ph": "X", "name": name, "cat": sl.kind.as_str(), "ts": ts(sl.start.0),
                     "dur": ts(sl.duration().0), "pid": PID_CPUS, "tid": cpu.0, "args": args}));
             }
         }
@@ -123,19 +131,17 @@ impl PerfettoTrace {
             let tid = c.cpu.0;
             self.thread(PID_TIMER, tid, &format!("CPU {tid} wakeups"));
             for w in &c.windows {
-                self.events
-                    .push(json!({"ph": "C", "name": format!("latency CPU {tid} (µs)"), "ts": ts(start + w.offset_ns),
+                self.push(json!({"ph": "C", "name": format!("latency CPU {tid} (µs)"), "ts": ts(start + w.offset_ns),
                     "pid": PID_TIMER, "tid": tid, "args": {"max": w.max_ns as f64 / 1e3, "mean": w.mean_ns / 1e3}}));
             }
             for (rank, s) in c.worst.iter().enumerate() {
                 let label = format!("worst #{}: {:.1} µs late", rank + 1, s.latency_ns as f64 / 1e3);
-                self.events.push(json!({"ph": "X", "name": label, "cat": "worst", "ts": ts(s.expected_ns),
+                self.push(json!({"ph": "X", "name": label, "cat": "worst", "ts": ts(s.expected_ns),
                     "dur": ts(s.latency_ns), "pid": PID_TIMER, "tid": tid,
                     "args": {"seq": s.seq, "latency_us": s.latency_ns as f64 / 1e3, "missed_periods": s.missed_periods}}));
-                self.events.push(json!({"ph": "i", "s": "g", "name": label, "cat": "worst", "ts": ts(s.actual_ns),
+                self.push(json!({"ph": "i", "s": "g", "name": label, "cat": "worst", "ts": ts(s.actual_ns),
                     "pid": PID_TIMER, "tid": tid, "args": {"cpu": tid}}));
-                self.events
-                    .push(json!({"ph": "C", "name": format!("worst samples CPU {tid} (µs)"), "ts": ts(s.actual_ns),
+                self.push(json!({"ph": "C", "name": format!("worst samples CPU {tid} (µs)"), "ts": ts(s.actual_ns),
                     "pid": PID_TIMER, "tid": tid, "args": {"latency": s.latency_ns as f64 / 1e3}}));
             }
         }
@@ -153,18 +159,16 @@ impl PerfettoTrace {
             gaps.sort_by_key(|g| g.start_ns);
             for g in &gaps {
                 let longest = g.duration_ns.0 == c.max_gap_ns;
-                self.events.push(json!({"ph": "X", "name": format!("gap {:.1} µs", g.duration_ns.0 as f64 / 1e3),
+                self.push(json!({"ph": "X", "name": format!("gap {:.1} µs", g.duration_ns.0 as f64 / 1e3),
                     "cat": if longest { "worst" } else { "gap" }, "ts": ts(g.start_ns.0), "dur": ts(g.duration_ns.0),
                     "pid": PID_NOISE, "tid": tid, "args": {"duration_us": g.duration_ns.0 as f64 / 1e3}}));
                 if longest {
-                    self.events
-                        .push(json!({"ph": "i", "s": "g", "name": format!("longest gap CPU {tid}"), "cat": "worst",
+                    self.push(json!({"ph": "i", "s": "g", "name": format!("longest gap CPU {tid}"), "cat": "worst",
                         "ts": ts(g.start_ns.0), "pid": PID_NOISE, "tid": tid, "args": {}}));
                 }
             }
             for w in &c.windows {
-                self.events
-                    .push(json!({"ph": "C", "name": format!("noise CPU {tid} (%)"), "ts": ts(start + w.offset_ns),
+                self.push(json!({"ph": "C", "name": format!("noise CPU {tid} (%)"), "ts": ts(start + w.offset_ns),
                     "pid": PID_NOISE, "tid": tid, "args": {"noise": w.noise_pct}}));
             }
         }
@@ -172,13 +176,15 @@ impl PerfettoTrace {
 
     /// Writes the JSON document (`{"traceEvents": […], "displayTimeUnit": "ns", …}`).
     pub fn write(&self, out: &mut impl Write) -> io::Result<()> {
-        let doc = json!({
-            "traceEvents": self.events,
-            "displayTimeUnit": "ns",
-            "otherData": {"producer": "latscope", "schema": latscope_model::wire::SCHEMA, "notes": self.notes},
-        });
-        serde_json::to_writer(&mut *out, &doc)?;
-        out.write_all(b"\n")
+        out.write_all(b"{\"traceEvents\":[\n")?;
+        for (i, e) in self.events.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",\n")?;
+            }
+            out.write_all(e.as_bytes())?;
+        }
+        let other = json!({"producer": "latscope", "schema": latscope_model::wire::SCHEMA, "notes": self.notes});
+        write!(out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{other}}}\n")
     }
 }
 
