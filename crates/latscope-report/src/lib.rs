@@ -3,7 +3,6 @@
 pub mod decode_stats;
 pub mod events;
 pub mod fix_script;
-pub mod fix_script;
 pub mod compare;
 pub mod html;
 pub mod import;
@@ -13,5 +12,5 @@ pub mod pages;
 pub mod perfetto;
 pub mod plot;
 pub mod text;
-pub mod slices;
 pub mod verdict;
+pub mod slices;
