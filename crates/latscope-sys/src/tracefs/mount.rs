@@ -105,7 +105,7 @@ fn permission_missing(root: &Path) -> MissingFeature {
     MissingFeature::new(
         "kernel tracing (tracefs)",
         why,
-        "run as root (sudo), or grant CAP_SYS_ADMIN and make tracefs readable (mount -o remount,mode=755 tracefs)",
+        "run as root (sudo), or grant CAP_SYS_ADMIN and make tracefs readable (mount -o remount,mode=755 /sys/kernel/tracing)",
     )
 }
 

@@ -69,6 +69,9 @@ pub fn run(args: Args) -> CmdResult {
         Ok(c) => c,
         Err(e) => {
             render_capture_report(&mut std::io::stderr().lock(), &e.report)?;
+            if e.report.instance.is_none() && !e.report.missing.is_empty() {
+                return Err(CliError("cannot record: kernel tracing is not available (see 'missing' above)".into()));
+            }
             return Err(CliError(format!("{e}")));
         }
     };
@@ -126,7 +129,7 @@ impl SpoolDir {
         let parent = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
         let dir = parent.join(format!(".{name}.latscope-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)
+        std::fs::create_dir(&dir)
             .map_err(|e| CliError(format!("cannot create {}: {e}; pick a writable output directory", dir.display())))?;
         Ok(SpoolDir(dir))
     }

@@ -1,0 +1,156 @@
+//! `latscope record` writes a trace-cmd `.dat` that `trace-cmd report` reads, with the recorded CPU's
+//! scheduler events in it. Live tests need root and tracefs and skip with a reason otherwise.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_latscope");
+
+fn can_trace() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to trace");
+        return false;
+    }
+    if !std::fs::read_to_string("/proc/mounts").unwrap_or_default().contains(" tracefs ") {
+        eprintln!("skipped: tracefs is not mounted");
+        return false;
+    }
+    true
+}
+
+fn cpu1_online() -> bool {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let ok = online.trim() != "0";
+    if !ok {
+        eprintln!("skipped: CPU 1 is not online");
+    }
+    ok
+}
+
+fn have_trace_cmd() -> bool {
+    Command::new("trace-cmd").arg("--version").output().is_ok_and(|o| o.status.success() || !o.stdout.is_empty())
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("latscope-record-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("mkdir");
+    d
+}
+
+#[test]
+fn records_cpu1_while_a_command_runs_and_trace_cmd_reads_it() {
+    if !can_trace() || !cpu1_online() {
+        return;
+    }
+    let dir = scratch("cmd");
+    let file = dir.join("x.dat");
+    // `taskset` keeps the command's sleeps on CPU 1 so its wakeups are in the recording.
+    let out = Command::new(BIN)
+        .args(["record", "-o"])
+        .arg(&file)
+        .args(["-c", "1", "-D", "1s", "--", "taskset", "-c", "1", "sleep", "0.5"])
+        .output()
+        .expect("run latscope record");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "record failed: {stderr}");
+    assert!(stdout.contains("command: exit status: 0"), "{stdout}");
+    // Our own decoding of the pages found scheduler switches.
+    assert!(stdout.contains("sched_switch "), "{stdout}");
+    let bytes = std::fs::read(&file).expect("the .dat exists");
+    assert_eq!(&bytes[..10], b"\x17\x08\x44tracing");
+    assert_eq!(&bytes[10..12], b"6\0");
+
+    if !have_trace_cmd() {
+        eprintln!("trace-cmd is not installed: the file was checked by latscope only");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    let rep = Command::new("trace-cmd").arg("report").arg(&file).output().expect("trace-cmd report");
+    let text = String::from_utf8_lossy(&rep.stdout);
+    assert!(rep.status.success(), "trace-cmd report failed: {}", String::from_utf8_lossy(&rep.stderr));
+    let switches_cpu1 = text.lines().filter(|l| l.contains("[001]") && l.contains("sched_switch:")).count();
+    let lines_cpu0 = text.lines().filter(|l| l.contains("[000]")).count();
+    assert!(switches_cpu1 > 0, "no sched_switch on CPU 1 in:\n{}", &text[..text.len().min(2000)]);
+    assert_eq!(lines_cpu0, 0, "only CPU 1 was recorded");
+    // The command's own sleep shows up: `sleep` ran on CPU 1 and was switched out.
+    assert!(text.lines().any(|l| l.contains("sched_switch:") && l.contains("sleep:")), "sleep not seen on CPU 1");
+    // The clock and the per-CPU stats went into the options.
+    let stat = Command::new("trace-cmd").args(["report", "--stat"]).arg(&file).output().expect("trace-cmd --stat");
+    let stat = String::from_utf8_lossy(&stat.stdout);
+    assert!(stat.contains("CPU: 1"), "{stat}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn missing_events_are_named_and_the_recording_continues() {
+    if !can_trace() {
+        return;
+    }
+    let dir = scratch("missing");
+    let file = dir.join("y.dat");
+    let out = Command::new(BIN)
+        .args(["record", "-o"])
+        .arg(&file)
+        .args(["-c", "0", "-D", "200ms", "--no-kallsyms", "--events", "sched/sched_switch,nosuchsys/nosuchevent"])
+        .output()
+        .expect("run latscope record");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("missing event nosuchsys/nosuchevent: not in this kernel's tracefs"), "{stderr}");
+    assert!(stderr.contains("tracing 1 events on CPUs 0"), "{stderr}");
+    assert!(stdout.contains("wrote"), "{stdout}");
+    assert!(file.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn without_privileges_it_says_what_is_missing_and_how_to_fix_it() {
+    if !can_trace() {
+        return;
+    }
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: setpriv (util-linux) is not installed");
+        return;
+    }
+    let dir = scratch("nopriv");
+    let mut perm = std::fs::metadata(&dir).expect("stat").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o777);
+    std::fs::set_permissions(&dir, perm).expect("chmod");
+    // As `nobody`: tracefs (mode 0700) is out of reach.
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN, "record", "-o"])
+        .arg(dir.join("n.dat"))
+        .args(["-D", "100ms"])
+        .output()
+        .expect("run setpriv latscope record");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("Permission denied") && stderr.contains(BIN) {
+        eprintln!("skipped: the test binary is not executable by nobody: {stderr}");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("missing kernel tracing (tracefs)"), "{stderr}");
+    assert!(stderr.contains("permission denied"), "{stderr}");
+    assert!(stderr.contains("to enable: run as root"), "{stderr}");
+    assert!(!dir.join("n.dat").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_arguments_fail_with_a_clear_message() {
+    let out = Command::new(BIN)
+        .args(["record", "-o", "/nonexistent-dir/z.dat", "-D", "10 parsecs"])
+        .output()
+        .expect("run latscope record");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("-D/--duration '10 parsecs'"), "{stderr}");
+    let out = Command::new(BIN).args(["record", "-o", "/nonexistent-dir/z.dat", "-D", "1s"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/nonexistent-dir"), "{stderr}");
+}
