@@ -148,20 +148,22 @@ impl PageStore {
         let Some(newest) = self.pages.back().map(|p| p.ts) else { return };
         let horizon = newest.saturating_sub(span.0);
         let before = self.pages.len();
-        let mut keep = Vec::with_capacity(before);
-        for i in 0..before {
+        // Pages are in time order: only those ending before the horizon are candidates, and they are at
+        // the front, so the scan stops at the first page that reaches the window (held pages are skipped).
+        let mut i = 0;
+        while i < self.pages.len() {
             let start = self.pages[i].ts;
             // A page covers its events until the next page starts.
             let end = self.pages.get(i + 1).map_or(u64::MAX, |n| n.ts);
-            let held = self.holds.iter().any(|&(f, t)| start <= t && end >= f);
-            keep.push(start >= horizon || end >= horizon || held);
+            if start >= horizon || end >= horizon {
+                break;
+            }
+            if self.holds.iter().any(|&(f, t)| start <= t && end >= f) {
+                i += 1;
+            } else {
+                self.pages.remove(i);
+            }
         }
-        let mut i = 0;
-        self.pages.retain(|_| {
-            let k = keep[i];
-            i += 1;
-            k
-        });
         // The memory cap wins over holds: drop the oldest.
         let page_bytes = self.pages.front().map_or(0, |p| p.data.len());
         while self.pages.len() > 1 && self.pages.len() * page_bytes > max_bytes {
