@@ -115,10 +115,17 @@ fn injected_spin_is_measured_counted_and_exits_2() {
     assert!(band + 2 >= expected && band <= expected + 3, "{band} wakeups 1.5-2.5 ms late for {expected} spins");
     assert!(above + 2 >= expected && above <= expected + 8, "{above} above 1 ms for {expected} spins");
     assert!(overruns + 2 >= expected, "{overruns} overruns for {expected} spins");
-    // The worst samples carry absolute times that fall inside a spin.
-    let worst = &cpu["worst"][0];
-    let actual = json_u64(worst, "actual_ns");
-    assert!(spins.iter().any(|&(s, e)| s <= actual && actual <= e + 200_000), "worst wakeup at {actual} not in a spin");
+    // The worst samples carry absolute times: those in the spin band fall inside a recorded spin.
+    let in_band: Vec<u64> = cpu["worst"]
+        .as_array()
+        .expect("worst")
+        .iter()
+        .filter(|w| (1_500_000..=2_500_000).contains(&json_u64(w, "latency_ns")))
+        .map(|w| json_u64(w, "actual_ns"))
+        .collect();
+    assert!(!in_band.is_empty(), "no worst sample in the spin band");
+    let outside = in_band.iter().filter(|&&t| !spins.iter().any(|&(s, e)| s <= t && t <= e + 200_000)).count();
+    assert!(outside <= 1, "{outside} of {} worst wakeups in the band are not in a spin", in_band.len());
 }
 
 #[test]
