@@ -25,8 +25,8 @@ pub enum Body<'a> {
 /// Classify an event body. `tracer` is the `# tracer:` name, `comm` the current task's name (it names the
 /// switching-out task of wakeup-tracer records). `None` when the body is empty.
 pub fn classify<'a>(body: &'a str, tracer: &str, comm: &str, interner: &RefCell<Interner>) -> Option<Body<'a>> {
-    let body = body.trim_end();
-    let t = body.trim_start();
+    let body = body.trim_ascii_end();
+    let t = body.trim_ascii_start();
     if t.is_empty() {
         return None;
     }
@@ -36,7 +36,7 @@ pub fn classify<'a>(body: &'a str, tracer: &str, comm: &str, interner: &RefCell<
     let first_end = t.bytes().position(|b| b == b' ' || b == b'\t').unwrap_or(t.len());
     let first = &t[..first_end];
     if let Some(name) = first.strip_suffix(':') {
-        let rest = t[first_end..].trim_start();
+        let rest = t[first_end..].trim_ascii_start();
         if is_ident(name) {
             return Some(named(name, rest, interner));
         }
@@ -57,8 +57,8 @@ pub fn classify<'a>(body: &'a str, tracer: &str, comm: &str, interner: &RefCell<
     if let Some((func, parent)) = t.split_once(" <-") {
         let i = &mut *interner.borrow_mut();
         return Some(Body::Kind(EventKind::Function {
-            func: i.intern(func.trim()),
-            parent: Some(i.intern(parent.trim())),
+            func: i.intern(func.trim_ascii()),
+            parent: Some(i.intern(parent.trim_ascii())),
         }));
     }
     if let Some(r) = switch_record(t) {
@@ -112,8 +112,8 @@ fn named<'a>(name: &str, rest: &'a str, interner: &RefCell<Interner>) -> Body<'a
         }
         "function" => {
             let (func, parent) = match rest.split_once(" <-") {
-                Some((f, p)) => (f.trim(), Some(p.trim())),
-                None => (rest.trim(), None),
+                Some((f, p)) => (f.trim_ascii(), Some(p.trim_ascii())),
+                None => (rest.trim_ascii(), None),
             };
             if is_symbol(func) {
                 let i = &mut *interner.borrow_mut();

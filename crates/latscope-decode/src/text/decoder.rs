@@ -43,6 +43,7 @@ pub struct TextDecoder {
     graph: Vec<GraphCpu>,
     empty: Text,
     untimed_graph_warned: bool,
+    last_comm: Option<Text>,
 }
 
 /// Per-CPU function_graph state: the running task (from `=>` banners / proc column) and the call stack.
@@ -77,6 +78,7 @@ impl TextDecoder {
             graph: Vec::new(),
             empty,
             untimed_graph_warned: false,
+            last_comm: None,
         }
     }
 
@@ -114,10 +116,10 @@ impl TextDecoder {
     }
 
     fn decode(&mut self, line: &str, sink: &mut dyn FnMut(Event)) {
-        let t = line.trim();
+        let t = line.trim_ascii();
         if self.stack.is_some() {
             if let Some(frame) = t.strip_prefix("=>") {
-                let f = self.interner.borrow_mut().intern(frame.trim());
+                let f = self.interner.borrow_mut().intern(frame.trim_ascii());
                 self.frames.push(f);
                 return;
             }
@@ -157,16 +159,16 @@ impl TextDecoder {
 
     /// `# tracer:`, `# entries-in-buffer…#P:N`, latency header lines, legends, comments.
     fn comment(&mut self, rest: &str) {
-        let r = rest.trim();
+        let r = rest.trim_ascii();
         if let Some(t) = r.strip_prefix("tracer:") {
-            let t = t.trim().to_string();
+            let t = t.trim_ascii().to_string();
             self.graph_mode = t == "function_graph";
             self.info.tracer = Some(t);
             return;
         }
         if r.starts_with("entries-in-buffer") {
             if let Some(p) = r.split("#P:").nth(1) {
-                self.info.cpus = p.trim().parse().ok();
+                self.info.cpus = p.trim_ascii().parse().ok();
             }
             return;
         }
@@ -214,11 +216,11 @@ impl TextDecoder {
             return true;
         }
         if let Some(v) = t.strip_prefix("version = ") {
-            self.report_preamble = v.trim().parse::<u32>().is_ok();
+            self.report_preamble = v.trim_ascii().parse::<u32>().is_ok();
             return self.report_preamble;
         }
         if let Some(n) = t.strip_prefix("cpus=") {
-            if let Ok(n) = n.trim().parse() {
+            if let Ok(n) = n.trim_ascii().parse() {
                 self.info.cpus = Some(n);
                 self.report_preamble = true;
                 return true;
@@ -242,8 +244,8 @@ impl TextDecoder {
         }
         if let Some((l, r)) = t.split_once("=>") {
             if let Some((cpu, prev)) = l.split_once(')') {
-                if let (Ok(cpu), Some(_)) = (cpu.trim().parse::<usize>(), split_task(prev.trim())) {
-                    if let Some((comm, pid, _)) = split_task(r.trim()) {
+                if let (Ok(cpu), Some(_)) = (cpu.trim_ascii().parse::<usize>(), split_task(prev.trim_ascii())) {
+                    if let Some((comm, pid, _)) = split_task(r.trim_ascii()) {
                         let comm = self.interner.borrow_mut().intern(comm);
                         if let Some(g) = self.graph_cpu(cpu) {
                             g.task = Some((comm, pid));
@@ -263,7 +265,14 @@ impl TextDecoder {
             self.warn("event line without an event");
             return;
         };
-        let comm = self.interner.borrow_mut().intern(p.comm);
+        let comm = match &self.last_comm {
+            Some(c) if **c == *p.comm => c.clone(),
+            _ => {
+                let c = self.interner.borrow_mut().intern(p.comm);
+                self.last_comm = Some(c.clone());
+                c
+            }
+        };
         let mut e = Event {
             ts: p.ts,
             cpu: CpuId(p.cpu),

@@ -11,7 +11,10 @@ use latscope_model::{Field, FieldValue, Text};
 use std::cell::RefCell;
 
 /// Fields kept per event; more are ignored (no ftrace event prints that many).
-pub const MAX_FIELDS: usize = 24;
+pub const MAX_FIELDS: usize = 16;
+
+/// Longest text value that is interned.
+const MAX_INTERNED: usize = 24;
 
 /// One field value: borrowed text, or a number computed while parsing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,7 +109,7 @@ fn key_len(tok: &[u8]) -> usize {
 }
 
 fn first_token(s: &str) -> &str {
-    let s = s.trim_start();
+    let s = s.trim_ascii_start();
     s.split([' ', '\t']).next().unwrap_or("").trim_end_matches(',')
 }
 
@@ -131,7 +134,11 @@ impl FieldSource for TextFields<'_> {
 
     fn text(&self, name: &str) -> Option<Text> {
         match self.get(name)? {
-            Val::S(s) => Some(self.intern(s.trim())),
+            Val::S(s) => {
+                let s = s.trim_ascii();
+                // Names repeat and are interned; long values (syscall args, messages) rarely do.
+                Some(if s.len() <= MAX_INTERNED { self.intern(s) } else { Text::from(s) })
+            }
             Val::I(v) => Some(Text::from(v.to_string())),
         }
     }
@@ -155,7 +162,7 @@ impl FieldSource for TextFields<'_> {
                 value: match v {
                     Val::I(i) => FieldValue::Int(*i),
                     Val::S(s) => {
-                        let s = s.trim();
+                        let s = s.trim_ascii();
                         match s.parse::<i64>() {
                             Ok(i) => FieldValue::Int(i),
                             Err(_) => FieldValue::Str(self.intern(s)),
@@ -183,7 +190,7 @@ pub fn parse_body<'a>(name: &str, body: &'a str, f: &mut TextFields<'a>) {
         "timerlat_sample" => timerlat(body, f),
         "thread_noise" | "irq_noise" | "softirq_noise" | "nmi_noise" | "sample_threshold" => noise(name, body, f),
         "print" | "tracing_mark_write" | "bprint" | "bputs" | "tracing_mark" => {
-            f.push("buf", Val::S(body.trim_end()));
+            f.push("buf", Val::S(body.trim_ascii_end()));
             true
         }
         _ => false,
@@ -201,7 +208,7 @@ fn sched_switch_plugin<'a>(body: &'a str, f: &mut TextFields<'a>) -> bool {
     f.push("prev_comm", Val::S(pc));
     f.push("prev_pid", Val::S(pp));
     f.push("prev_prio", Val::S(pprio));
-    f.push("prev_state", Val::S(rest.trim()));
+    f.push("prev_state", Val::S(rest.trim_ascii()));
     f.push("next_comm", Val::S(nc));
     f.push("next_pid", Val::S(np));
     f.push("next_prio", Val::S(nprio));
@@ -222,7 +229,7 @@ fn sched_wakeup_plugin<'a>(body: &'a str, f: &mut TextFields<'a>) -> bool {
 
 /// `comm:pid [prio] rest` (comm may itself contain `:`).
 fn comm_pid_prio(s: &str) -> Option<(&str, &str, &str, &str)> {
-    let s = s.trim_start();
+    let s = s.trim_ascii_start();
     let open = s.find(" [")?;
     let close = open + s[open..].find(']')?;
     let (comm, pid) = s[..open].rsplit_once(':')?;
@@ -234,14 +241,16 @@ fn sys_enter<'a>(body: &'a str, f: &mut TextFields<'a>) -> bool {
     let rest = &body[3..];
     let (nr, args) = rest.split_once(' ').unwrap_or((rest, ""));
     f.push("id", Val::S(nr));
-    let args = args.trim();
+    let args = args.trim_ascii();
     f.push("args", Val::S(args.strip_prefix('(').and_then(|a| a.strip_suffix(')')).unwrap_or(args)));
     true
 }
 
 /// `NR 230 = 0`.
 fn sys_exit<'a>(body: &'a str, f: &mut TextFields<'a>) -> bool {
-    let Some((nr, ret)) = body[3..].split_once(" = ") else { return false };
+    let rest = &body[3..];
+    let Some(eq) = memchr::memchr(b'=', rest.as_bytes()) else { return false };
+    let (nr, ret) = (rest[..eq].trim_ascii_end(), rest[eq + 1..].trim_ascii_start());
     f.push("id", Val::S(nr));
     f.push("ret", Val::S(ret));
     true
@@ -254,9 +263,9 @@ fn workqueue<'a>(body: &'a str, f: &mut TextFields<'a>) -> bool {
         Some((w, func)) => (w, Some(func)),
         None => (rest.trim_end_matches(':'), None),
     };
-    f.push("work", Val::S(work.trim()));
+    f.push("work", Val::S(work.trim_ascii()));
     if let Some(func) = func {
-        f.push("function", Val::S(func.trim()));
+        f.push("function", Val::S(func.trim_ascii()));
     }
     true
 }
@@ -294,20 +303,20 @@ pub fn timerlat<'a>(body: &'a str, f: &mut TextFields<'a>) -> bool {
 /// osnoise events: `local_timer:236 start 5789.857529929 duration 1845 ns`, `cc1:87882 start …`,
 /// `start 5789.858404555 duration 8812 ns interferences 2`.
 fn noise<'a>(name: &str, body: &'a str, f: &mut TextFields<'a>) -> bool {
-    let body = body.trim();
+    let body = body.trim_ascii();
     let (label, rest) = match body.find(" start ") {
-        Some(i) => (body[..i].trim(), &body[i + 1..]),
+        Some(i) => (body[..i].trim_ascii(), &body[i + 1..]),
         None => ("", body),
     };
     if !label.is_empty() {
         let (desc, num) = label.rsplit_once(':').unwrap_or((label, ""));
         match name {
             "thread_noise" => {
-                f.push("comm", Val::S(desc.trim()));
+                f.push("comm", Val::S(desc.trim_ascii()));
                 f.push("pid", Val::S(num));
             }
             "irq_noise" => {
-                f.push("desc", Val::S(desc.trim()));
+                f.push("desc", Val::S(desc.trim_ascii()));
                 f.push("vector", Val::S(num));
             }
             _ => f.push("vector", Val::S(num)),

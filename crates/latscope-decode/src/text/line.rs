@@ -62,17 +62,19 @@ pub fn parse_bracket(line: &str, fifth: FifthColumn) -> Option<Prefix<'_>> {
     let mut p = close + 1;
     p = skip_ws(b, p);
     let tok_end = token_end(b, p);
-    let (flags, ts_start) = if b.get(tok_end.wrapping_sub(1)) == Some(&b':') && is_secs(&b[p..tok_end - 1]) {
-        (Flags::default(), p)
-    } else {
-        let f = parse_flags(&b[p..tok_end], fifth)?;
-        (f, skip_ws(b, tok_end))
+    let no_flags = if tok_end > p && b[tok_end - 1] == b':' { parse_secs(&b[p..tok_end - 1]) } else { None };
+    let (flags, ts, ts_end) = match no_flags {
+        Some(ts) => (Flags::default(), ts, tok_end),
+        None => {
+            let f = parse_flags(&b[p..tok_end], fifth)?;
+            let ts_start = skip_ws(b, tok_end);
+            let ts_end = token_end(b, ts_start);
+            if ts_end <= ts_start + 1 || b[ts_end - 1] != b':' {
+                return None;
+            }
+            (f, parse_secs(&b[ts_start..ts_end - 1])?, ts_end)
+        }
     };
-    let ts_end = token_end(b, ts_start);
-    if ts_end <= ts_start + 1 || b[ts_end - 1] != b':' {
-        return None;
-    }
-    let ts = parse_secs(&b[ts_start..ts_end - 1])?;
     let body = line.get(skip_one_space(b, ts_end)..)?;
     Some(Prefix { comm, pid, tgid, cpu, flags, ts, delay: None, body })
 }
@@ -149,24 +151,24 @@ fn is_delay(b: u8) -> bool {
 
 /// `comm-pid` with an optional trailing `(tgid)` / `(-----)`. The pid is the digits after the last `-`.
 pub fn split_task(s: &str) -> Option<(&str, i32, Option<i32>)> {
-    let mut t = s.trim_end();
+    let mut t = s.trim_ascii_end();
     let mut tgid = None;
     if t.ends_with(')') {
         let open = t.rfind('(')?;
-        let inner = t[open + 1..t.len() - 1].trim();
+        let inner = t[open + 1..t.len() - 1].trim_ascii();
         tgid = if inner.bytes().all(|c| c == b'-') { None } else { Some(inner.parse().ok()?) };
-        t = t[..open].trim_end();
+        t = t[..open].trim_ascii_end();
     }
     let dash = t.rfind('-')?;
     let pid = t[dash + 1..].parse::<i32>().ok()?;
     if t.as_bytes().get(dash + 1).is_some_and(|c| !c.is_ascii_digit()) {
         return None;
     }
-    let mut comm = t[..dash].trim_start_matches([' ', '\t']);
+    let mut comm = t[..dash].trim_ascii_start();
     // trace-cmd report prefixes events of an instance (`-B NAME`) with `NAME: `.
     if let Some(i) = memchr::memrchr(b':', comm.as_bytes()) {
         if comm.as_bytes().get(i + 1) == Some(&b' ') {
-            comm = comm[i + 2..].trim_start();
+            comm = comm[i + 2..].trim_ascii_start();
         }
     }
     Some((comm, pid, tgid))
