@@ -228,7 +228,7 @@ pub fn noise_causes(n: &NoiseResult) -> Vec<Cause> {
             );
         }
         let virt = n.environment.hypervisor.clone().or_else(|| n.metadata.hypervisor.clone()).map(|h| {
-            if h == "unknown" {
+            if h.to_lowercase().contains("unknown") {
                 "a hypervisor".to_string()
             } else {
                 h
