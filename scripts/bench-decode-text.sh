@@ -4,7 +4,7 @@
 # under stress-ng, saved with `trace-cmd extract` (this kernel has no function tracer, so no `trace-cmd
 # record`), then `trace-cmd report` turns it into text. Everything goes to a temp dir that is removed.
 # Prints latscope's MB/s (target >= 300 MB/s) next to reference tools run on the same file in the same run:
-# `wc -l` (a raw line scan) and `grep -c sched_switch`, and the time trace-cmd took to produce the text.
+# `wc -l` (a raw line scan), and the time trace-cmd took to produce the text.
 # Usage: scripts/bench-decode-text.sh [EXISTING-report.txt | EXISTING.dat]
 #        env TARGET_EVENTS=1000000, BENCH_TEXT_OUT=FILE keeps a copy of the report text.
 set -euo pipefail
@@ -70,13 +70,11 @@ t_ms() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s%
 best() { local b=999999999 t; for _ in 1 2 3; do t=$(t_ms "$@"); [ "$t" -lt "$b" ] && b=$t; done; echo "$b"; }
 lat_ms=$(best taskset -c 0 "${lat[@]}")
 wc_ms=$(best taskset -c 0 wc -l "$input")
-grep_ms=$(best taskset -c 0 grep -c sched_switch "$input")
 rss=$( { /usr/bin/time -v "${lat[@]}" >/dev/null; } 2>&1 | awk -F: '/Maximum resident/ {gsub(/ /, "", $2); print $2}' || echo "?")
 
 mbps() { awk -v b="$bytes" -v ms="$1" 'BEGIN { printf "%.0f", b / 1e6 / (ms > 0 ? ms / 1e3 : 1e-3) }'; }
 echo "latscope decode --stats: ${lat_ms} ms = $(mbps "$lat_ms") MB/s (target >= 300 MB/s), max RSS ${rss} KiB"
 echo "wc -l (raw line scan):   ${wc_ms} ms = $(mbps "$wc_ms") MB/s"
-echo "grep -c sched_switch:    ${grep_ms} ms = $(mbps "$grep_ms") MB/s"
 [ -n "${tc_ms:-}" ] && echo "trace-cmd report (producing this text from the .dat): ${tc_ms} ms"
 awk -v a="$wc_ms" -v b="$lat_ms" 'BEGIN { printf "ratio: latscope decode (every event typed) takes %.1fx the time of wc -l on the same bytes\n", b / (a > 0 ? a : 1) }'
 if [ -n "${tc_ms:-}" ]; then
