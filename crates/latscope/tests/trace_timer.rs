@@ -33,7 +33,7 @@ fn can_trace() -> bool {
 
 /// The injector process and its spinning thread's id (the `pid` trace events show).
 fn start_injector(duration: &str) -> (Child, i32) {
-    let child = Command::new(BIN)
+    let mut child = Command::new(BIN)
         .args(["inject", "--cpu", "1", "--prio", "97", "--spin", "700us", "--every", "37ms"])
         .args(["--align", "1ms", "--phase", "950us", "--delay", "200ms", "-D", duration, "--times"])
         .stdout(Stdio::piped())
@@ -50,6 +50,8 @@ fn start_injector(duration: &str) -> (Child, i32) {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the injector thread did not appear");
 }
 
