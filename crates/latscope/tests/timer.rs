@@ -100,27 +100,43 @@ fn injected_spin_is_measured_counted_and_exits_2() {
         .filter_map(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
         .collect();
     assert!(spins.len() >= 70, "injector ran {} spins: {inj_out}", spins.len());
-    let expected = spins.iter().filter(|&&(s, e)| e > start && s < end).count() as u64;
-    assert!((55..=62).contains(&expected), "{expected} spins overlapped the run");
-    // One late wakeup per spin, delayed by spin − 200 µs ≈ 1.8 ms: the histogram's 1.5–2.5 ms band holds one
-    // sample per spin (±2 for the run's edges). This VM also stalls on its own now and then (hypervisor), so
-    // the count above 1 ms may exceed the spins by a few, never fall short.
-    let band: u64 = cpu["histogram"]
+    // Each spin delays the first timer deadline at or after its start (deadlines: `start` + k ms) until it
+    // ends. The injector itself may wake late on this loaded VM, so predict each delay from its recorded times
+    // instead of assuming the nominal 1.8 ms.
+    let predicted: Vec<u64> = spins
+        .iter()
+        .filter(|&&(s, e)| e > start && s < end)
+        .filter_map(|&(s, e)| {
+            let deadline = start + s.saturating_sub(start).div_ceil(1_000_000) * 1_000_000;
+            (deadline < e && deadline < end).then(|| e - deadline)
+        })
+        .collect();
+    assert!((55..=62).contains(&predicted.len()), "{} spins covered a deadline of the run", predicted.len());
+    let sure = predicted.iter().filter(|&&d| d > 1_050_000).count() as u64;
+    let borderline = predicted.iter().filter(|&&d| (950_000..=1_050_000).contains(&d)).count() as u64;
+    assert!(sure >= 50, "only {sure} spins should delay a wakeup by more than 1 ms: {predicted:?}");
+    // One late wakeup per spin (±2 for the run's edges). This VM also stalls on its own (hypervisor, and
+    // other work on a busy machine): stalls longer than any spin (> 2.5 ms) are set aside, and a few shorter
+    // ones are tolerated, so the count above 1 ms may exceed the delaying spins by a little, never fall short.
+    let beyond_spins: u64 = cpu["histogram"]
         .as_array()
         .expect("buckets")
         .iter()
-        .filter(|b| (1_500_000..=2_500_000).contains(&json_u64(b, "low_ns")))
+        .filter(|b| json_u64(b, "low_ns") > 2_500_000)
         .map(|b| json_u64(b, "count"))
         .sum();
-    assert!(band + 2 >= expected && band <= expected + 3, "{band} wakeups 1.5-2.5 ms late for {expected} spins");
-    assert!(above + 2 >= expected && above <= expected + 8, "{above} above 1 ms for {expected} spins");
-    assert!(overruns + 2 >= expected, "{overruns} overruns for {expected} spins");
-    // The worst samples carry absolute times: those in the spin band fall inside a recorded spin.
+    assert!(above + 2 >= sure, "{above} above 1 ms for {sure} delaying spins");
+    assert!(
+        above - beyond_spins <= sure + borderline + 8,
+        "{above} above 1 ms ({beyond_spins} of them > 2.5 ms) for {sure} delaying spins"
+    );
+    assert!(overruns + 2 >= sure, "{overruns} overruns for {sure} delaying spins");
+    // The worst samples carry absolute times: those in the spin band woke as a spin ended.
     let in_band: Vec<u64> = cpu["worst"]
         .as_array()
         .expect("worst")
         .iter()
-        .filter(|w| (1_500_000..=2_500_000).contains(&json_u64(w, "latency_ns")))
+        .filter(|w| (1_000_000..=2_500_000).contains(&json_u64(w, "latency_ns")))
         .map(|w| json_u64(w, "actual_ns"))
         .collect();
     assert!(!in_band.is_empty(), "no worst sample in the spin band");
