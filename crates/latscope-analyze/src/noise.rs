@@ -105,7 +105,7 @@ impl RtSettings {
     }
 }
 
-/// Decides whether the gaps show RT throttling: gaps of about `period − runtime` (within
+/// Decides whether the gaps show RT throttling: gaps (or [`episodes`] of gaps) of about `period − runtime` (within
 /// [`GAP_TOLERANCE`]) that start a whole number of periods apart (within [`PERIOD_TOLERANCE`]). Two such
 /// gaps are needed; a single one counts only when the run was too short (under two periods) to hold two.
 /// Only an RT-policy spinner is throttled (`rt_policy`). Gaps must be in time order.
@@ -128,7 +128,8 @@ pub fn detect_rt_throttling(gaps: &[Gap], runtime: Nanos, settings: RtSettings, 
     let period = Nanos::from_us(period_us).0 as f64;
     let lo = expected.0 as f64 * (1.0 - GAP_TOLERANCE);
     let hi = expected.0 as f64 * (1.0 + GAP_TOLERANCE);
-    let candidates: Vec<&Gap> = gaps.iter().filter(|g| (lo..=hi).contains(&(g.duration_ns.0 as f64))).collect();
+    let episodes = episodes(gaps, expected);
+    let candidates: Vec<&Gap> = episodes.iter().filter(|g| (lo..=hi).contains(&(g.duration_ns.0 as f64))).collect();
     let whole_periods_apart = |a: &Gap, b: &Gap| {
         let d = b.start_ns.0.saturating_sub(a.start_ns.0) as f64 / period;
         let k = d.round();
@@ -162,6 +163,25 @@ pub fn detect_rt_throttling(gaps: &[Gap], runtime: Nanos, settings: RtSettings, 
     v.median_gap_ns = median(&mut durs);
     v.median_interval_ns = median(&mut intervals);
     v
+}
+
+/// Joins gaps of at least `expected / 50` that follow each other with less than `expected / 10` of loop
+/// time between them: when other work on the CPU is bursty, the time the kernel takes from a throttled
+/// spinner arrives in a few pieces with brief returns of the spinner in between. An episode starts with
+/// its first gap and lasts the sum of its gaps.
+pub fn episodes(gaps: &[Gap], expected: Nanos) -> Vec<Gap> {
+    let min = expected.0 / 50;
+    let join = expected.0 / 10;
+    let mut out: Vec<Gap> = Vec::new();
+    let mut last_end = Nanos::ZERO;
+    for g in gaps.iter().filter(|g| g.duration_ns.0 >= min) {
+        match out.last_mut() {
+            Some(e) if g.start_ns.saturating_sub(last_end).0 <= join => e.duration_ns = e.duration_ns + g.duration_ns,
+            _ => out.push(*g),
+        }
+        last_end = g.end();
+    }
+    out
 }
 
 fn median(v: &mut [u64]) -> u64 {
@@ -248,6 +268,24 @@ mod tests {
         let g = vec![gap(700.0, 49_500.0)];
         assert!(detect_rt_throttling(&g, Nanos::from_ms(1500), THIS_VM, true).detected);
         assert!(!detect_rt_throttling(&g, Nanos::from_secs(10), THIS_VM, true).detected);
+    }
+
+    #[test]
+    fn split_throttling_is_joined_into_episodes() {
+        // Seen on this VM under load: the 50 ms arrive as 5 + 2.7 + 21 + 20 ms with the spinner running
+        // briefly in between, every second.
+        let mut g = Vec::new();
+        for p in 0..3 {
+            let t = 800.0 + 1000.0 * p as f64;
+            g.extend([gap(t, 4_970.0), gap(t + 8.7, 2_680.0), gap(t + 14.6, 21_000.0), gap(t + 36.0, 20_080.0)]);
+            g.push(gap(t + 300.0, 17.0));
+        }
+        let v = detect_rt_throttling(&g, Nanos::from_secs(3), THIS_VM, true);
+        assert!(v.detected, "{v:?}");
+        assert_eq!(v.matched_gaps, 3);
+        assert_eq!(v.median_gap_ns, 48_730_000);
+        let e = episodes(&g, Nanos::from_ms(50));
+        assert_eq!(e.len(), 3, "ticks are not part of episodes: {e:?}");
     }
 
     #[test]
