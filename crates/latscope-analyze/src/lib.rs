@@ -10,6 +10,7 @@ pub mod irq_stats;
 pub mod irqsoff;
 pub mod latency_report;
 pub mod noise;
+pub mod noise_attribution;
 pub mod sample_explain;
 pub mod symbol;
 #[cfg(test)]

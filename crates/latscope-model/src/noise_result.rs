@@ -241,6 +241,9 @@ pub struct NoiseResult {
     pub warnings: Vec<String>,
     /// Audit findings about this machine; filled by `latscope audit`/`run`, empty from `latscope noise`.
     pub findings: Vec<Finding>,
+    /// What ran in each gap, by cause (`latscope noise --trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub causes: Option<crate::noise_cause::NoiseCauses>,
 }
 
 impl NoiseResult {
@@ -258,6 +261,7 @@ impl NoiseResult {
             cpus: Vec::new(),
             warnings: Vec::new(),
             findings: Vec::new(),
+            causes: None,
         }
     }
 

@@ -1,0 +1,226 @@
+//! Noise attribution: every gap a noise loop recorded (start and length on a CPU, CLOCK_MONOTONIC) is
+//! matched with a trace taken at the same time and attributed to what ran in it — RT throttling of the
+//! spinner, a hard IRQ (name), the timer tick, another vector, a softirq (vector), an NMI, another task
+//! (comm, pid, prio), another kernel event — or to nothing the kernel recorded at all ("hardware or
+//! hypervisor", as hwlat calls it). Then summarised by cause: count, total, max, share.
+
+use crate::component::{Component, ComponentKind};
+use crate::hrtimer::activity_components;
+use crate::timeline::Timeline;
+use crate::wakeup::throttle_gaps;
+use latscope_model::noise_result::Gap;
+use latscope_model::{CpuId, CpuNoiseCauses, Event, Nanos, NoiseCause, Pid};
+
+/// How far outside a gap an event may fall and still count as inside it (the loop's cycle-counter
+/// timestamps and the trace clock are converted separately).
+pub const SLACK: Nanos = Nanos::from_us(1);
+
+/// One CPU's recorded gaps and what is known about its run.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuGaps<'a> {
+    /// The CPU.
+    pub cpu: CpuId,
+    /// The spinning thread's id (trace `pid`).
+    pub spinner: Pid,
+    /// The recorded gaps.
+    pub gaps: &'a [Gap],
+    /// The noise the loop measured in total (recorded or not).
+    pub measured_noise: Nanos,
+    /// Steal time over the run, when known.
+    pub steal_ns: Option<u64>,
+}
+
+/// The cause of one gap: kind, name, pid, prio.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GapCause {
+    /// See [`NoiseCause::kind`].
+    pub kind: &'static str,
+    /// Name of the IRQ, vector, softirq or task.
+    pub name: String,
+    /// Task pid.
+    pub pid: Option<Pid>,
+    /// Task kernel priority.
+    pub prio: Option<i32>,
+}
+
+impl GapCause {
+    fn plain(kind: &'static str, name: impl Into<String>) -> GapCause {
+        GapCause { kind, name: name.into(), pid: None, prio: None }
+    }
+}
+
+fn from_component(c: &Component) -> GapCause {
+    let kind = match c.kind {
+        ComponentKind::Vector if c.name == "local_timer" => "timer_tick",
+        ComponentKind::Vector => "vector",
+        ComponentKind::Irq | ComponentKind::IrqHandler => "irq",
+        ComponentKind::Softirq => "softirq",
+        ComponentKind::Nmi => "nmi",
+        ComponentKind::BlockingTask => "task",
+        _ => "other_kernel_event",
+    };
+    let name =
+        if c.kind == ComponentKind::Idle { "the CPU went idle (spinner switched out)".into() } else { c.name.clone() };
+    GapCause { kind, name, pid: c.pid, prio: c.prio }
+}
+
+/// Attributes every gap of every CPU and summarises per CPU.
+pub fn attribute(events: &[Event], cpus: &[CpuGaps<'_>]) -> Vec<CpuNoiseCauses> {
+    let timeline = Timeline::build(events);
+    let throttled = throttle_gaps(events, &timeline);
+    cpus.iter()
+        .map(|g| {
+            let ts: Vec<Nanos> = events.iter().filter(|e| e.cpu == g.cpu).map(|e| e.ts).collect();
+            let windows: Vec<(Nanos, Nanos)> = throttled
+                .iter()
+                .filter(|t| t.cpu == g.cpu && t.task.pid == g.spinner)
+                .map(|t| (t.start, t.end))
+                .collect();
+            let causes: Vec<(GapCause, Nanos)> =
+                g.gaps.iter().map(|gap| (gap_cause(&timeline, &ts, &windows, g, gap), gap.duration_ns)).collect();
+            summarise(g, &causes)
+        })
+        .collect()
+}
+
+/// The cause of one gap.
+pub fn gap_cause(
+    timeline: &Timeline,
+    cpu_events: &[Nanos],
+    throttled: &[(Nanos, Nanos)],
+    g: &CpuGaps<'_>,
+    gap: &Gap,
+) -> GapCause {
+    let (start, end) = (gap.start_ns, gap.end());
+    let overlap = |(s, e): &(Nanos, Nanos)| e.min(&end).0.saturating_sub(s.max(&start).0);
+    if throttled.iter().any(|w| overlap(w) * 2 >= gap.duration_ns.0) {
+        return GapCause::plain("rt_throttling", "RT throttling (sched_rt_runtime_us)");
+    }
+    let from = start.saturating_sub(SLACK);
+    let first = cpu_events.partition_point(|t| *t < from);
+    if cpu_events.get(first).is_none_or(|t| *t > end + SLACK) {
+        return GapCause::plain("no_kernel_event", "");
+    }
+    let segs = timeline.cpu(g.cpu).map(|t| t.segments_in(from, end + SLACK)).unwrap_or_default();
+    let comps = activity_components(&segs, g.cpu, Some(g.spinner));
+    match comps.iter().filter(|c| c.duration > Nanos::ZERO).max_by_key(|c| c.duration) {
+        Some(c) => from_component(c),
+        None => GapCause::plain("other_kernel_event", "events without a handler or task switch"),
+    }
+}
+
+fn summarise(g: &CpuGaps<'_>, causes: &[(GapCause, Nanos)]) -> CpuNoiseCauses {
+    let mut out: Vec<NoiseCause> = Vec::new();
+    for (c, d) in causes {
+        let i = match out.iter().position(|x| x.kind == c.kind && x.name == c.name && x.pid == c.pid) {
+            Some(i) => i,
+            None => {
+                out.push(NoiseCause {
+                    kind: c.kind.to_string(),
+                    name: c.name.clone(),
+                    pid: c.pid,
+                    prio: c.prio,
+                    ..NoiseCause::default()
+                });
+                out.len() - 1
+            }
+        };
+        out[i].count += 1;
+        out[i].total_ns += d.0;
+        out[i].max_ns = out[i].max_ns.max(d.0);
+    }
+    let total: u64 = out.iter().map(|c| c.total_ns).sum();
+    for c in &mut out {
+        c.share_pct = if total == 0 { 0.0 } else { c.total_ns as f64 * 100.0 / total as f64 };
+    }
+    out.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    let silent = causes.iter().filter(|(c, _)| c.kind == "no_kernel_event").count();
+    CpuNoiseCauses {
+        cpu: g.cpu,
+        gaps: causes.len() as u64,
+        attributed_ns: total,
+        measured_noise_ns: g.measured_noise.0,
+        no_kernel_event_pct: if causes.is_empty() { 0.0 } else { silent as f64 * 100.0 / causes.len() as f64 },
+        steal_ns: g.steal_ns,
+        causes: out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::ev;
+    use latscope_model::EventKind;
+
+    fn switch(prev: (&str, Pid, i32, &str), next: (&str, Pid, i32)) -> EventKind {
+        EventKind::SchedSwitch {
+            prev_comm: prev.0.into(),
+            prev_pid: prev.1,
+            prev_prio: prev.2,
+            prev_state: prev.3.into(),
+            next_comm: next.0.into(),
+            next_pid: next.1,
+            next_prio: next.2,
+        }
+    }
+
+    fn gap(start_us: u64, dur_us: u64) -> Gap {
+        Gap { start_ns: Nanos::from_us(start_us), duration_ns: Nanos::from_us(dur_us) }
+    }
+
+    #[test]
+    fn every_kind_of_gap_gets_its_cause() {
+        let us = Nanos::from_us;
+        let ms = |v: u64| v * 1000;
+        let spin = ("spin", 9, 4);
+        let events = vec![
+            ev(us(1).0, 1, "x", 3, switch(("x", 3, 120, "S"), spin)),
+            // 100 µs: a tick of 15 µs.
+            ev(us(102).0, 1, "spin", 9, EventKind::VectorEntry { name: "local_timer".into(), vector: None }),
+            ev(us(117).0, 1, "spin", 9, EventKind::VectorExit { name: "local_timer".into(), vector: None }),
+            // 200 µs: an IRQ.
+            ev(us(201).0, 1, "spin", 9, EventKind::IrqHandlerEntry { irq: 30, name: "virtio0".into() }),
+            ev(us(240).0, 1, "spin", 9, EventKind::IrqHandlerExit { irq: 30, handled: true }),
+            // 500 µs: a higher-priority task.
+            ev(us(501).0, 1, "spin", 9, switch(("spin", 9, 4, "R+"), ("fifo", 11, 2))),
+            ev(us(560).0, 1, "fifo", 11, switch(("fifo", 11, 2, "S"), spin)),
+            // 10 ms: throttled for 50 ms.
+            ev(us(ms(10)).0, 1, "spin", 9, switch(("spin", 9, 4, "R"), ("swapper/1", 0, 120))),
+            ev(us(ms(60)).0, 1, "swapper/1", 0, switch(("swapper/1", 0, 120, "R"), spin)),
+            ev(us(ms(70)).0, 1, "spin", 9, EventKind::VectorEntry { name: "local_timer".into(), vector: None }),
+            ev(us(ms(70) + 5).0, 1, "spin", 9, EventKind::VectorExit { name: "local_timer".into(), vector: None }),
+        ];
+        let gaps = vec![
+            gap(100, 18),
+            gap(200, 41),
+            gap(300, 30), // nothing traced
+            gap(500, 61),
+            gap(ms(10), ms(50)),
+            gap(ms(70), 18),
+            gap(ms(80), 20), // nothing traced
+        ];
+        let measured: u64 = gaps.iter().map(|g| g.duration_ns.0).sum();
+        let g = CpuGaps { cpu: CpuId(1), spinner: 9, gaps: &gaps, measured_noise: Nanos(measured), steal_ns: Some(7) };
+        let out = attribute(&events, &[g]);
+        assert_eq!(out.len(), 1);
+        let c = &out[0];
+        assert_eq!(c.gaps, 7);
+        assert_eq!(c.attributed_ns, measured, "every gap is attributed once");
+        assert_eq!(c.steal_ns, Some(7));
+        assert!((c.no_kernel_event_pct - 200.0 / 7.0).abs() < 1e-9);
+        let find = |kind: &str| c.causes.iter().find(|x| x.kind == kind).cloned().expect(kind);
+        let rt = find("rt_throttling");
+        assert_eq!((rt.count, rt.total_ns), (1, us(ms(50)).0));
+        assert_eq!(c.causes[0].kind, "rt_throttling", "largest first");
+        let tick = find("timer_tick");
+        assert_eq!((tick.count, tick.total_ns, tick.max_ns), (2, us(36).0, us(18).0));
+        let irq = find("irq");
+        assert_eq!((irq.name.as_str(), irq.total_ns), ("virtio0", us(41).0));
+        let task = find("task");
+        assert_eq!((task.name.as_str(), task.pid, task.prio), ("fifo", Some(11), Some(2)));
+        let none = find("no_kernel_event");
+        assert_eq!((none.count, none.total_ns), (2, us(50).0));
+        let share: f64 = c.causes.iter().map(|x| x.share_pct).sum();
+        assert!((share - 100.0).abs() < 1e-9);
+    }
+}
