@@ -98,7 +98,7 @@ pub fn gap_cause(
     }
     let from = start.saturating_sub(SLACK);
     let first = cpu_events.partition_point(|t| *t < from);
-    if cpu_events.get(first).is_none_or(|t| *t > end + SLACK) {
+    if !cpu_events.get(first).is_some_and(|t| *t <= end + SLACK) {
         return GapCause::plain("no_kernel_event", "");
     }
     let segs = timeline.cpu(g.cpu).map(|t| t.segments_in(from, end + SLACK)).unwrap_or_default();
