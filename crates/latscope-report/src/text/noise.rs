@@ -22,7 +22,11 @@ pub fn write_noise(out: &mut dyn Write, r: &NoiseResult) -> io::Result<()> {
     write_histogram(out, r)?;
     write_gaps(out, r)?;
     write_counters(out, r)?;
-    write_throttling(out, r)
+    write_throttling(out, r)?;
+    if let Some(c) = &r.causes {
+        super::noise_causes::write_noise_causes(out, c)?;
+    }
+    Ok(())
 }
 
 fn t(v: u64) -> String {

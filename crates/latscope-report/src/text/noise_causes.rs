@@ -1,0 +1,130 @@
+//! Text for `latscope noise --trace`: what ran in the gaps, by cause (count, total, max, share), saying
+//! plainly when most gaps carry no kernel event at all, with the steal-time counter beside it.
+
+use latscope_model::{CpuNoiseCauses, Nanos, NoiseCause, NoiseCauses};
+use std::io::{self, Write};
+
+fn label(c: &NoiseCause) -> String {
+    let who = match (c.pid, c.prio) {
+        (Some(pid), Some(p)) if (0..100).contains(&p) => format!(" (pid {pid}, SCHED_FIFO/RR {})", 99 - p),
+        (Some(pid), Some(p)) => format!(" (pid {pid}, prio {p})"),
+        (Some(pid), None) => format!(" (pid {pid})"),
+        _ => String::new(),
+    };
+    match c.kind.as_str() {
+        "no_kernel_event" => "no kernel event (hardware or hypervisor)".into(),
+        "timer_tick" => "timer tick (local_timer)".into(),
+        "rt_throttling" => c.name.clone(),
+        "irq" => format!("IRQ {}", c.name),
+        "softirq" => format!("softirq {}", c.name),
+        "vector" => format!("vector {}", c.name),
+        "nmi" => format!("NMI {}", c.name),
+        "task" => format!("task {}{who}", c.name),
+        _ => c.name.clone(),
+    }
+}
+
+/// Writes the causes of every CPU's gaps.
+pub fn write_noise_causes(out: &mut dyn Write, n: &NoiseCauses) -> io::Result<()> {
+    writeln!(out)?;
+    write!(out, "What ran in the gaps (from the trace, {} events", n.events)?;
+    if n.lost_events > 0 {
+        write!(out, ", {} lost", n.lost_events)?;
+    }
+    writeln!(out, "):")?;
+    for c in &n.cpus {
+        write_cpu(out, c)?;
+    }
+    for note in &n.notes {
+        writeln!(out, "  note: {note}")?;
+    }
+    Ok(())
+}
+
+fn write_cpu(out: &mut dyn Write, c: &CpuNoiseCauses) -> io::Result<()> {
+    let diff = if c.measured_noise_ns == 0 {
+        0.0
+    } else {
+        (c.attributed_ns as f64 - c.measured_noise_ns as f64) * 100.0 / c.measured_noise_ns as f64
+    };
+    writeln!(
+        out,
+        "  CPU {}: {} gaps, {} attributed of {} measured ({diff:+.1}%)",
+        c.cpu,
+        c.gaps,
+        Nanos(c.attributed_ns),
+        Nanos(c.measured_noise_ns)
+    )?;
+    writeln!(out, "    {:<48} {:>7} {:>10} {:>10} {:>7}", "cause", "gaps", "total", "max", "share")?;
+    for x in &c.causes {
+        writeln!(
+            out,
+            "    {:<48} {:>7} {:>10} {:>10} {:>6.1}%",
+            label(x),
+            x.count,
+            Nanos(x.total_ns).to_string(),
+            Nanos(x.max_ns).to_string(),
+            x.share_pct
+        )?;
+    }
+    let steal = c.steal_ns.map_or("not readable".to_string(), |s| Nanos(s).to_string());
+    if c.no_kernel_event_pct >= 50.0 {
+        writeln!(
+            out,
+            "    {:.0}% of the gaps had no kernel event at all: the time went to the hardware or the hypervisor \
+             (steal time over the run: {steal}).",
+            c.no_kernel_event_pct
+        )?;
+    } else {
+        writeln!(out, "    {:.0}% of the gaps had no kernel event (steal time: {steal}).", c.no_kernel_event_pct)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_model::CpuId;
+
+    #[test]
+    fn says_plainly_when_most_gaps_have_no_kernel_event() {
+        let cause = |kind: &str, name: &str, count, total_ns, share_pct| NoiseCause {
+            kind: kind.into(),
+            name: name.into(),
+            count,
+            total_ns,
+            max_ns: total_ns / count,
+            share_pct,
+            ..NoiseCause::default()
+        };
+        let n = NoiseCauses {
+            cpus: vec![CpuNoiseCauses {
+                cpu: CpuId(1),
+                gaps: 10,
+                attributed_ns: 150_000_000,
+                measured_noise_ns: 151_000_000,
+                no_kernel_event_pct: 70.0,
+                steal_ns: Some(2_000_000),
+                causes: vec![
+                    cause("rt_throttling", "RT throttling (sched_rt_runtime_us)", 3, 149_800_000, 99.8),
+                    cause("no_kernel_event", "", 7, 200_000, 0.2),
+                ],
+            }],
+            events: 42,
+            ..NoiseCauses::default()
+        };
+        let mut buf = Vec::new();
+        write_noise_causes(&mut buf, &n).expect("write");
+        let s = String::from_utf8(buf).expect("utf8");
+        for want in [
+            "42 events",
+            "CPU 1: 10 gaps, 150ms attributed of 151ms measured (-0.7%)",
+            "RT throttling (sched_rt_runtime_us)",
+            "no kernel event (hardware or hypervisor)",
+            "70% of the gaps had no kernel event at all",
+            "steal time over the run: 2ms",
+        ] {
+            assert!(s.contains(want), "missing {want:?} in\n{s}");
+        }
+    }
+}
