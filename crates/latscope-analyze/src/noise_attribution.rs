@@ -76,9 +76,18 @@ pub fn attribute(events: &[Event], cpus: &[CpuGaps<'_>]) -> Vec<CpuNoiseCauses> 
                 .filter(|t| t.cpu == g.cpu && t.task.pid == g.spinner)
                 .map(|t| (t.start, t.end))
                 .collect();
-            let causes: Vec<(GapCause, Nanos)> =
-                g.gaps.iter().map(|gap| (gap_cause(&timeline, &ts, &windows, g, gap), gap.duration_ns)).collect();
-            summarise(g, &causes)
+            // Only gaps inside the trace's span on this CPU can be judged.
+            let (first, last) = (ts.first().copied().unwrap_or(Nanos::ZERO), ts.last().copied().unwrap_or(Nanos::ZERO));
+            let inside = |gap: &&Gap| gap.start_ns >= first && gap.end() <= last;
+            let causes: Vec<(GapCause, Nanos)> = g
+                .gaps
+                .iter()
+                .filter(inside)
+                .map(|gap| (gap_cause(&timeline, &ts, &windows, g, gap), gap.duration_ns))
+                .collect();
+            let mut out = summarise(g, &causes);
+            out.outside_trace = g.gaps.len() as u64 - causes.len() as u64;
+            out
         })
         .collect()
 }
@@ -140,6 +149,7 @@ fn summarise(g: &CpuGaps<'_>, causes: &[(GapCause, Nanos)]) -> CpuNoiseCauses {
         gaps: causes.len() as u64,
         attributed_ns: total,
         measured_noise_ns: g.measured_noise.0,
+        outside_trace: 0,
         no_kernel_event_pct: if causes.is_empty() { 0.0 } else { silent as f64 * 100.0 / causes.len() as f64 },
         steal_ns: g.steal_ns,
         causes: out,
@@ -189,6 +199,9 @@ mod tests {
             ev(us(ms(60)).0, 1, "swapper/1", 0, switch(("swapper/1", 0, 120, "R"), spin)),
             ev(us(ms(70)).0, 1, "spin", 9, EventKind::VectorEntry { name: "local_timer".into(), vector: None }),
             ev(us(ms(70) + 5).0, 1, "spin", 9, EventKind::VectorExit { name: "local_timer".into(), vector: None }),
+            // A tick outside every gap, so the trace covers the last gap.
+            ev(us(ms(95)).0, 1, "spin", 9, EventKind::VectorEntry { name: "local_timer".into(), vector: None }),
+            ev(us(ms(95) + 5).0, 1, "spin", 9, EventKind::VectorExit { name: "local_timer".into(), vector: None }),
         ];
         let gaps = vec![
             gap(100, 18),
@@ -199,12 +212,16 @@ mod tests {
             gap(ms(70), 18),
             gap(ms(80), 20), // nothing traced
         ];
+        let late = [gap(ms(500), 20)];
+        let outside = CpuGaps { cpu: CpuId(1), spinner: 9, gaps: &late, measured_noise: us(20), steal_ns: None };
+        let o = attribute(&events, &[outside]);
+        assert_eq!((o[0].gaps, o[0].outside_trace, o[0].attributed_ns), (0, 1, 0));
         let measured: u64 = gaps.iter().map(|g| g.duration_ns.0).sum();
         let g = CpuGaps { cpu: CpuId(1), spinner: 9, gaps: &gaps, measured_noise: Nanos(measured), steal_ns: Some(7) };
         let out = attribute(&events, &[g]);
         assert_eq!(out.len(), 1);
         let c = &out[0];
-        assert_eq!(c.gaps, 7);
+        assert_eq!((c.gaps, c.outside_trace), (7, 0));
         assert_eq!(c.attributed_ns, measured, "every gap is attributed once");
         assert_eq!(c.steal_ns, Some(7));
         assert!((c.no_kernel_event_pct - 200.0 / 7.0).abs() < 1e-9);

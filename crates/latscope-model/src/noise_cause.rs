@@ -39,6 +39,9 @@ pub struct CpuNoiseCauses {
     pub attributed_ns: u64,
     /// The noise the loop measured on this CPU, ns (gaps not recorded included).
     pub measured_noise_ns: u64,
+    /// Gaps left out because the trace does not cover them (before its rolling window, or after it ended).
+    #[serde(default)]
+    pub outside_trace: u64,
     /// Gaps that had no kernel event at all, percent of the gaps.
     pub no_kernel_event_pct: f64,
     /// Steal time over the run (the hypervisor ran something else on this vCPU), ns, when known.

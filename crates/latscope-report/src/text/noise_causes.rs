@@ -55,6 +55,9 @@ fn write_cpu(out: &mut dyn Write, c: &CpuNoiseCauses) -> io::Result<()> {
         Nanos(c.attributed_ns),
         Nanos(c.measured_noise_ns)
     )?;
+    if c.outside_trace > 0 {
+        writeln!(out, "    {} more gaps fell outside the trace's window and are not attributed", c.outside_trace)?;
+    }
     writeln!(out, "    {:<48} {:>7} {:>10} {:>10} {:>7}", "cause", "gaps", "total", "max", "share")?;
     for x in &c.causes {
         writeln!(
@@ -103,6 +106,7 @@ mod tests {
                 gaps: 10,
                 attributed_ns: 150_000_000,
                 measured_noise_ns: 151_000_000,
+                outside_trace: 2,
                 no_kernel_event_pct: 70.0,
                 steal_ns: Some(2_000_000),
                 causes: vec![
@@ -123,6 +127,7 @@ mod tests {
             "no kernel event (hardware or hypervisor)",
             "70% of the gaps had no kernel event at all",
             "steal time over the run: 2ms",
+            "2 more gaps fell outside the trace's window",
         ] {
             assert!(s.contains(want), "missing {want:?} in\n{s}");
         }
