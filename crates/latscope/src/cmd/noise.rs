@@ -7,12 +7,15 @@
 //! with `sched_rt_runtime_us` below the period it is then stopped for `period − runtime` every period
 //! (50 ms every second by default), which latscope detects and names instead of reporting it as noise.
 
+use crate::capture;
+use crate::cmd::report::{write_noise_report, write_perfetto};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{stderr_is_terminal, stdout_is_terminal, JsonSink};
 use crate::signal;
 use latscope_analyze::noise::{account, detect_rt_throttling, top_gaps, windows, RtSettings};
+use latscope_analyze::noise_attribution::{attribute, CpuGaps};
 use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
-use latscope_model::{parse_duration, CpuList, Nanos, StopReason};
+use latscope_model::{parse_duration, CpuId, CpuList, Event, Nanos, NoiseCauses, Pid, StopReason};
 use latscope_report::json::write_json;
 use latscope_report::text::noise::write_noise;
 use latscope_sys::host::counters;
@@ -23,6 +26,7 @@ use latscope_sys::measure::noise::{
     environment, start_noise, NoiseConfig, NoiseHandle, NoiseRun, DEFAULT_GAP_CAPACITY,
 };
 use latscope_sys::measure::rt::Policy;
+use latscope_sys::tracefs::Capture;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -62,6 +66,17 @@ pub struct Args {
     /// No live line; only the final summary
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Trace the measured CPUs while measuring and attribute every recorded gap to what ran in it (IRQ,
+    /// softirq, NMI, timer tick, another task, RT throttling) or to no kernel event at all (hardware or
+    /// hypervisor)
+    #[arg(long)]
+    trace: bool,
+    /// Also write an HTML report directory (index.html, plots, result.json)
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Also write a Perfetto / chrome://tracing JSON file (with --trace, the trace events too)
+    #[arg(long, value_name = "FILE")]
+    perfetto: Option<PathBuf>,
 }
 
 fn duration_arg(flag: &str, value: &str) -> Result<Nanos, CliError> {
@@ -124,7 +139,21 @@ pub fn run(args: Args) -> CmdResult {
     let mut metadata = run_metadata(std::env::args().collect());
     let env = environment(&config.cpus);
 
+    let mut trace_notes = Vec::new();
+    let capture = if args.trace {
+        let span = config.duration.map_or(UNTIMED_SPAN, |d| d + Nanos::from_secs(5));
+        let mut skipped = Vec::new();
+        let c = capture::start(&config.cpus, span, "trace of the noise run", &mut skipped);
+        trace_notes.extend(skipped.iter().map(|m| format!("missing {m}")));
+        for n in &trace_notes {
+            eprintln!("latscope: {n}");
+        }
+        c
+    } else {
+        None
+    };
     let handle = start_noise(&config, signal::stop_flag()).map_err(CliError::msg)?;
+    let spinners = spinner_tids(&config.cpus);
     show_live(&handle, args.quiet, to_stdout_json);
     let run = handle.join().map_err(CliError::msg)?;
 
@@ -149,6 +178,12 @@ pub fn run(args: Args) -> CmdResult {
     result.cpus = summarize(&run, &result.options, &env, config.policy != Policy::Other);
     result.environment = env;
     result.warnings = warnings(&run, &result);
+    let mut events = Vec::new();
+    if args.trace {
+        let (causes, ev) = attribute_gaps(capture, &run, &result, &spinners, trace_notes);
+        result.causes = Some(causes);
+        events = ev;
+    }
 
     let text = {
         let mut buf = Vec::new();
@@ -165,8 +200,83 @@ pub fn run(args: Args) -> CmdResult {
     if let Some(sink) = sink {
         sink.write_with(|w| write_json(w, &result))?;
     }
+    if let Some(dir) = &args.report {
+        let index = write_noise_report(dir, &result, "noise")?;
+        eprintln!("latscope: report: {}", index.display());
+    }
+    if let Some(path) = &args.perfetto {
+        write_perfetto(path, &events, None, Some(&result))?;
+        eprintln!("latscope: Perfetto trace: {} (open in ui.perfetto.dev)", path.display());
+    }
     let exceeded = result.cpus.iter().any(|c| c.stopped_on_threshold);
     Ok(if exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
+}
+
+/// The rolling window of a trace without -D (the gaps before it are counted, not attributed).
+const UNTIMED_SPAN: Nanos = Nanos::from_secs(60);
+
+/// The spinning threads' ids (their `pid` in trace events), from their names under `/proc/self/task`.
+fn spinner_tids(cpus: &CpuList) -> Vec<(CpuId, Pid)> {
+    let tasks: Vec<(String, Pid)> = std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|t| {
+            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            Some((comm.trim().to_string(), t.file_name().to_string_lossy().parse().ok()?))
+        })
+        .collect();
+    cpus.iter()
+        .filter_map(|cpu| {
+            // The kernel keeps 15 bytes of a thread name.
+            let name: String = format!("latscope-noise{cpu}").chars().take(15).collect();
+            tasks.iter().find(|(c, _)| *c == name).map(|(_, tid)| (cpu, *tid))
+        })
+        .collect()
+}
+
+/// Stops the capture, decodes it and attributes every recorded gap (`--trace`).
+fn attribute_gaps(
+    capture: Option<Capture>,
+    run: &NoiseRun,
+    r: &NoiseResult,
+    spinners: &[(CpuId, Pid)],
+    mut notes: Vec<String>,
+) -> (NoiseCauses, Vec<Event>) {
+    let mut out = NoiseCauses::default();
+    let Some(c) = capture else {
+        notes.push("no trace was taken: see the missing features above".into());
+        out.notes = notes;
+        return (out, Vec::new());
+    };
+    let decoded = capture::finish(c, &mut notes);
+    let d = match decoded {
+        Ok(d) => d,
+        Err(e) => {
+            notes.push(format!("the trace could not be decoded: {e}"));
+            out.notes = notes;
+            return (out, Vec::new());
+        }
+    };
+    let gaps: Vec<CpuGaps<'_>> = run
+        .cpus
+        .iter()
+        .map(|c| CpuGaps {
+            cpu: c.cpu,
+            spinner: spinners.iter().find(|(cpu, _)| *cpu == c.cpu).map_or(-1, |(_, t)| *t),
+            gaps: &c.gaps,
+            measured_noise: c.noise,
+            steal_ns: r.cpus.iter().find(|x| x.cpu == c.cpu).and_then(|x| x.counters.steal_ns),
+        })
+        .collect();
+    for g in gaps.iter().filter(|g| g.spinner < 0) {
+        notes.push(format!("CPU {}: the spinning thread was not found; RT throttling is not told apart", g.cpu));
+    }
+    out.cpus = attribute(&d.events, &gaps);
+    out.events = d.events.len() as u64;
+    out.lost_events = d.lost;
+    out.notes = notes;
+    (out, d.events)
 }
 
 /// Per-CPU accounting: totals, top gaps, windows, RT-throttling verdict, counter deltas.
