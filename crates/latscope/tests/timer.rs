@@ -53,8 +53,9 @@ fn json_u64(v: &serde_json::Value, key: &str) -> u64 {
 }
 
 /// The ground truth: SCHED_FIFO 97 spinning 2 ms every 50 ms on CPU 1 while `latscope timer -c 1
-/// -p 95 -D 3s --threshold 1ms` measures. Each spin starts 200 µs before a timer deadline (both sides align
-/// to the millisecond), so it delays exactly one wakeup by about 1.8 ms and makes it skip one period.
+/// -p 95 -D 3s --threshold 1ms` measures. Each spin starts 200 µs before a timer deadline (`inject --align
+/// 1ms --phase 800us` follows the timer's deadline grid), so it delays one wakeup by about 1.8 ms and makes it
+/// skip one period.
 #[test]
 fn injected_spin_is_measured_counted_and_exits_2() {
     if !is_root() || !online(1) {

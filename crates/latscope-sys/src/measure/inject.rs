@@ -45,10 +45,10 @@ pub struct InjectSpec {
     pub start_delay: Nanos,
     /// Stop on its own after this many spins (`None`: until stopped).
     pub max_spins: Option<u64>,
-    /// Phase alignment as (`align`, `phase`): the first spin starts at the first CLOCK_MONOTONIC time after
-    /// `start_delay` that is `phase` past a multiple of `align`. `latscope timer` starts its periods on
-    /// multiples of the interval, so `(interval, interval − 200 µs)` makes each spin begin 200 µs before
-    /// a timer deadline: the delay it causes is then known (spin − 200 µs) rather than phase-dependent.
+    /// Phase alignment to a `latscope timer` run with interval `align`, as (`align`, `phase`): spins start
+    /// `phase` after the timer's deadlines, which sit `timer::period_phase(align)` past multiples of `align`
+    /// (CLOCK_MONOTONIC). With a 1 ms interval, `(1 ms, 800 µs)` makes each spin begin 200 µs before a timer
+    /// deadline: the delay it causes is then known (spin − 200 µs) rather than phase-dependent.
     pub align: Option<(Nanos, Nanos)>,
 }
 
@@ -170,7 +170,8 @@ fn inject_loop(spec: InjectSpec, stop: &AtomicBool, counter: &AtomicU64) -> Inje
 fn first_spin(earliest: Nanos, align: Option<(Nanos, Nanos)>) -> Nanos {
     match align {
         Some((a, phase)) if a.0 > 0 => {
-            let base = earliest.0 - earliest.0 % a.0 + phase.0 % a.0;
+            let offset = (super::timer::period_phase(a).0 + phase.0) % a.0;
+            let base = earliest.0 - earliest.0 % a.0 + offset;
             Nanos(if base >= earliest.0 { base } else { base + a.0 })
         }
         _ => earliest,
@@ -259,10 +260,11 @@ mod tests {
 
     #[test]
     fn aligns_the_first_spin() {
+        // Timer deadlines for a 1000 ns interval sit at …500; 800 ns after them is …300.
         let a = Some((Nanos(1_000), Nanos(800)));
-        assert_eq!(first_spin(Nanos(10_500), a), Nanos(10_800));
-        assert_eq!(first_spin(Nanos(10_900), a), Nanos(11_800));
-        assert_eq!(first_spin(Nanos(10_800), a), Nanos(10_800));
+        assert_eq!(first_spin(Nanos(10_200), a), Nanos(10_300));
+        assert_eq!(first_spin(Nanos(10_400), a), Nanos(11_300));
+        assert_eq!(first_spin(Nanos(10_300), a), Nanos(10_300));
         assert_eq!(first_spin(Nanos(10_900), None), Nanos(10_900));
     }
 

@@ -30,10 +30,10 @@ pub struct Args {
     /// Delay before the first spin
     #[arg(long, value_name = "DUR", default_value = "0ns")]
     delay: String,
-    /// Start spins `--phase` past multiples of this period (e.g. the timer's interval) [default: no alignment]
+    /// Align spins to the deadlines of a `latscope timer -i DUR` run: each starts --phase after one [default: none]
     #[arg(long, value_name = "DUR")]
     align: Option<String>,
-    /// With --align: the offset of each spin start within the aligned period
+    /// With --align: how long after a timer deadline each spin starts (e.g. interval − 200us)
     #[arg(long, value_name = "DUR", default_value = "0ns")]
     phase: String,
     /// How long to run [default: until Ctrl-C]
