@@ -203,6 +203,10 @@ impl WakeupContext<'_> {
                 }
                 EventKind::SchedSwitch { prev_pid, next_pid, .. } => {
                     awaiting_exit.remove(prev_pid);
+                    // A waking seen while the task still ran cannot end a sleep that starts now.
+                    if prev_pid != next_pid {
+                        pending.remove(prev_pid);
+                    }
                     if let Some((w, x)) = pending.remove(next_pid) {
                         awaiting_exit.insert(*next_pid, out.len());
                         out.push(Record { waking_index: w, switch_index: i, exit_index: None, expiry: x });
