@@ -132,6 +132,23 @@ fn streaming_in_pieces_equals_whole_buffer() {
     }
 }
 
+/// The fuzzer's crash inputs, kept as found (`fuzz/artifacts/text/`, copied here).
+const FUZZ_CRASHES: &[&[u8]] = &[include_bytes!("regressions/text-crash-797c5e0a.bin")];
+
+#[test]
+fn fuzz_crash_regressions() {
+    for c in FUZZ_CRASHES {
+        let _ = decode_bytes("crash", c);
+        let _ = decode_text_reader("crash", Pieces(c, 0), false, &mut |_| {});
+    }
+    let t = decode_bytes(
+        "x",
+        b"# tracer: irqsoff\n latency: 9222222222222222222 us, #3/3, CPU#0\n  a-1  0d..1  0us : f <-g\n",
+    )
+    .expect("decodes");
+    assert_eq!(t.info.latency.map(|h| h.latency.0), Some(u64::MAX));
+}
+
 #[test]
 fn hostile_lines() {
     let long = format!("bash-1 [000] d.h1 1.0: x: {}\n", "a=b ".repeat(100_000));
@@ -150,6 +167,8 @@ fn hostile_lines() {
         b"<html><script class=\"trace-data\">".to_vec(),
         b"<html> var linuxPerfData = \"\\\n\\u12\\x4\\".to_vec(),
         b" 0)  a-1  =>  b-2\n 99999999999)  a-1  =>  b-2\n".to_vec(),
+        // Regression (fuzz text crash-797c5e0a): a latency in us that overflows u64 nanoseconds.
+        b"# tracer: irqsoff\n latency: 9222222222222222222 us, #3/3, CPU#0 | (M:preempt VP:0, KP:0 #P:2)\n".to_vec(),
     ];
     for c in cases {
         let _ = decode_bytes("hostile", &c);

@@ -47,7 +47,8 @@ fn summary_line(s: &str, h: &mut LatencyHeader, cpus: &mut Option<u32>) {
         let lat = lat.trim();
         let num: String = lat.chars().take_while(char::is_ascii_digit).collect();
         if let Ok(v) = num.parse::<u64>() {
-            h.latency = if lat.ends_with("ns") { Nanos(v) } else { Nanos::from_us(v) };
+            // Saturating: a damaged header must not overflow (fuzz crash 797c5e0a).
+            h.latency = if lat.ends_with("ns") { Nanos(v) } else { Nanos(v.saturating_mul(1000)) };
         }
     }
     for p in s.split([',', '|', '(', ')', ' ']) {
