@@ -4,8 +4,10 @@
 use serde::Serialize;
 use std::io::{self, Write};
 
-/// Writes `result` as pretty JSON followed by a newline.
-pub fn write_json<W: Write, T: Serialize>(mut out: W, result: &T) -> io::Result<()> {
+/// Writes `result` as pretty JSON followed by a newline, buffered (serde writes token by token, which is
+/// one system call each on an unbuffered file or stdout).
+pub fn write_json<W: Write, T: Serialize>(out: W, result: &T) -> io::Result<()> {
+    let mut out = io::BufWriter::with_capacity(1 << 16, out);
     serde_json::to_writer_pretty(&mut out, result).map_err(io::Error::other)?;
     out.write_all(b"\n")?;
     out.flush()
