@@ -125,6 +125,10 @@ fn plan(args: &Args) -> Result<Plan, CliError> {
     config.threshold = threshold;
     config.stop_on_threshold = args.stop_on_threshold;
     config.window = window;
+    if args.trace {
+        // Every sample to explain must be among the kept worst ones.
+        config.worst_kept = config.worst_kept.max(args.top);
+    }
     let options = TimerOptions {
         cpus,
         interval_ns: interval.0,
