@@ -91,12 +91,15 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
     assert!(spins.len() >= 200, "the injector ran {} spins", spins.len());
 
     let mut hit = 0;
+    let mut diffs = Vec::new();
     for w in worst {
         assert!(w["found"].as_bool().unwrap_or(false), "a worst sample is not in the trace: {w}");
         let sample = w["sample_latency_ns"].as_u64().expect("sample");
         let traced = w["trace_latency_ns"].as_u64().expect("trace");
-        // The thread's own sample and the trace agree on the same wakeup.
-        assert!(sample.abs_diff(traced) <= 25_000, "sample {sample} ns vs trace {traced} ns: {w}");
+        // The thread's own sample and the trace agree on the same wakeup: a few µs typically (the clock
+        // read after the syscall's return), more only when the VM stalls in between (checked on the median).
+        assert!(sample.abs_diff(traced) <= 100_000, "sample {sample} ns vs trace {traced} ns: {w}");
+        diffs.push(sample.abs_diff(traced));
         let expected = w["expected_ns"].as_u64().expect("expected");
         let blockers = w["blocking"].as_array().expect("blocking");
         // Other processes may run injectors too: ours is the one with our injector's thread id.
@@ -145,5 +148,8 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
         eprintln!("skipped: the machine's own noise ({} ns and worse) hides the 700 µs spinner", smallest);
         return;
     }
+    diffs.sort_unstable();
+    let median = diffs[diffs.len() / 2];
+    assert!(median <= 10_000, "sample and trace differ by {median} ns (median): {diffs:?}");
     assert!(hit >= 3, "only {hit} of the 100 worst wakeups overlapped a spin: {stderr}");
 }
