@@ -5,7 +5,7 @@
 use crate::error::CliError;
 use latscope_decode::raw::{Missed, RawDecoder};
 use latscope_model::{CpuList, Event, MissingFeature, Nanos};
-use latscope_sys::tracefs::{Capture, CaptureConfig, CaptureData, Retention, TraceFormats};
+use latscope_sys::tracefs::{kallsyms_text, Capture, CaptureConfig, CaptureData, Retention, TraceFormats};
 
 /// The memory a rolling-window capture may keep per traced CPU.
 pub const WINDOW_BYTES: usize = 96 << 20;
@@ -62,6 +62,8 @@ pub struct Decoded {
 pub fn decode(data: &CaptureData, warnings: &mut Vec<String>) -> Result<Decoded, CliError> {
     warnings.extend(data.report.notes.iter().cloned());
     let mut dec = decoder_for(&data.formats, &data.cmdlines)?;
+    // Decoded on the machine that traced: its symbols name the timer functions.
+    dec.set_kallsyms(&kallsyms_text(true));
     let mut out = Decoded::default();
     for cpu in &data.cpus {
         for p in &cpu.pages {
