@@ -68,12 +68,21 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
     let an = Command::new(BIN)
         .arg("analyze")
         .arg(&dat)
-        .args(["--task", &tid.to_string(), "--top", "400", "--json", "-"])
+        .args(["--task", &tid.to_string(), "--top", "400", "--json", "-", "--report"])
+        .arg(dir.join("report"))
+        .arg("--perfetto")
+        .arg(dir.join("trace.perfetto.json"))
         .output()
         .expect("run latscope analyze");
     assert!(an.status.success(), "analyze failed: {}", String::from_utf8_lossy(&an.stderr));
     let offline: Value = serde_json::from_slice(&an.stdout).expect("analysis json");
     let wakeups = offline["wakeups"].as_array().expect("wakeups");
+    // The offline analysis also renders as a report directory and a Perfetto trace.
+    assert!(dir.join("report/index.html").is_file() && dir.join("report/analysis.json").is_file());
+    let perfetto: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("trace.perfetto.json")).expect("perfetto"))
+            .expect("json");
+    assert!(perfetto["traceEvents"].as_array().is_some_and(|e| e.len() > 100), "empty Perfetto trace");
     assert!(!wakeups.is_empty(), "the recording has no wakeup of tid {tid}");
 
     let mut compared = 0;

@@ -1,6 +1,7 @@
 //! `latscope analyze TRACE`: explain a trace (irqs-off sections, late timers, wakeup latency breakdown,
 //! RT throttling, function-graph diff) leading with the verdict; `--json`; exit 2 over `--threshold`.
 
+use crate::cmd::report::{write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::JsonSink;
 use latscope_analyze::analysis::{analyze, analyze_diff, AnalyzeOptions};
@@ -37,6 +38,12 @@ pub struct Args {
     /// Only the verdicts, without the detail sections.
     #[arg(long)]
     pub brief: bool,
+    /// Also write an HTML report directory (index.html with the CPU timelines, analysis.json)
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Also write the trace as a Perfetto / chrome://tracing JSON file
+    #[arg(long, value_name = "FILE")]
+    pub perfetto: Option<PathBuf>,
 }
 
 fn decode(path: &Path) -> Result<DecodedTrace, CliError> {
@@ -57,18 +64,18 @@ pub fn run(args: Args) -> CmdResult {
         threshold,
     };
     let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
-    let analysis = match (&args.diff, &args.trace) {
+    let (analysis, trace) = match (&args.diff, &args.trace) {
         (Some(pair), _) if pair.len() == 2 => {
             let normal = decode(&pair[0])?;
             let abnormal = decode(&pair[1])?;
             let n = pair[0].display().to_string();
             let a = pair[1].display().to_string();
-            analyze_diff((&n, &normal), (&a, &abnormal), &opts)
+            (analyze_diff((&n, &normal), (&a, &abnormal), &opts), abnormal)
         }
         (Some(_), _) => return Err(CliError::msg("--diff takes two files: NORMAL ABNORMAL")),
         (None, Some(path)) => {
             let t = decode(path)?;
-            analyze(&path.display().to_string(), &t, &opts)
+            (analyze(&path.display().to_string(), &t, &opts), t)
         }
         (None, None) => return Err(CliError::msg("give a trace file to analyse (or --diff NORMAL ABNORMAL)")),
     };
@@ -82,6 +89,17 @@ pub fn run(args: Args) -> CmdResult {
     }
     if let Some(sink) = sink {
         sink.write_with(|w| write_json(w, &analysis))?;
+    }
+    if let Some(dir) = &args.report {
+        let mut json = Vec::new();
+        write_json(&mut json, &analysis)?;
+        let page = latscope_report::pages::analysis_page(&analysis, &trace.events).render();
+        let index = write_report_dir(dir, &page, &[("analysis.json", json)])?;
+        eprintln!("latscope: report: {}", index.display());
+    }
+    if let Some(path) = &args.perfetto {
+        write_perfetto(path, &trace.events, None, None)?;
+        eprintln!("latscope: Perfetto trace: {} (open in ui.perfetto.dev)", path.display());
     }
     Ok(if analysis.exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }
