@@ -43,13 +43,23 @@ fn noise_trace_attributes_throttling_ticks_and_silent_gaps() {
     if !can_trace() {
         return;
     }
+    let dir = std::env::temp_dir().join(format!("latscope-trace-noise-{}", std::process::id()));
     let out = Command::new(BIN)
-        .args(["noise", "-c", "1", "-p", "95", "-D", "3s", "--trace", "-q", "--json", "-"])
+        .args(["noise", "-c", "1", "-p", "95", "-D", "3s", "--trace", "-q", "--json", "-", "--report"])
+        .arg(dir.join("report"))
+        .arg("--perfetto")
+        .arg(dir.join("noise.perfetto.json"))
         .output()
         .expect("run latscope noise");
+    let report_written = dir.join("report/index.html").is_file() && dir.join("report/result.json").is_file();
+    let perfetto = std::fs::read_to_string(dir.join("noise.perfetto.json")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "noise failed: {stderr}");
     let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(report_written, "no report directory");
+    let p: Value = serde_json::from_str(&perfetto).expect("perfetto json");
+    assert!(p["traceEvents"].as_array().is_some_and(|e| e.len() > 100), "the Perfetto trace lacks the events");
     let causes = &r["causes"];
     assert!(causes["events"].as_u64().unwrap_or(0) > 100, "too few events: {causes}");
     assert!(stderr.contains("What ran in the gaps"), "{stderr}");

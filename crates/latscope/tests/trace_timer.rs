@@ -74,15 +74,22 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
     if !can_trace() {
         return;
     }
+    let perfetto_path = std::env::temp_dir().join(format!("latscope-trace-timer-{}.json", std::process::id()));
     let (injector, tid) = start_injector("10500ms");
     let out = Command::new(BIN)
         .args(["timer", "-c", "1", "-p", "95", "-D", "10s", "--trace", "--top", "100", "-q", "--json", "-"])
+        .arg("--perfetto")
+        .arg(&perfetto_path)
         .output()
         .expect("run latscope timer");
     let spins = spins(injector);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.code() == Some(0), "timer failed: {stderr}");
     let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let perfetto = std::fs::read_to_string(&perfetto_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&perfetto_path);
+    let p: Value = serde_json::from_str(&perfetto).expect("perfetto json");
+    assert!(p["traceEvents"].as_array().is_some_and(|e| e.len() > 1000), "the Perfetto trace lacks the events");
     let trace = &r["trace"];
     assert!(trace["events"].as_u64().unwrap_or(0) > 1000, "too few events: {trace}");
     assert!(stderr.contains("Worst wakeups, from the trace"), "{stderr}");
