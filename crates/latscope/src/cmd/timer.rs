@@ -10,7 +10,7 @@ use crate::output::{stderr_is_terminal, stdout_is_terminal, JsonSink};
 use crate::signal;
 use latscope_analyze::sample_explain::{explain_samples, MeasuredSample};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
-use latscope_model::{parse_duration, CpuList, Event, Nanos, TimerOptions, TimerResult, TimerTrace};
+use latscope_model::{parse_duration, CpuId, CpuList, Event, Nanos, TimerOptions, TimerResult, TimerTrace};
 use latscope_report::json::write_json;
 use latscope_report::live::{LiveRow, LiveTable};
 use latscope_report::text::timer::write_timer;
@@ -284,7 +284,7 @@ impl Tracer {
                 ),
                 None => format!("latscope: cpu={} new worst: latency={} ns", s.cpu, s.max_ns),
             };
-            if self.marker.mark(&text).unwrap_or(false) {
+            if mark_on(&self.marker, s.cpu, &text) {
                 self.marks += 1;
             }
             // The sample happened since the previous poll: hold from a little before it to now.
@@ -335,6 +335,28 @@ impl Tracer {
         t.events = d.events.len() as u64;
         t.lost_events = d.lost;
         (t, d.events)
+    }
+}
+
+/// Writes a mark from the sample's CPU: the kernel refuses (`EBADF`) a `trace_marker` write from a CPU
+/// outside the instance's `tracing_cpumask`. The calling (SCHED_OTHER) thread moves there for the write
+/// and back, so it runs while the measuring thread sleeps — the cost cyclictest's in-thread marks have.
+fn mark_on(marker: &Marker, cpu: CpuId, text: &str) -> bool {
+    // SAFETY: cpu_set_t is plain data; sched_{get,set}affinity(0, …) act on the calling thread.
+    unsafe {
+        let mut old: libc::cpu_set_t = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        if libc::sched_getaffinity(0, size, &mut old) != 0 || cpu.0 as usize >= libc::CPU_SETSIZE as usize {
+            return false;
+        }
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu.0 as usize, &mut one);
+        if libc::sched_setaffinity(0, size, &one) != 0 {
+            return false;
+        }
+        let ok = marker.mark(text).unwrap_or(false);
+        libc::sched_setaffinity(0, size, &old);
+        ok
     }
 }
 
