@@ -51,7 +51,7 @@ pub fn explain_samples(events: &[Event], samples: &[MeasuredSample]) -> Vec<Trac
                     let mut t = base(s);
                     let end = s.expected + s.latency;
                     t.note = match (first, last) {
-                        (Some(f), Some(l)) if s.expected < f || end > l => format!(
+                        (Some(f), Some(l)) if s.expected < f || end > l + MATCH_TOLERANCE => format!(
                             "outside the trace's time span ({} to {} ns): the rolling window had let it go",
                             f.0, l.0
                         ),
@@ -69,7 +69,8 @@ pub fn explain_samples(events: &[Event], samples: &[MeasuredSample]) -> Vec<Trac
 }
 
 fn covered(first: Option<Nanos>, last: Option<Nanos>, s: &MeasuredSample) -> bool {
-    matches!((first, last), (Some(f), Some(l)) if f <= s.expected && s.expected + s.latency <= l)
+    // The sample's end is read after the sleeping call returned: it may follow the trace's last event.
+    matches!((first, last), (Some(f), Some(l)) if f <= s.expected && s.expected + s.latency <= l + MATCH_TOLERANCE)
 }
 
 /// A sample with no wakeup in the trace: the thread was not asleep at its deadline (it was preempted
