@@ -6,27 +6,11 @@
 use serde_json::Value;
 use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_latscope");
+mod trace_common;
 
-fn can_trace() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to trace and to run SCHED_FIFO threads");
-        return false;
-    }
-    if !std::path::Path::new("/sys/kernel/tracing/events").is_dir()
-        && !std::fs::read_to_string("/proc/mounts").unwrap_or_default().contains(" tracefs ")
-    {
-        eprintln!("skipped: tracefs is not mounted");
-        return false;
-    }
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    if online.trim() == "0" {
-        eprintln!("skipped: CPU 1 is not online");
-        return false;
-    }
-    true
-}
+use trace_common::can_trace;
+
+const BIN: &str = env!("CARGO_BIN_EXE_latscope");
 
 fn blocking(components: &[Value], pid: i64) -> u64 {
     components

@@ -9,27 +9,11 @@ use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_latscope");
+mod trace_common;
 
-fn can_trace() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to trace and to run SCHED_FIFO threads");
-        return false;
-    }
-    if !std::path::Path::new("/sys/kernel/tracing/events").is_dir()
-        && !std::fs::read_to_string("/proc/mounts").unwrap_or_default().contains(" tracefs ")
-    {
-        eprintln!("skipped: tracefs is not mounted");
-        return false;
-    }
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    if online.trim() == "0" {
-        eprintln!("skipped: CPU 1 is not online");
-        return false;
-    }
-    true
-}
+use trace_common::can_trace;
+
+const BIN: &str = env!("CARGO_BIN_EXE_latscope");
 
 /// The injector process and its spinning thread's id (the `pid` trace events show).
 fn start_injector(duration: &str) -> (Child, i32) {
