@@ -1,9 +1,9 @@
 //! latscope's renderers: text tables, JSON, HTML with SVG plots, Perfetto trace JSON, run comparison and imports.
 
+pub mod compare;
 pub mod decode_stats;
 pub mod events;
 pub mod fix_script;
-pub mod compare;
 pub mod html;
 pub mod import;
 pub mod json;
@@ -11,6 +11,6 @@ pub mod live;
 pub mod pages;
 pub mod perfetto;
 pub mod plot;
+pub mod slices;
 pub mod text;
 pub mod verdict;
-pub mod slices;

@@ -1,19 +1,19 @@
 //! Facts about the host read from /proc and /sys: CPUs, run metadata, and (later) the full `SystemFacts`.
 
-pub mod cpus;
-pub mod metadata;
-pub mod counters;
 pub mod cgroup_rt;
 pub mod clocksource;
 pub mod cmdline;
 pub mod console;
+pub mod counters;
 pub mod cpufreq;
 pub mod cpuidle;
+pub mod cpus;
 pub mod facts;
 pub mod hypervisor;
 pub mod irq_affinity;
 pub mod kconfig;
 pub mod memory;
+pub mod metadata;
 pub mod preemption;
 pub mod process;
 pub mod read_fact;
