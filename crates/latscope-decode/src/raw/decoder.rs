@@ -6,7 +6,14 @@
 //! # fn main() -> Result<(), String> {
 //! use latscope_decode::raw::RawDecoder;
 //! use latscope_model::CpuId;
-//! let header_page = std::fs::read_to_string("/sys/kernel/tracing/events/header_page").map_err(|e| e.to_string())?;
+//! use std::io::Read;
+//! // header_page answers only the read at offset 0: read it whole in one large read(2)
+//! // (`std::fs::read_to_string` starts small and truncates it; latscope-sys's `read_text` does this).
+//! let mut buf = vec![0u8; 64 * 1024];
+//! let n = std::fs::File::open("/sys/kernel/tracing/events/header_page")
+//!     .and_then(|mut f| f.read(&mut buf))
+//!     .map_err(|e| e.to_string())?;
+//! let header_page = String::from_utf8_lossy(&buf[..n]).into_owned();
 //! let mut dec = RawDecoder::new(&header_page, cfg!(target_endian = "big"))?;
 //! let fmt = std::fs::read_to_string("/sys/kernel/tracing/events/sched/sched_switch/format").map_err(|e| e.to_string())?;
 //! dec.add_format("sched", &fmt)?;

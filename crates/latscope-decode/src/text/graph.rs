@@ -64,7 +64,7 @@ pub struct GraphLine<'a> {
 /// Parse a whole function_graph line. `None` when it is not one.
 pub fn parse_graph_line(line: &str) -> Option<GraphLine<'_>> {
     let mut g = GraphLine { ts: None, cpu: None, task: None, flags: None, duration: None, body: GraphBody::Nothing };
-    let (cols, body) = match line.rfind('|') {
+    let (cols, body) = match columns_end(line) {
         Some(bar) => (&line[..bar], &line[bar + 1..]),
         None => {
             // `perf ftrace -D`: ` 1) func() {` — the body follows the CPU column directly.
@@ -111,6 +111,60 @@ pub fn parse_graph_line(line: &str) -> Option<GraphLine<'_>> {
     Some(g)
 }
 
+/// Where the columns end: the `|` before the call column. Columns are `|`-separated segments of
+/// timestamps, CPU, task, flags and duration; a blank segment is the (empty) duration column only
+/// right after a task or flags segment. A segment that is none of these starts the call column, so
+/// hand-annotated traces (seed 001's `|  +---->ktime_get();`) keep their `|` in the call column,
+/// where the call's own indentation gives its depth.
+fn columns_end(line: &str) -> Option<usize> {
+    let last = line.rfind('|')?;
+    let mut start = 0;
+    let mut end = None;
+    let mut duration_seen = false;
+    let mut after_task = false;
+    for (bar, _) in line.match_indices('|') {
+        let seg = &line[start..bar];
+        let toks = || seg.split_whitespace();
+        if toks().next().is_none() {
+            if duration_seen || !after_task {
+                break;
+            }
+            duration_seen = true;
+        } else if !toks().all(is_column_token) {
+            break;
+        } else {
+            duration_seen |= toks().any(|t| t == "us") && !is_abstime_us(seg);
+            after_task = toks().last().is_some_and(|t| {
+                split_task(t).is_some() || (is_flags(t) && !t.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+            });
+        }
+        end = Some(bar);
+        start = bar + 1;
+    }
+    Some(end.unwrap_or(last))
+}
+
+fn is_flags(t: &str) -> bool {
+    parse_flags(t.as_bytes(), FifthColumn::MigrateDisable).is_some()
+}
+
+/// `3 us` alone: the latency display's relative-time column (not a duration).
+fn is_abstime_us(seg: &str) -> bool {
+    let mut toks = seg.split_whitespace();
+    matches!((toks.next(), toks.next(), toks.next()), (Some(n), Some("us"), None) if n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A token any function_graph column can hold.
+fn is_column_token(t: &str) -> bool {
+    let b = t.as_bytes();
+    t == "us"
+        || matches!(t, "+" | "!" | "#" | "*" | "@" | "$")
+        || t.strip_suffix(')').is_some_and(|c| !c.is_empty() && c.bytes().all(|x| x.is_ascii_digit()))
+        || (!b.is_empty() && b.iter().all(|x| x.is_ascii_digit() || *x == b'.'))
+        || is_flags(t)
+        || split_task(t).is_some()
+}
+
 /// trace-cmd's `funcgraph_entry`/`funcgraph_exit` body: `[marker] [N.NNN us] | call`.
 pub fn parse_graph_body(body: &str) -> Option<(Option<Nanos>, GraphBody<'_>)> {
     let bar = body.find('|')?;
@@ -142,39 +196,46 @@ fn parse_us(t: &str) -> Option<Nanos> {
     Some(Nanos(us.checked_mul(1000)?.checked_add(ns)?))
 }
 
-/// The call column: indentation gives the depth (two spaces per level after the first).
+/// The call column: the column the call starts at gives the depth (two spaces per level after the
+/// first). Anything before the call (a hand annotation such as `+---->` or `(~7.5us) |`) is skipped.
 fn parse_call(s: &str) -> Option<GraphBody<'_>> {
     let s = s.trim_end();
-    let indent = s.len() - s.trim_start().len();
-    let depth = (indent.saturating_sub(1) / 2) as u32;
     let t = s.trim_start();
     if t.is_empty() || t.bytes().all(|b| b == b'.') {
         return Some(GraphBody::Nothing);
     }
     // Drop a trailing `/* … */` comment (retval, tail function name).
-    let (code, comment) = match t.find("/*") {
-        Some(i) => (t[..i].trim_end(), Some(t[i + 2..].trim_end_matches("*/").trim())),
-        None => (t, None),
+    let (code, comment) = match s.find("/*") {
+        Some(i) => (s[..i].trim_end(), Some(s[i + 2..].trim_end_matches("*/").trim())),
+        None => (s, None),
     };
-    let code = code.trim_start_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '}' || c == '.'));
-    if code == "}" {
+    let depth_at = |col: usize| (col.saturating_sub(1) / 2) as u32;
+    if code.ends_with('}') {
         let func = comment
             .map(|c| c.split(" = ").next().unwrap_or(c).trim().trim_end_matches("()"))
             .filter(|f| !f.is_empty() && !f.starts_with('='));
-        return Some(GraphBody::Exit { depth, func });
+        return Some(GraphBody::Exit { depth: depth_at(code.len() - 1), func });
     }
     if let Some(f) = code.strip_suffix("() {") {
-        return Some(GraphBody::Entry { depth, func: symbol(f)? });
+        let (col, func) = trailing_symbol(f)?;
+        return Some(GraphBody::Entry { depth: depth_at(col), func });
     }
     if let Some(f) = code.strip_suffix("();") {
-        return Some(GraphBody::Leaf { depth, func: symbol(f)? });
+        let (col, func) = trailing_symbol(f)?;
+        return Some(GraphBody::Leaf { depth: depth_at(col), func });
     }
     None
 }
 
-fn symbol(f: &str) -> Option<&str> {
-    let f = f.trim();
-    (!f.is_empty() && f.bytes().all(|b| b.is_ascii_graphic())).then_some(f)
+/// The symbol `f` ends with and the column it starts at.
+fn trailing_symbol(f: &str) -> Option<(usize, &str)> {
+    let col = f
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$')))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let func = &f[col..];
+    (!func.is_empty()).then_some((col, func))
 }
 
 #[cfg(test)]
@@ -216,8 +277,17 @@ mod tests {
         assert_eq!(g("1)               |      ...").body, GraphBody::Nothing);
         assert_eq!(
             g("1)   0.470 us    |              +---->ktime_get();").body,
-            GraphBody::Leaf { depth: 6, func: "ktime_get" }
+            GraphBody::Leaf { depth: 9, func: "ktime_get" }
         );
+        // Seed 001's hand annotation: `|` and labels inside the call column keep the call's depth.
+        let x = g("1)   0.394 us    |              |     hrtimer_forward();");
+        assert_eq!((x.duration, x.body), (Some(Nanos(394)), GraphBody::Leaf { depth: 9, func: "hrtimer_forward" }));
+        let x = g("1)               |   (~7.5us)   |       _raw_spin_lock() {");
+        assert_eq!(x.body, GraphBody::Entry { depth: 10, func: "_raw_spin_lock" });
+        let x = g("1)   0.382 us    | additional part      preempt_count_sub();");
+        assert_eq!(x.body, GraphBody::Leaf { depth: 10, func: "preempt_count_sub" });
+        let x = g("1)   7.505 us    |              +---->}");
+        assert_eq!(x.body, GraphBody::Exit { depth: 9, func: None });
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub struct Args {
     /// A latscope JSON result, cyclictest -h/--histfile or --json output, or oslat text or --json output
     #[arg(value_name = "RESULT")]
     input: PathBuf,
-    /// Write the report directory here (index.html, *.svg, result.json) [default: <RESULT>-report]
+    /// Write the report directory here (index.html, *.svg, result.json); default: `<RESULT>-report`
     #[arg(long = "report", value_name = "DIR")]
     report: Option<PathBuf>,
     /// Print nothing but the report's path

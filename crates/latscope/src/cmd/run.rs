@@ -41,7 +41,7 @@ pub struct Args {
     /// How long each measurement (timer, then noise) runs
     #[arg(short = 'D', long, value_name = "DUR", default_value = "30s")]
     duration: String,
-    /// Where to write the report [default: ./latscope-report-<date>-<time>]
+    /// Where to write the report; default: `./latscope-report-<date>-<time>`
     #[arg(long = "report", value_name = "DIR")]
     report: Option<PathBuf>,
     /// CPUs to measure [default: all online CPUs]
