@@ -239,7 +239,7 @@ pub struct NoiseResult {
     pub cpus: Vec<CpuNoise>,
     /// Things the reader must know (counters not readable, gaps dropped, degraded setup).
     pub warnings: Vec<String>,
-    /// Audit findings about this machine; filled by `latscope audit`/`run`, empty from `latscope noise`.
+    /// The audit findings that concern the measured CPUs, collected when the run started.
     pub findings: Vec<Finding>,
     /// What ran in each gap, by cause (`latscope noise --trace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -5,7 +5,7 @@
 use crate::histogram::PERCENTILES;
 use crate::window::WindowRow;
 use crate::wire::{ResultKind, SCHEMA};
-use crate::{Bucket, CpuId, CpuList, LatencyHistogram, Nanos, RunMetadata};
+use crate::{Bucket, CpuId, CpuList, Finding, LatencyHistogram, Nanos, RunMetadata};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -151,8 +151,8 @@ pub struct TimerResult {
     pub all: TimerStats,
     /// Degraded setup and other things the reader must know (no mlockall, no cpu_dma_latency…).
     pub warnings: Vec<String>,
-    /// Audit findings about this machine; filled by `latscope audit`/`run`, empty from `latscope timer`.
-    pub findings: Vec<serde_json::Value>,
+    /// The audit findings that concern the measured CPUs, collected when the run started.
+    pub findings: Vec<Finding>,
     /// The worst samples explained from the trace (`latscope timer --trace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::traced_wakeup::TimerTrace>,

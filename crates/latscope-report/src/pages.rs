@@ -277,7 +277,7 @@ pub fn timer_page(r: &TimerResult, name: &str) -> Page {
         title: format!("latscope timer: {name}"),
         subtitle: format!("{} CPUs, max {}", r.cpus.len(), us(r.all.max_ns)),
         metadata: vec![("Run".into(), r.metadata.clone())],
-        findings: Vec::new(),
+        findings: r.findings.clone(),
         warnings: r.warnings.clone(),
         sections,
     }

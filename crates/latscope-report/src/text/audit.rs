@@ -76,6 +76,24 @@ pub fn write_findings(out: &mut dyn Write, findings: &[Finding], verbose: bool) 
     Ok(())
 }
 
+/// The audit context of a timer or noise result: its fail and warn findings, one line each with the
+/// first fix; nothing when there are none.
+pub fn write_context(out: &mut dyn Write, findings: &[Finding]) -> io::Result<()> {
+    let mut serious: Vec<&Finding> = findings.iter().filter(|f| f.severity >= Severity::Warn).collect();
+    if serious.is_empty() {
+        return Ok(());
+    }
+    serious.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    writeln!(out, "Configuration that shapes these numbers (`latscope audit` explains each):")?;
+    for f in serious {
+        writeln!(out, "  {:<4}  {}: {}", f.severity.as_str(), f.id, f.title)?;
+        if let Some(x) = f.fix.first() {
+            writeln!(out, "        fix: {}", fix_line(x))?;
+        }
+    }
+    Ok(())
+}
+
 /// One fix as a user would type or apply it.
 pub fn fix_line(f: &Fix) -> String {
     let action = match f.kind {

@@ -75,6 +75,7 @@ fn write_header(out: &mut dyn Write, r: &NoiseResult) -> io::Result<()> {
     for w in &r.warnings {
         writeln!(out, "note: {w}")?;
     }
+    crate::text::audit::write_context(out, &r.findings)?;
     writeln!(out)
 }
 

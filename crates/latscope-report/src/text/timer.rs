@@ -63,6 +63,7 @@ fn write_header(out: &mut dyn Write, r: &TimerResult) -> io::Result<()> {
     for w in &r.warnings {
         writeln!(out, "note: {w}")?;
     }
+    crate::text::audit::write_context(out, &r.findings)?;
     writeln!(out)
 }
 

@@ -1,7 +1,7 @@
 //! Collects the [`RunMetadata`] every result carries: kernel, preemption model, CPU, hypervisor, clock.
 
 use super::read_opt;
-use latscope_model::RunMetadata;
+use latscope_model::{CpuList, RunMetadata};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Reads what can be read without privileges; anything unreadable is left empty, never guessed.
@@ -27,29 +27,19 @@ pub fn run_metadata(args: Vec<String>) -> RunMetadata {
     }
 }
 
-/// The preemption model: `/sys/kernel/realtime` (RT), the dynamic-preempt debugfs file, else `uname -v`.
+/// The preemption model as the audit reads it (`/sys/kernel/realtime`, the dynamic-preempt debugfs
+/// file, `preempt=`, the kernel config, `uname -v`), with ` (dynamic)` on a switchable kernel.
 pub fn preemption_model(kernel_version: &str) -> String {
-    if read_opt("/sys/kernel/realtime").as_deref() == Some("1") || kernel_version.contains("PREEMPT_RT") {
-        return "rt".into();
-    }
-    if let Some(s) = read_opt("/sys/kernel/debug/sched/preempt") {
-        // e.g. "none voluntary (full) lazy": the active one is in parentheses.
-        if let Some(start) = s.find('(') {
-            if let Some(end) = s[start..].find(')') {
-                return s[start + 1..start + end].to_string();
-            }
-        }
-    }
-    if kernel_version.contains("PREEMPT_DYNAMIC") {
-        "dynamic".into()
-    } else if kernel_version.contains("PREEMPT_LAZY") {
-        "lazy".into()
-    } else if kernel_version.contains("PREEMPT") {
-        "full".into()
-    } else if kernel_version.is_empty() {
-        "unknown".into()
+    let release = read_opt("/proc/sys/kernel/osrelease");
+    let config = super::kconfig::read_config(release.as_deref());
+    let boot = super::cmdline::read_boot_params();
+    let version = (!kernel_version.is_empty()).then_some(kernel_version);
+    let (model, dynamic) = super::preemption::read_preemption(version, config.get(), boot.get());
+    let model = model.value.unwrap_or_else(|| "unknown".into());
+    if dynamic.value == Some(true) && model != "rt" {
+        format!("{model} (dynamic)")
     } else {
-        "none or voluntary".into()
+        model
     }
 }
 
@@ -62,17 +52,10 @@ fn cpu_model(cpuinfo: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A hypervisor's name when `/sys/hypervisor/type`, DMI or the cpuinfo `hypervisor` flag shows one.
+/// The hypervisor's name as the audit reads it (CPUID vendor leaf, `/sys/hypervisor/type`, then the
+/// cpuinfo flag with DMI), so a result's header and its findings name the same one.
 pub fn hypervisor(cpuinfo: &str) -> Option<String> {
-    if let Some(t) = read_opt("/sys/hypervisor/type").filter(|t| !t.is_empty()) {
-        return Some(t);
-    }
-    let flagged = cpuinfo.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
-    if !flagged {
-        return None;
-    }
-    let dmi = read_opt("/sys/class/dmi/id/sys_vendor").or_else(|| read_opt("/sys/class/dmi/id/product_name"));
-    Some(dmi.filter(|d| !d.is_empty()).unwrap_or_else(|| "unknown hypervisor".into()))
+    super::hypervisor::read_hypervisor(Some(cpuinfo), Some(&CpuList::default())).detected().map(|(name, _)| name)
 }
 
 /// Formats seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (civil-from-days, no time zone database).

@@ -12,6 +12,7 @@ use crate::cmd::report::{write_noise_report, write_perfetto};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{stderr_is_terminal, stdout_is_terminal, JsonSink};
 use crate::signal;
+use latscope_analyze::audit::findings_for;
 use latscope_analyze::noise::{account, detect_rt_throttling, top_gaps, windows, RtSettings};
 use latscope_analyze::noise_attribution::{attribute, CpuGaps};
 use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
@@ -20,6 +21,7 @@ use latscope_report::json::write_json;
 use latscope_report::text::noise::write_noise;
 use latscope_sys::host::counters;
 use latscope_sys::host::cpus::{check_online, online_cpus};
+use latscope_sys::host::facts::collect;
 use latscope_sys::host::metadata::run_metadata;
 use latscope_sys::measure::cycles::COUNTER_NAME;
 use latscope_sys::measure::noise::{
@@ -138,6 +140,8 @@ pub fn run(args: Args) -> CmdResult {
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
     let mut metadata = run_metadata(std::env::args().collect());
     let env = environment(&config.cpus);
+    // The configuration around the numbers, read before the spinners start.
+    let findings = findings_for(&collect(), &config.cpus);
 
     let mut trace_notes = Vec::new();
     let capture = if args.trace {
@@ -178,6 +182,7 @@ pub fn run(args: Args) -> CmdResult {
     result.cpus = summarize(&run, &result.options, &env, config.policy != Policy::Other);
     result.environment = env;
     result.warnings = warnings(&run, &result);
+    result.findings = findings;
     let mut events = Vec::new();
     if args.trace {
         let (causes, ev) = attribute_gaps(capture, &run, &result, &spinners, trace_notes);

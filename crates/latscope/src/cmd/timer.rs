@@ -8,6 +8,7 @@ use crate::cmd::report::{write_perfetto, write_timer_report};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{stderr_is_terminal, stdout_is_terminal, JsonSink};
 use crate::signal;
+use latscope_analyze::audit::findings_for;
 use latscope_analyze::sample_explain::{explain_samples, MeasuredSample};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
 use latscope_model::{parse_duration, CpuId, CpuList, Event, Nanos, TimerOptions, TimerResult, TimerTrace};
@@ -15,6 +16,7 @@ use latscope_report::json::write_json;
 use latscope_report::live::{LiveRow, LiveTable};
 use latscope_report::text::timer::write_timer;
 use latscope_sys::host::cpus::{check_online, online_cpus};
+use latscope_sys::host::facts::collect;
 use latscope_sys::host::metadata::run_metadata;
 use latscope_sys::measure::clock;
 use latscope_sys::measure::rt::{hold_dma_latency_zero, lock_memory, Policy};
@@ -147,6 +149,8 @@ pub fn run(args: Args) -> CmdResult {
     let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
     let mut metadata = run_metadata(std::env::args().collect());
+    // The configuration around the numbers, read before the measuring threads start.
+    let findings = findings_for(&collect(), &plan.config.cpus);
 
     // Real-time environment: degrade (and say so) rather than refuse, except for SCHED_FIFO itself.
     let mut warnings = Vec::new();
@@ -197,6 +201,7 @@ pub fn run(args: Args) -> CmdResult {
     result.cpus = summary.cpus;
     result.all = summary.all;
     result.warnings = warnings;
+    result.findings = findings;
     for c in result.cpus.iter().filter(|c| c.windows_dropped > 0) {
         result
             .warnings
