@@ -235,7 +235,43 @@ pub fn noise_causes(n: &NoiseResult) -> Vec<Cause> {
             }
         });
         let throttled = c.rt_throttling.detected && c.rt_throttling.median_gap_ns * 2 > c.max_gap_ns;
-        if !throttled {
+        let traced = n.causes.as_ref().and_then(|t| t.cpus.iter().find(|t| t.cpu == c.cpu));
+        if let Some(t) = traced {
+            for x in t.causes.iter().take(3) {
+                evidence.push(format!(
+                    "traced: {} in {} gaps, {} in total ({:.1} % of the noise), longest {}",
+                    crate::text::noise_causes::label(x),
+                    x.count,
+                    us(x.total_ns),
+                    x.share_pct,
+                    us(x.max_ns)
+                ));
+            }
+        }
+        let silent = traced.filter(|t| t.no_kernel_event_pct >= 50.0);
+        if let (false, Some(t)) = (throttled, silent) {
+            let title = format!(
+                "Hardware or hypervisor noise on CPU {}: {:.0} % of the gaps (up to {}) carry no kernel event",
+                c.cpu.0,
+                t.no_kernel_event_pct,
+                us(c.max_gap_ns)
+            );
+            let remedy = silent_remedy(virt.as_deref());
+            causes.push(Cause { title, source: "noise".into(), evidence, remedy, impact_ns: c.max_gap_ns });
+        } else if let (false, Some(top)) = (throttled, traced.and_then(|t| t.causes.first())) {
+            let title = format!(
+                "OS noise on CPU {}: gaps up to {}, mostly {} ({:.0} % of the noise)",
+                c.cpu.0,
+                us(c.max_gap_ns),
+                crate::text::noise_causes::label(top),
+                top.share_pct
+            );
+            let remedy = match top.kind.as_str() {
+                "no_kernel_event" => silent_remedy(virt.as_deref()),
+                _ => traced_remedy(top, c.cpu.0),
+            };
+            causes.push(Cause { title, source: "noise".into(), evidence, remedy, impact_ns: c.max_gap_ns });
+        } else if !throttled {
             let (title, remedy) = match &virt {
                 Some(h) => (
                     format!("OS/hypervisor noise on CPU {}: gaps up to {} under {h}", c.cpu.0, us(c.max_gap_ns)),
@@ -252,6 +288,46 @@ pub fn noise_causes(n: &NoiseResult) -> Vec<Cause> {
         }
     }
     causes
+}
+
+/// What to do about gaps no kernel event explains, under hypervisor `virt` or on bare metal.
+fn silent_remedy(virt: Option<&str>) -> String {
+    match virt {
+        Some(h) => format!(
+            "the guest cannot fix this: on the {h} host, pin each vCPU to a dedicated isolated CPU, avoid \
+             overcommit and host power management; or measure on bare metal"
+        ),
+        None => "look for SMIs (modprobe msr; latscope noise then counts MSR 0x34) and firmware power \
+                 management; the hwlat tracer confirms time the kernel never saw"
+            .to_string(),
+    }
+}
+
+/// What to do about the traced cause that took most of a CPU's noise.
+fn traced_remedy(top: &latscope_model::NoiseCause, cpu: u32) -> String {
+    match top.kind.as_str() {
+        "timer_tick" => format!(
+            "stop the tick on CPU {cpu} while it runs one task: boot with nohz_full={cpu} isolcpus={cpu} \
+             rcu_nocbs={cpu} (a CONFIG_NO_HZ_FULL kernel)"
+        ),
+        "task" => format!(
+            "move {} off CPU {cpu} (taskset -pc <other CPUs> {}, or a cpuset), or isolate the CPU with isolcpus={cpu}; \
+             a real-time measuring thread would preempt it",
+            top.name,
+            top.pid.map_or("<pid>".into(), |p| p.to_string())
+        ),
+        "irq" => format!(
+            "route IRQ {} away from CPU {cpu} (/proc/irq/<n>/smp_affinity_list), or boot with \
+             isolcpus=managed_irq,{cpu} irqaffinity=<other CPUs>",
+            top.name
+        ),
+        "softirq" => format!(
+            "softirq {} runs on CPU {cpu} after the interrupts that raise it: move those IRQs away, or isolate the CPU",
+            top.name
+        ),
+        "rt_throttling" => "sysctl -w kernel.sched_rt_runtime_us=-1 (only with trusted real-time tasks)".into(),
+        _ => format!("isolate CPU {cpu} (isolcpus=, nohz_full=, rcu_nocbs=) and move IRQs away from it"),
+    }
 }
 
 /// Causes from the audit: its `fail` and `warn` findings (a configuration risk explains no measured
@@ -453,6 +529,48 @@ mod tests {
         assert!(c.evidence.iter().any(|e| e.starts_with("blocking task: spin (pid 60")), "{:?}", c.evidence);
         let v = verdict(None, None, None, None, &[], &[b]);
         assert_eq!(v.len(), 1);
+    }
+
+    #[test]
+    fn traced_noise_without_kernel_events_blames_the_hypervisor() {
+        use latscope_model::{CpuNoiseCauses, NoiseCause, NoiseCauses};
+        let mut n = NoiseResult::new(RunMetadata::default(), NoiseOptions::default(), CounterInfo::default());
+        n.metadata.hypervisor = Some("KVM (KVMKVMKVM)".into());
+        n.cpus.push(CpuNoise { cpu: CpuId(1), max_gap_ns: 400_000, ..CpuNoise::default() });
+        let cause = |kind: &str, name: &str, count, total_ns, share_pct| NoiseCause {
+            kind: kind.into(),
+            name: name.into(),
+            count,
+            total_ns,
+            max_ns: total_ns / count,
+            share_pct,
+            ..NoiseCause::default()
+        };
+        n.causes = Some(NoiseCauses {
+            cpus: vec![CpuNoiseCauses {
+                cpu: CpuId(1),
+                gaps: 100,
+                no_kernel_event_pct: 80.0,
+                causes: vec![
+                    cause("no_kernel_event", "", 80, 2_000_000, 70.0),
+                    cause("timer_tick", "local_timer", 20, 800_000, 30.0),
+                ],
+                ..CpuNoiseCauses::default()
+            }],
+            ..NoiseCauses::default()
+        });
+        let v = verdict(None, None, Some(&n), None, &[], &[]);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(
+            v[0].title,
+            "Hardware or hypervisor noise on CPU 1: 80 % of the gaps (up to 400us) carry no kernel event"
+        );
+        assert!(v[0].remedy.contains("KVM (KVMKVMKVM) host"), "{}", v[0].remedy);
+        assert!(v[0]
+            .evidence
+            .iter()
+            .any(|e| e.starts_with("traced: no kernel event (hardware or hypervisor) in 80 gaps")));
+        assert!(v[0].evidence.iter().any(|e| e.starts_with("traced: timer tick (local_timer) in 20 gaps")));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 use latscope_model::{CpuNoiseCauses, Nanos, NoiseCause, NoiseCauses};
 use std::io::{self, Write};
 
-fn label(c: &NoiseCause) -> String {
+/// A cause as the report names it: `IRQ virtio0`, `task kworker/1:1 (pid 42, prio 120)`, …
+pub fn label(c: &NoiseCause) -> String {
     let who = match (c.pid, c.prio) {
         (Some(pid), Some(p)) if (0..100).contains(&p) => format!(" (pid {pid}, SCHED_FIFO/RR {})", 99 - p),
         (Some(pid), Some(p)) => format!(" (pid {pid}, prio {p})"),

@@ -138,57 +138,8 @@ pub fn run(args: Args) -> CmdResult {
     let (config, options) = plan(&args)?;
     let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
-    let mut metadata = run_metadata(std::env::args().collect());
-    let env = environment(&config.cpus);
-    // The configuration around the numbers, read before the spinners start.
-    let findings = findings_for(&collect(), &config.cpus);
-
-    let mut trace_notes = Vec::new();
-    let capture = if args.trace {
-        let span = config.duration.map_or(UNTIMED_SPAN, |d| d + Nanos::from_secs(5));
-        let mut skipped = Vec::new();
-        let c = capture::start(&config.cpus, span, "trace of the noise run", &mut skipped);
-        trace_notes.extend(skipped.iter().map(|m| format!("missing {m}")));
-        for n in &trace_notes {
-            eprintln!("latscope: {n}");
-        }
-        c
-    } else {
-        None
-    };
-    let handle = start_noise(&config, signal::stop_flag()).map_err(CliError::msg)?;
-    let spinners = spinner_tids(&config.cpus);
-    show_live(&handle, args.quiet, to_stdout_json);
-    let run = handle.join().map_err(CliError::msg)?;
-
-    metadata.duration_ns = run.end.saturating_sub(run.start).0;
-    let mut result = NoiseResult::new(
-        metadata,
-        options,
-        CounterInfo {
-            name: COUNTER_NAME.to_string(),
-            freq_hz: run.calibration.freq_hz,
-            calibrated_against: "CLOCK_MONOTONIC_RAW".to_string(),
-        },
-    );
-    result.start_monotonic_ns = run.start.0;
-    result.stopped_by = if run.cpus.iter().any(|c| c.stopped_on_threshold) {
-        StopReason::Threshold
-    } else if signal::stop_flag().load(std::sync::atomic::Ordering::Relaxed) {
-        StopReason::Signal
-    } else {
-        StopReason::Duration
-    };
-    result.cpus = summarize(&run, &result.options, &env, config.policy != Policy::Other);
-    result.environment = env;
-    result.warnings = warnings(&run, &result);
-    result.findings = findings;
-    let mut events = Vec::new();
-    if args.trace {
-        let (causes, ev) = attribute_gaps(capture, &run, &result, &spinners, trace_notes);
-        result.causes = Some(causes);
-        events = ev;
-    }
+    let live = (!args.quiet).then_some(to_stdout_json);
+    let (result, events) = measure(&config, options, args.trace, live)?;
 
     let text = {
         let mut buf = Vec::new();
@@ -215,6 +166,68 @@ pub fn run(args: Args) -> CmdResult {
     }
     let exceeded = result.cpus.iter().any(|c| c.stopped_on_threshold);
     Ok(if exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
+}
+
+/// Measures noise as `config` says, tracing beside the spinners when `trace`: the result (with the
+/// gaps' causes when traced) and the trace's events. `live`: show the live line (on stderr when true).
+pub(crate) fn measure(
+    config: &NoiseConfig,
+    options: NoiseOptions,
+    trace: bool,
+    live: Option<bool>,
+) -> Result<(NoiseResult, Vec<Event>), CliError> {
+    let mut metadata = run_metadata(std::env::args().collect());
+    let env = environment(&config.cpus);
+    // The configuration around the numbers, read before the spinners start.
+    let findings = findings_for(&collect(), &config.cpus);
+
+    let mut trace_notes = Vec::new();
+    let capture = if trace {
+        let span = config.duration.map_or(UNTIMED_SPAN, |d| d + Nanos::from_secs(5));
+        let mut skipped = Vec::new();
+        let c = capture::start(&config.cpus, span, "trace of the noise run", &mut skipped);
+        trace_notes.extend(skipped.iter().map(|m| format!("missing {m}")));
+        for n in &trace_notes {
+            eprintln!("latscope: {n}");
+        }
+        c
+    } else {
+        None
+    };
+    let handle = start_noise(config, signal::stop_flag()).map_err(CliError::msg)?;
+    let spinners = spinner_tids(&config.cpus);
+    show_live(&handle, live);
+    let run = handle.join().map_err(CliError::msg)?;
+
+    metadata.duration_ns = run.end.saturating_sub(run.start).0;
+    let mut result = NoiseResult::new(
+        metadata,
+        options,
+        CounterInfo {
+            name: COUNTER_NAME.to_string(),
+            freq_hz: run.calibration.freq_hz,
+            calibrated_against: "CLOCK_MONOTONIC_RAW".to_string(),
+        },
+    );
+    result.start_monotonic_ns = run.start.0;
+    result.stopped_by = if run.cpus.iter().any(|c| c.stopped_on_threshold) {
+        StopReason::Threshold
+    } else if signal::stop_flag().load(std::sync::atomic::Ordering::Relaxed) {
+        StopReason::Signal
+    } else {
+        StopReason::Duration
+    };
+    result.cpus = summarize(&run, &result.options, &env, config.policy != Policy::Other);
+    result.environment = env;
+    result.warnings = warnings(&run, &result);
+    result.findings = findings;
+    let mut events = Vec::new();
+    if trace {
+        let (causes, ev) = attribute_gaps(capture, &run, &result, &spinners, trace_notes);
+        result.causes = Some(causes);
+        events = ev;
+    }
+    Ok((result, events))
 }
 
 /// The rolling window of a trace without -D (the gaps before it are counted, not attributed).
@@ -344,7 +357,8 @@ fn warnings(run: &NoiseRun, r: &NoiseResult) -> Vec<String> {
 }
 
 /// A live line about once a second until the run ends (nothing with --quiet).
-fn show_live(handle: &NoiseHandle<'_>, quiet: bool, to_stderr: bool) {
+fn show_live(handle: &NoiseHandle<'_>, live: Option<bool>) {
+    let (quiet, to_stderr) = (live.is_none(), live.unwrap_or(false));
     let terminal = if to_stderr { stderr_is_terminal() } else { stdout_is_terminal() };
     let mut ticks = 0u32;
     while !handle.is_done() {

@@ -9,25 +9,23 @@ use crate::error::{CliError, CmdResult, Outcome};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::hrtimer;
-use latscope_analyze::noise::{account, detect_rt_throttling, top_gaps, windows, RtSettings};
+use latscope_analyze::sample_explain::MATCH_TOLERANCE;
 use latscope_analyze::timeline::Timeline;
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
-use latscope_analyze::wakeup::{decompose_sample, KnownSample, WakeupBreakdown, WakeupContext};
-use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
+use latscope_analyze::wakeup::{decompose_task_sample, KnownSample, WakeupBreakdown, WakeupContext};
+use latscope_model::noise_result::{NoiseOptions, NoiseResult};
 use latscope_model::{
-    parse_duration, AuditResult, CpuId, CpuList, Event, MissingFeature, Nanos, Pid, RunResult, StopReason,
-    TimerOptions, TimerResult,
+    parse_duration, AuditResult, CpuId, CpuList, Event, MissingFeature, Nanos, Pid, RunResult, TimerOptions,
+    TimerResult,
 };
 use latscope_report::json::write_json;
 use latscope_report::pages::{run_page, worst_case_timelines};
 use latscope_report::slices::{self, CpuSlices};
 use latscope_report::verdict;
-use latscope_sys::host::counters;
 use latscope_sys::host::cpus::{check_online, online_cpus};
 use latscope_sys::host::facts::collect;
 use latscope_sys::host::metadata::run_metadata;
-use latscope_sys::measure::cycles::COUNTER_NAME;
-use latscope_sys::measure::noise::{environment, start_noise, NoiseConfig, DEFAULT_GAP_CAPACITY};
+use latscope_sys::measure::noise::{NoiseConfig, DEFAULT_GAP_CAPACITY};
 use latscope_sys::measure::rt::{hold_dma_latency_zero, lock_memory, Policy};
 use latscope_sys::measure::timer::{start_timer, TimerConfig};
 use latscope_sys::tracefs::Capture;
@@ -54,7 +52,7 @@ pub struct Args {
     /// shows what a real-time thread sees, RT throttling included
     #[arg(long = "noise-priority", value_name = "N", default_value = "0")]
     noise_priority: i64,
-    /// Do not trace the timer measurement
+    /// Do not trace the timer and noise measurements
     #[arg(long)]
     no_trace: bool,
     /// Also write the whole result as JSON to FILE
@@ -127,6 +125,7 @@ pub fn run(args: Args) -> CmdResult {
     let _dma =
         hold_dma_latency_zero().map_err(|e| result.warnings.push(format!("CPU idle states not limited ({e})"))).ok();
     let mut events: Vec<Event> = Vec::new();
+    let mut noise_events: Vec<Event> = Vec::new();
     let mut measured: Vec<(CpuId, Pid)> = Vec::new();
     if !stopped() {
         say(&format!(
@@ -162,12 +161,16 @@ pub fn run(args: Args) -> CmdResult {
 
     // 3. Noise.
     if !stopped() {
-        say(&format!("measuring OS noise on CPU {cpus} for {duration} …"));
-        match measure_noise(&cpus, duration, noise_policy) {
-            Ok(n) => {
+        say(&format!(
+            "measuring OS noise on CPU {cpus} for {duration}{} …",
+            if args.no_trace { "" } else { " with tracing" }
+        ));
+        match measure_noise(&cpus, duration, noise_policy, !args.no_trace) {
+            Ok((n, ev)) => {
                 let max = n.cpus.iter().map(|c| c.max_gap_ns).max().unwrap_or(0);
                 say(&format!("noise: longest gap {}", Nanos(max)));
                 result.noise = Some(n);
+                noise_events = ev;
             }
             Err(e) => result.skipped.push(MissingFeature::new("noise measurement", e.to_string(), "run as root")),
         }
@@ -179,7 +182,7 @@ pub fn run(args: Args) -> CmdResult {
     // 4. Explain, report.
     let built: Option<CpuSlices> = (!events.is_empty()).then(|| slices::build(&events));
     let breakdowns = match &result.timer {
-        Some(t) if !events.is_empty() => explain_worst(&events, t),
+        Some(t) if !events.is_empty() => explain_worst(&events, t, &measured),
         _ => Vec::new(),
     };
     result.causes = verdict::verdict(
@@ -199,8 +202,10 @@ pub fn run(args: Args) -> CmdResult {
     write_json(&mut json, &result)?;
     let index = write_report_dir(&dir, &run_page(&result, timelines).render(), &[("result.json", json.clone())])?;
     let perfetto = dir.join("trace.perfetto.json");
-    let traced = !events.is_empty() || result.timer.is_some();
+    let traced = !events.is_empty() || !noise_events.is_empty() || result.timer.is_some();
     if traced {
+        // The timer trace, then the noise trace: two spans of one clock, in order.
+        events.append(&mut noise_events);
         write_perfetto(&perfetto, &events, result.timer.as_ref(), result.noise.as_ref())?;
     }
     if let Some(path) = &args.json {
@@ -223,9 +228,10 @@ pub fn run(args: Args) -> CmdResult {
     Ok(Outcome::Ok)
 }
 
-/// The analyser's decomposition of the worst measured wakeups (trace clock `mono` is the samples'
-/// CLOCK_MONOTONIC), worst first.
-fn explain_worst(events: &[Event], t: &TimerResult) -> Vec<WakeupBreakdown> {
+/// The analyser's decomposition of the worst measured wakeups, worst first: each matched to its own
+/// measuring thread's wakeup (`measured` tids) as `latscope timer --trace` does (trace clock `mono` is the
+/// samples' CLOCK_MONOTONIC).
+fn explain_worst(events: &[Event], t: &TimerResult, measured: &[(CpuId, Pid)]) -> Vec<WakeupBreakdown> {
     let timeline = Timeline::build(events);
     let expiries = hrtimer::expiries(events);
     let ctx = WakeupContext { events, timeline: &timeline, expiries: &expiries };
@@ -234,9 +240,11 @@ fn explain_worst(events: &[Event], t: &TimerResult) -> Vec<WakeupBreakdown> {
     worst.sort_by_key(|w| std::cmp::Reverse(w.1.latency_ns));
     worst
         .into_iter()
+        .filter_map(|(cpu, w)| Some((cpu, w, measured.iter().find(|(c, _)| *c == cpu)?.1)))
         .take(TIMELINES)
-        .filter_map(|(cpu, w)| {
-            decompose_sample(&ctx, KnownSample { cpu, expected: Nanos(w.expected_ns), latency: Nanos(w.latency_ns) })
+        .filter_map(|(cpu, w, tid)| {
+            let sample = KnownSample { cpu, expected: Nanos(w.expected_ns), latency: Nanos(w.latency_ns) };
+            decompose_task_sample(&ctx, sample, tid, MATCH_TOLERANCE)
         })
         .collect()
 }
@@ -310,8 +318,13 @@ fn measure_timer(
     Ok((t, tids))
 }
 
-/// The noise measurement, summarised as `latscope noise` does.
-fn measure_noise(cpus: &CpuList, duration: Nanos, policy: Policy) -> Result<NoiseResult, CliError> {
+/// The noise measurement as `latscope noise` makes it (traced unless `--no-trace`), with the trace's events.
+fn measure_noise(
+    cpus: &CpuList,
+    duration: Nanos,
+    policy: Policy,
+    trace: bool,
+) -> Result<(NoiseResult, Vec<Event>), CliError> {
     let threshold = Nanos::from_us(5);
     let config = NoiseConfig {
         cpus: cpus.clone(),
@@ -330,56 +343,7 @@ fn measure_noise(cpus: &CpuList, duration: Nanos, policy: Policy) -> Result<Nois
         stop_on_threshold: false,
         gap_capacity: DEFAULT_GAP_CAPACITY as u64,
     };
-    let env = environment(cpus);
-    let run = start_noise(&config, signal::stop_flag()).map_err(CliError::msg)?.join().map_err(CliError::msg)?;
-    let mut md = run_metadata(std::env::args().collect());
-    md.duration_ns = run.end.saturating_sub(run.start).0;
-    let counter = CounterInfo {
-        name: COUNTER_NAME.to_string(),
-        freq_hz: run.calibration.freq_hz,
-        calibrated_against: "CLOCK_MONOTONIC_RAW".to_string(),
-    };
-    let mut r = NoiseResult::new(md, options, counter);
-    r.start_monotonic_ns = run.start.0;
-    r.stopped_by = if stopped() { StopReason::Signal } else { StopReason::Duration };
-    let settings = RtSettings { period_us: env.rt_period_us, runtime_us: env.rt_runtime_us };
-    let window_end = run.end.min(run.start + duration);
-    let rt = policy != Policy::Other;
-    r.cpus = run
-        .cpus
-        .iter()
-        .map(|c| {
-            let a = account(c.runtime, c.noise, c.gap_count, c.max_gap.duration_ns);
-            CpuNoise {
-                cpu: c.cpu,
-                loops: c.loops,
-                loop_cycles: c.loop_cycles,
-                loop_cycles_min: c.min_cycles,
-                loop_ns: c.loop_cycles * 1e9 / run.calibration.freq_hz,
-                runtime_ns: c.runtime.0,
-                noise_ns: a.noise_ns,
-                noise_pct: a.noise_pct,
-                max_gap_ns: a.max_gap_ns,
-                max_gap_start_ns: c.max_gap.start_ns.0,
-                gaps: GapStats {
-                    count: c.gap_count,
-                    per_second: a.gaps_per_second,
-                    dropped: c.dropped,
-                    top: top_gaps(&c.gaps, 20),
-                },
-                summary: c.histogram.summary(Some(threshold)),
-                histogram: c.histogram.buckets(),
-                histogram_saturated: c.histogram.saturated(),
-                counters: counters::deltas(&run.counters_before, &run.counters_after, c.cpu),
-                rt_throttling: detect_rt_throttling(&c.gaps, c.runtime, settings, rt),
-                windows: windows(&c.gaps, run.start, window_end, WINDOW),
-                stopped_on_threshold: false,
-            }
-        })
-        .collect();
-    r.environment = env;
-    r.warnings = run.warnings.clone();
-    Ok(r)
+    crate::cmd::noise::measure(&config, options, trace, None)
 }
 
 #[cfg(test)]
