@@ -47,9 +47,10 @@ ls -l "$dat"
 # latscope: the `decode --stats` subcommand when it is built, else the library bench harness.
 cargo build --release -q -p latscope || true
 cargo build --release -q -p latscope-decode --benches
-lat=(target/release/latscope decode --stats "$dat")
+tdir=${CARGO_TARGET_DIR:-target}
+lat=("$tdir/release/latscope" decode --stats "$dat")
 if ! "${lat[@]}" >/dev/null 2>&1; then
-    harness=$(ls -t target/release/deps/decode_dat-* 2>/dev/null | grep -v '\.d$' | head -1)
+    harness=$(ls -t "$tdir"/release/deps/decode_dat-* 2>/dev/null | grep -v '\.d$' | head -1)
     echo "note: 'latscope decode --stats' is not available yet; timing the library harness $harness"
     lat=("$harness" "$dat")
 fi

@@ -5,6 +5,8 @@ set -euo pipefail
 
 need_apt=()
 command -v cargo >/dev/null 2>&1 || need_apt+=(cargo rustc)
+# A C compiler builds the bundled libzstd (the zstd crate); Debian's rustc brings gcc, rustup does not.
+command -v cc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
 command -v cyclictest >/dev/null 2>&1 || need_apt+=(rt-tests)
 command -v trace-cmd >/dev/null 2>&1 || need_apt+=(trace-cmd)
 command -v stress-ng >/dev/null 2>&1 || need_apt+=(stress-ng)

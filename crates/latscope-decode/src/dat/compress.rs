@@ -1,5 +1,6 @@
 //! Decompression of v7 `.dat` sections and flyrecord chunks (zlib, zstd), bounded by the declared size.
 
+use std::cell::RefCell;
 use std::io::Read;
 
 /// Largest uncompressed block accepted (a chunk or a section); larger claims are treated as corrupt.
@@ -43,10 +44,7 @@ impl Compression {
                 .read_to_end(&mut out)
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
-            Compression::Zstd => match ruzstd::decoding::StreamingDecoder::new(data) {
-                Ok(d) => d.take(size + 1).read_to_end(&mut out).map(|_| ()).map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            },
+            Compression::Zstd => zstd_into(data, size as usize, &mut out),
         };
         res.map_err(|e| format!("{self:?} decompression failed: {e}"))?;
         if out.len() as u64 != size {
@@ -54,6 +52,24 @@ impl Compression {
         }
         Ok(out)
     }
+}
+
+/// Inflate one zstd block (one or more frames) into `out` (replacing its content), with room for at most
+/// `size` bytes: a block that expands further fails. The decompression context is kept per thread.
+fn zstd_into(data: &[u8], size: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    thread_local! {
+        static CTX: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+    }
+    out.clear();
+    out.reserve_exact(size);
+    CTX.with(|c| {
+        let mut c = c.try_borrow_mut().map_err(|_| "zstd context in use".to_string())?;
+        let d = match &mut *c {
+            Some(d) => d,
+            None => c.insert(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?),
+        };
+        d.decompress_to_buffer(data, out).map(|_| ()).map_err(|e| e.to_string())
+    })
 }
 
 #[cfg(test)]
