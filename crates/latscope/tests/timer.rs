@@ -232,7 +232,17 @@ fn json_to_stdout_parses_back_with_the_schema() {
     assert_eq!(json_u64(cpu, "count") + json_u64(cpu, "overruns"), 300);
     assert_eq!(cpu["windows"].as_array().map(Vec::len), Some(3));
     assert_eq!(json_u64(&v["all"], "count"), json_u64(cpu, "count"));
-    assert!(v["findings"].as_array().is_some_and(Vec::is_empty));
+    // The audit findings about the measured CPU travel with the numbers (issue 7, point 4).
+    let findings = v["findings"].as_array().expect("findings");
+    assert!(findings.iter().all(|f| f["id"].is_string() && f["severity"].is_string() && f["why"].is_string()));
+    let rt = |f: &str| std::fs::read_to_string(f).ok().and_then(|s| s.trim().parse::<i64>().ok());
+    if let (Some(runtime), Some(period)) =
+        (rt("/proc/sys/kernel/sched_rt_runtime_us"), rt("/proc/sys/kernel/sched_rt_period_us"))
+    {
+        let throttling = findings.iter().find(|f| f["id"] == "sched.rt_throttling").expect("sched.rt_throttling");
+        let on = runtime >= 0 && runtime < period;
+        assert_eq!(throttling["severity"] != "ok", on, "{throttling}");
+    }
     // The text summary went to stderr, not into the JSON.
     assert!(String::from_utf8_lossy(&out.stderr).contains("latscope timer: CPU 0"));
 }
