@@ -37,8 +37,8 @@ pub fn stream_file(path: &Path, sink: &mut dyn FnMut(Event)) -> Result<Streamed,
     (&mut f).take(detect::HEAD_LEN as u64).read_to_end(&mut head).map_err(io)?;
     match detect::detect(&head) {
         detect::InputKind::Dat => {
-            f.seek(SeekFrom::Start(0)).map_err(io)?;
-            stream_dat(dat::DatReader::from_reader(f, &name)?, sink)
+            drop(f);
+            stream_dat(dat::DatReader::open(path)?, sink)
         }
         detect::InputKind::AtraceZlib(off) => {
             f.seek(SeekFrom::Start(off as u64)).map_err(io)?;

@@ -6,30 +6,40 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 /// Merges streams that are each in time order. Ties go to the stream listed first, and a stream's own
 /// order is kept, so the merge is stable. `Lost` events pass through and are counted per CPU.
+///
+/// The stream with the earliest head is followed for as long as its events come before the earliest head
+/// of the others (kept in a heap), so the heap is touched only when the merge switches streams.
 pub struct Merge<I: Iterator<Item = Event>> {
-    streams: Vec<I>,
-    heads: Vec<Option<Event>>,
+    streams: Vec<Peeked<I>>,
+    /// Heads of the streams other than `current`: (time, stream index), earliest on top.
     heap: BinaryHeap<Reverse<(u64, usize)>>,
+    current: Option<usize>,
     lost: BTreeMap<CpuId, u64>,
     lost_unknown: Vec<CpuId>,
+}
+
+/// A stream with its next event read ahead.
+struct Peeked<I> {
+    stream: I,
+    head: Option<Event>,
 }
 
 impl<I: Iterator<Item = Event>> Merge<I> {
     /// Start merging; reads the first event of each stream.
     pub fn new(streams: Vec<I>) -> Merge<I> {
         let mut m = Merge {
-            heads: Vec::with_capacity(streams.len()),
             heap: BinaryHeap::with_capacity(streams.len()),
-            streams,
+            streams: Vec::with_capacity(streams.len()),
+            current: None,
             lost: BTreeMap::new(),
             lost_unknown: Vec::new(),
         };
-        for i in 0..m.streams.len() {
-            let head = m.streams[i].next();
+        for (i, mut stream) in streams.into_iter().enumerate() {
+            let head = stream.next();
             if let Some(e) = &head {
                 m.heap.push(Reverse((e.ts.0, i)));
             }
-            m.heads.push(head);
+            m.streams.push(Peeked { stream, head });
         }
         m
     }
@@ -45,8 +55,28 @@ impl<I: Iterator<Item = Event>> Merge<I> {
     }
 
     /// The underlying streams.
-    pub fn streams(&self) -> &[I] {
-        &self.streams
+    pub fn streams(&self) -> impl Iterator<Item = &I> {
+        self.streams.iter().map(|p| &p.stream)
+    }
+
+    /// The underlying streams, to collect what they report.
+    pub fn streams_mut(&mut self) -> impl Iterator<Item = &mut I> {
+        self.streams.iter_mut().map(|p| &mut p.stream)
+    }
+
+    /// The stream whose head comes next: the current one while it is before every other head.
+    fn pick(&mut self) -> Option<usize> {
+        if let Some(i) = self.current {
+            if let Some(ts) = self.streams[i].head.as_ref().map(|e| e.ts.0) {
+                match self.heap.peek() {
+                    Some(&Reverse(other)) if other < (ts, i) => self.heap.push(Reverse((ts, i))),
+                    _ => return Some(i),
+                }
+            }
+        }
+        let Reverse((_, i)) = self.heap.pop()?;
+        self.current = Some(i);
+        Some(i)
     }
 }
 
@@ -54,12 +84,9 @@ impl<I: Iterator<Item = Event>> Iterator for Merge<I> {
     type Item = Event;
 
     fn next(&mut self) -> Option<Event> {
-        let Reverse((_, i)) = self.heap.pop()?;
-        let event = self.heads[i].take()?;
-        if let Some(n) = self.streams[i].next() {
-            self.heap.push(Reverse((n.ts.0, i)));
-            self.heads[i] = Some(n);
-        }
+        let i = self.pick()?;
+        let s = &mut self.streams[i];
+        let event = std::mem::replace(&mut s.head, s.stream.next())?;
         if let EventKind::Lost { count } = event.kind {
             match count {
                 Some(c) => *self.lost.entry(event.cpu).or_insert(0) += c,

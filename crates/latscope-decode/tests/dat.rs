@@ -147,6 +147,28 @@ fn streaming_reader_matches_decode_all() {
 }
 
 #[test]
+fn threads_per_cpu_decode_the_same_as_one_thread() {
+    // A file on disk is decoded with a thread per CPU, bytes in memory on the caller's thread: the same
+    // events (task names included), lost counts and warnings.
+    for path in all_fixtures() {
+        let name = path.display().to_string();
+        let threaded = decode_dat_file(&path).expect("decodes");
+        let bytes = std::fs::read(&path).expect("reads");
+        let single = decode_dat_bytes(&bytes, &name).expect("decodes");
+        assert_eq!(threaded.events.len(), single.events.len(), "{name}");
+        if let Some(i) = (0..single.events.len()).find(|&i| threaded.events[i] != single.events[i]) {
+            panic!("{name}: event {i} differs: {:?} vs {:?}", threaded.events[i], single.events[i]);
+        }
+        assert_eq!(threaded.info.lost, single.info.lost, "{name}");
+        let messages = |t: &DecodedTrace| t.warnings.iter().map(|w| w.message.clone()).collect::<Vec<_>>();
+        let (mut a, mut b) = (messages(&threaded), messages(&single));
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "{name}");
+    }
+}
+
+#[test]
 fn truncated_and_corrupt_files_warn_or_error_never_panic() {
     for path in all_fixtures() {
         let bytes = std::fs::read(&path).expect("read");

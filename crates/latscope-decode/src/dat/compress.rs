@@ -30,10 +30,18 @@ impl Compression {
 
     /// Decompress `data`, which must expand to exactly `size` bytes.
     pub fn decompress(self, data: &[u8], size: u64) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        self.decompress_into(data, size, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`decompress`](Self::decompress) into `out` (its content replaced), reusing its allocation.
+    pub fn decompress_into(self, data: &[u8], size: u64, out: &mut Vec<u8>) -> Result<(), String> {
         if size > MAX_BLOCK {
             return Err(format!("compressed block claims {size} bytes uncompressed (limit {MAX_BLOCK})"));
         }
-        let mut out = Vec::with_capacity(size.min(64 << 20) as usize);
+        out.clear();
+        out.reserve(size.min(64 << 20) as usize);
         let res = match self {
             Compression::None => {
                 out.extend_from_slice(data);
@@ -41,16 +49,16 @@ impl Compression {
             }
             Compression::Zlib => flate2::read::ZlibDecoder::new(data)
                 .take(size + 1)
-                .read_to_end(&mut out)
+                .read_to_end(out)
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
-            Compression::Zstd => zstd_into(data, size as usize, &mut out),
+            Compression::Zstd => zstd_into(data, size as usize, out),
         };
         res.map_err(|e| format!("{self:?} decompression failed: {e}"))?;
         if out.len() as u64 != size {
             return Err(format!("{self:?} block expanded to {} bytes, header says {size}", out.len()));
         }
-        Ok(out)
+        Ok(())
     }
 }
 

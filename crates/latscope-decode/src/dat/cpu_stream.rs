@@ -8,7 +8,7 @@ use crate::raw::{Missed, RawDecoder};
 use crate::Warning;
 use latscope_model::{CpuId, Event, EventKind, Nanos};
 use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Seek};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -16,17 +16,19 @@ use std::sync::Arc;
 /// Pages read per block from an uncompressed file.
 const PAGES_PER_BLOCK: u64 = 16;
 
-/// State shared by the CPU streams of one file.
+/// The input shared by the CPU streams read on one thread, and their warnings.
 pub(crate) struct Shared<R> {
     pub(crate) input: Input<R>,
-    pub(crate) decoder: RawDecoder,
     pub(crate) warnings: Vec<Warning>,
     pub(crate) name: String,
 }
 
-/// The events of one CPU of one buffer.
+/// The events of one CPU of one buffer, decoded with the CPU's own [`RawDecoder`] (a fork of the file's):
+/// task names learned from the CPU's own `sched` records, so the result does not depend on the order in
+/// which the CPUs are read.
 pub struct CpuStream<R> {
     shared: Rc<RefCell<Shared<R>>>,
+    decoder: RawDecoder,
     cpu: CpuId,
     compression: Compression,
     page_size: usize,
@@ -37,17 +39,26 @@ pub struct CpuStream<R> {
     chunks_left: Option<u32>,
     block: Vec<u8>,
     block_at: usize,
+    /// The last chunk read, inflated (kept to reuse its allocation).
+    chunk: Vec<u8>,
     page_no: u64,
+    /// Decoded events not yet handed out (iteration on this thread).
     pending: VecDeque<Event>,
+    scratch: Vec<Event>,
     done: bool,
-    /// Chunks inflated ahead by a background thread (compressed files on disk).
-    prefetch: Option<super::prefetch::Blocks>,
 }
 
 impl<R: Read + Seek> CpuStream<R> {
-    pub(crate) fn new(shared: Rc<RefCell<Shared<R>>>, d: &CpuData, compression: Compression, page_size: u32) -> Self {
+    pub(crate) fn new(
+        shared: Rc<RefCell<Shared<R>>>,
+        d: &CpuData,
+        compression: Compression,
+        page_size: u32,
+        decoder: RawDecoder,
+    ) -> Self {
         CpuStream {
             shared,
+            decoder,
             cpu: CpuId(d.cpu),
             compression,
             page_size: page_size as usize,
@@ -56,16 +67,17 @@ impl<R: Read + Seek> CpuStream<R> {
             chunks_left: None,
             block: Vec::new(),
             block_at: 0,
+            chunk: Vec::new(),
             page_no: 0,
             pending: VecDeque::new(),
+            scratch: Vec::new(),
             done: d.size == 0,
-            prefetch: None,
         }
     }
 
-    /// Take compressed chunks from a background reader instead of the shared input.
-    pub(crate) fn set_prefetch(&mut self, blocks: super::prefetch::Blocks) {
-        self.prefetch = Some(blocks);
+    /// Records seen per event id that had no format.
+    pub(crate) fn unknown_ids(&self) -> &HashMap<u16, u64> {
+        self.decoder.unknown_ids()
     }
 
     fn warn(&self, sh: &mut Shared<R>, msg: String) {
@@ -86,19 +98,23 @@ impl<R: Read + Seek> CpuStream<R> {
                 }
                 let r = sh.input.seek(self.next).and_then(|_| sh.input.bytes(n));
                 self.next += n;
-                r
+                r.map(|b| {
+                    self.chunk = b;
+                })
             }
-            _ => match &self.prefetch {
-                Some(rx) => rx.recv().unwrap_or_else(|_| Ok(Vec::new())),
-                None => self.next_chunk(sh),
-            },
+            _ => self.next_chunk(sh),
         };
         match res {
-            Ok(b) if !b.is_empty() => {
-                self.block.extend_from_slice(&b);
+            Ok(()) if !self.chunk.is_empty() => {
+                if self.block.is_empty() {
+                    // The usual case (pages do not straddle chunks): swap instead of copying.
+                    std::mem::swap(&mut self.block, &mut self.chunk);
+                } else {
+                    self.block.extend_from_slice(&self.chunk);
+                }
                 true
             }
-            Ok(_) => false,
+            Ok(()) => false,
             Err(e) => {
                 self.warn(sh, format!("cannot read the CPU's data: {e}; the rest of this CPU is skipped"));
                 self.next = self.end;
@@ -108,7 +124,9 @@ impl<R: Read + Seek> CpuStream<R> {
         }
     }
 
-    fn next_chunk(&mut self, sh: &mut Shared<R>) -> Result<Vec<u8>, String> {
+    /// Read and inflate the next compressed chunk into `self.chunk` (empty at the end).
+    fn next_chunk(&mut self, sh: &mut Shared<R>) -> Result<(), String> {
+        self.chunk.clear();
         sh.input.seek(self.next)?;
         let left = match self.chunks_left {
             Some(n) => n,
@@ -116,60 +134,63 @@ impl<R: Read + Seek> CpuStream<R> {
         };
         if left == 0 || sh.input.pos() >= self.end {
             self.chunks_left = Some(0);
-            return Ok(Vec::new());
+            return Ok(());
         }
         let csize = sh.input.u32()?;
         let usize_ = sh.input.u32()?;
         let data = sh.input.bytes(u64::from(csize))?;
         self.next = sh.input.pos();
         self.chunks_left = Some(left - 1);
-        self.compression.decompress(&data, u64::from(usize_))
+        self.compression.decompress_into(&data, u64::from(usize_), &mut self.chunk)
     }
 
-    /// Decode pages until at least one event is pending or the data ends.
-    fn fill(&mut self) {
+    /// Decode the next page, appending its events to `out` (a lost-events marker first when the kernel
+    /// dropped events before it); false once the data has ended.
+    pub(crate) fn decode_next_page(&mut self, out: &mut Vec<Event>) -> bool {
+        if self.done {
+            return false;
+        }
         let shared = self.shared.clone();
         let mut sh = shared.borrow_mut();
-        while self.pending.is_empty() && !self.done {
-            // Make sure a whole page is buffered (the last one may be short).
-            while self.block.len() - self.block_at.min(self.block.len()) < self.page_size {
-                if !self.refill(&mut sh) {
-                    break;
-                }
-            }
-            if self.block_at >= self.block.len() {
-                self.done = true;
+        // Make sure a whole page is buffered (the last one may be short).
+        while self.block.len() - self.block_at.min(self.block.len()) < self.page_size {
+            if !self.refill(&mut sh) {
                 break;
             }
-            let end = (self.block_at + self.page_size).min(self.block.len());
-            let (cpu, pending) = (self.cpu, &mut self.pending);
-            let page = &self.block[self.block_at..end];
-            let mut events = Vec::new();
-            let summary = sh.decoder.decode_page(cpu, page, &mut |e| events.push(e));
-            let lost = match summary.missed {
-                Missed::None => None,
-                Missed::Unknown => Some(None),
-                Missed::Count(n) => Some(Some(n)),
-            };
-            if let Some(count) = lost {
-                let ts = events.first().map_or(Nanos(summary.ts), |e| e.ts);
-                pending.push_back(Event {
-                    ts,
-                    cpu,
-                    pid: -1,
-                    tgid: None,
-                    comm: Arc::from(""),
-                    flags: Default::default(),
-                    kind: EventKind::Lost { count },
-                });
-            }
-            pending.extend(events);
-            for w in summary.warnings {
-                self.warn(&mut sh, w);
-            }
-            self.block_at = end;
-            self.page_no += 1;
         }
+        if self.block_at >= self.block.len() {
+            self.done = true;
+            return false;
+        }
+        let end = (self.block_at + self.page_size).min(self.block.len());
+        let cpu = self.cpu;
+        let page = &self.block[self.block_at..end];
+        let first = out.len();
+        let summary = self.decoder.decode_page(cpu, page, &mut |e| out.push(e));
+        let lost = match summary.missed {
+            Missed::None => None,
+            Missed::Unknown => Some(None),
+            Missed::Count(n) => Some(Some(n)),
+        };
+        if let Some(count) = lost {
+            let ts = out.get(first).map_or(Nanos(summary.ts), |e| e.ts);
+            let marker = Event {
+                ts,
+                cpu,
+                pid: -1,
+                tgid: None,
+                comm: Arc::from(""),
+                flags: Default::default(),
+                kind: EventKind::Lost { count },
+            };
+            out.insert(first, marker);
+        }
+        for w in summary.warnings {
+            self.warn(&mut sh, w);
+        }
+        self.block_at = end;
+        self.page_no += 1;
+        true
     }
 }
 
@@ -177,8 +198,14 @@ impl<R: Read + Seek> Iterator for CpuStream<R> {
     type Item = Event;
 
     fn next(&mut self) -> Option<Event> {
-        if self.pending.is_empty() {
-            self.fill();
+        while self.pending.is_empty() {
+            let mut page = std::mem::take(&mut self.scratch);
+            let more = self.decode_next_page(&mut page);
+            self.pending.extend(page.drain(..));
+            self.scratch = page;
+            if !more {
+                break;
+            }
         }
         self.pending.pop_front()
     }

@@ -13,11 +13,12 @@ mod compress;
 mod cpu_stream;
 mod input;
 mod meta;
-mod prefetch;
+mod parallel;
 
 pub use compress::Compression;
 pub use cpu_stream::CpuStream;
 pub use meta::{Buffer, CpuData, Meta, MAGIC};
+pub use parallel::RemoteStream;
 
 use crate::merge::Merge;
 use crate::raw::RawDecoder;
@@ -26,16 +27,39 @@ use cpu_stream::Shared;
 use input::Input;
 use latscope_model::Event;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Cursor, Read, Seek};
 use std::path::Path;
 use std::rc::Rc;
 
+/// Most CPUs decoded on threads of their own; a file with more CPUs is decoded on the caller's thread.
+const MAX_THREADS: usize = 256;
+
 /// A `.dat` being read: metadata parsed, events streamed on iteration.
 pub struct DatReader<R: Read + Seek> {
     meta: Meta,
     shared: Rc<RefCell<Shared<R>>>,
-    merge: Merge<CpuStream<R>>,
+    merge: Merge<Source<R>>,
+}
+
+/// One CPU's events: decoded on the caller's thread (from the shared reader) or on a worker thread.
+pub enum Source<R> {
+    /// Decoded on iteration, on this thread.
+    Local(Box<CpuStream<R>>),
+    /// Decoded ahead on a thread of its own.
+    Remote(RemoteStream),
+}
+
+impl<R: Read + Seek> Iterator for Source<R> {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        match self {
+            Source::Local(s) => s.next(),
+            Source::Remote(s) => s.next(),
+        }
+    }
 }
 
 /// Whether `bytes` (the start of a file) look like a trace-cmd `.dat`.
@@ -65,7 +89,8 @@ impl<R: Read + Seek> DatReader<R> {
         DatReader::build(r, name, None)
     }
 
-    /// `from_reader`; with the file's `path`, compressed CPU data is inflated on background threads.
+    /// `from_reader`; with the file's `path`, every CPU is read, inflated and decoded on a thread of its
+    /// own (the merged stream is the same).
     fn build(r: R, name: &str, path: Option<&Path>) -> Result<DatReader<R>, DecodeError> {
         let mut input = Input::new(r).map_err(|why| DecodeError::NotATrace { path: name.into(), why })?;
         let meta = meta::read_meta(&mut input).map_err(|what| {
@@ -107,19 +132,28 @@ impl<R: Read + Seek> DatReader<R> {
         decoder.set_kallsyms(&meta.kallsyms);
         decoder.set_printk_formats(&meta.printk);
         decoder.set_cmdlines(&meta.cmdlines);
-        let shared = Rc::new(RefCell::new(Shared { input, decoder, warnings, name: name.to_string() }));
-        let mut streams = Vec::new();
-        for buf in &meta.buffers {
-            for d in &buf.cpus {
-                let mut s = CpuStream::new(shared.clone(), d, meta.compression, meta.page_size);
-                if let (Some(p), true) = (path, meta.compression != Compression::None && d.size > 0) {
-                    if let Some(blocks) = prefetch::spawn(p.to_path_buf(), d.clone(), meta.compression, meta.big_endian)
-                    {
-                        s.set_prefetch(blocks);
-                    }
-                }
-                streams.push(s);
-            }
+        let shared = Rc::new(RefCell::new(Shared { input, warnings, name: name.to_string() }));
+        let cpus: Vec<&CpuData> = meta.buffers.iter().flat_map(|b| &b.cpus).collect();
+        let threads = path.filter(|_| cpus.len() <= MAX_THREADS);
+        let mut streams = Vec::with_capacity(cpus.len());
+        for d in cpus {
+            let remote = match threads {
+                Some(p) if d.size > 0 => File::open(p).ok().and_then(|f| {
+                    let (c, ps, be) = (meta.compression, meta.page_size, meta.big_endian);
+                    parallel::spawn(f, name, d, c, ps, be, decoder.fork())
+                }),
+                _ => None,
+            };
+            streams.push(match remote {
+                Some(r) => Source::Remote(r),
+                None => Source::Local(Box::new(CpuStream::new(
+                    shared.clone(),
+                    d,
+                    meta.compression,
+                    meta.page_size,
+                    decoder.fork(),
+                ))),
+            });
         }
         Ok(DatReader { merge: Merge::new(streams), shared, meta })
     }
@@ -144,14 +178,25 @@ impl<R: Read + Seek> DatReader<R> {
 
     /// Warnings collected so far (taken out of the reader).
     pub fn take_warnings(&mut self) -> Vec<Warning> {
-        let mut sh = self.shared.borrow_mut();
-        let mut w = std::mem::take(&mut sh.warnings);
-        let unknown = sh.decoder.unknown_ids();
+        let mut w = std::mem::take(&mut self.shared.borrow_mut().warnings);
+        let mut unknown: HashMap<u16, u64> = HashMap::new();
+        for s in self.merge.streams_mut() {
+            let ids = match s {
+                Source::Local(l) => l.unknown_ids(),
+                Source::Remote(r) => {
+                    w.extend(r.take_warnings());
+                    r.unknown_ids()
+                }
+            };
+            for (id, n) in ids {
+                *unknown.entry(*id).or_insert(0) += n;
+            }
+        }
         if !unknown.is_empty() {
             let mut ids: Vec<_> = unknown.iter().map(|(id, n)| format!("id {id} ×{n}")).collect();
             ids.sort();
             w.push(Warning {
-                location: sh.name.clone(),
+                location: self.shared.borrow().name.clone(),
                 message: format!("records with no saved event format were skipped: {}", ids.join(", ")),
             });
         }

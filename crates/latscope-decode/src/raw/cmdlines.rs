@@ -1,27 +1,38 @@
 //! `saved_cmdlines` (`PID COMM` per line): task names by pid for raw records, which carry only the pid.
 
+use crate::typed::FastHash;
 use latscope_model::{Pid, Text};
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 /// Task names by pid.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Cmdlines {
-    by_pid: HashMap<Pid, Text>,
+    by_pid: HashMap<Pid, Text, BuildHasherDefault<FastHash>>,
+    /// `<idle>` and `<...>`, shared rather than allocated per event.
+    idle: Text,
+    unknown: Text,
+}
+
+impl Default for Cmdlines {
+    fn default() -> Self {
+        Cmdlines { by_pid: HashMap::default(), idle: Arc::from("<idle>"), unknown: Arc::from("<...>") }
+    }
 }
 
 impl Cmdlines {
     /// Parse `saved_cmdlines` text; malformed lines are ignored (the file is advisory).
     pub fn parse(text: &str) -> Cmdlines {
-        let mut by_pid = HashMap::new();
+        let mut c = Cmdlines::default();
         for line in text.lines() {
             let line = line.trim_start();
             let Some((pid, comm)) = line.split_once(' ') else { continue };
             if let Ok(pid) = pid.parse::<Pid>() {
-                by_pid.insert(pid, Arc::from(comm.trim_end()));
+                c.by_pid.insert(pid, Arc::from(comm.trim_end()));
             }
         }
-        Cmdlines { by_pid }
+        c
     }
 
     /// Record a name learned from the trace itself (e.g. `sched_switch` next_comm).
@@ -36,7 +47,11 @@ impl Cmdlines {
         if let Some(c) = self.by_pid.get(&pid) {
             return c.clone();
         }
-        Arc::from(if pid == 0 { "<idle>" } else { "<...>" })
+        if pid == 0 {
+            self.idle.clone()
+        } else {
+            self.unknown.clone()
+        }
     }
 
     /// Number of known pids.

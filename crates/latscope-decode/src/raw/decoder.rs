@@ -31,7 +31,7 @@ use super::page::{decode_page, read_uint, PageSummary};
 use super::record::{CompiledFormat, RawRecord};
 use super::source::RecordSource;
 use crate::typed::{self, Interner};
-use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
+use latscope_model::{CpuId, Event, Nanos, Text};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -48,14 +48,17 @@ pub struct RawDecoder {
     /// `common_type` location (offset, size), the same in every format.
     common_type: (usize, usize),
     cmdlines: Cmdlines,
-    kallsyms: Kallsyms,
-    printk: PrintkFormats,
+    /// Shared with [`fork`](Self::fork)ed decoders: symbol tables are large and read-only.
+    kallsyms: Arc<Kallsyms>,
+    printk: Arc<PrintkFormats>,
     unknown_ids: HashMap<u16, u64>,
     interner: RefCell<Interner>,
     stext: Option<u64>,
     /// Per format slot: field names already looked up, keyed by the name's address and length (the typed
     /// builder passes string literals), so a name is compared as text once per format, not per record.
     name_cache: RefCell<Vec<Vec<NameSlot>>>,
+    /// Records of the page being decoded (ts, id, start, end): kept to reuse its allocation.
+    scratch: Vec<(u64, u16, u32, u32)>,
 }
 
 impl RawDecoder {
@@ -72,12 +75,33 @@ impl RawDecoder {
             formats: HashMap::new(),
             common_type: (0, 2),
             cmdlines: Cmdlines::default(),
-            kallsyms: Kallsyms::default(),
-            printk: PrintkFormats::default(),
+            kallsyms: Arc::default(),
+            printk: Arc::default(),
             unknown_ids: HashMap::new(),
             interner: RefCell::new(Interner::default()),
             stext: None,
             name_cache: RefCell::new(Vec::new()),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// A decoder with the same layout, formats, symbols and task names, for another CPU's pages (possibly
+    /// on another thread): the symbol tables are shared, the caches, task names learned from now on and
+    /// unknown-id counts are its own.
+    pub fn fork(&self) -> RawDecoder {
+        RawDecoder {
+            page: self.page,
+            headers: self.headers,
+            formats: self.formats.clone(),
+            common_type: self.common_type,
+            cmdlines: self.cmdlines.clone(),
+            kallsyms: self.kallsyms.clone(),
+            printk: self.printk.clone(),
+            unknown_ids: HashMap::new(),
+            interner: RefCell::new(Interner::default()),
+            stext: self.stext,
+            name_cache: RefCell::new(vec![Vec::new(); self.name_cache.borrow().len()]),
+            scratch: Vec::new(),
         }
     }
 
@@ -107,7 +131,7 @@ impl RawDecoder {
 
     /// Kernel symbols (`/proc/kallsyms`) to name function addresses.
     pub fn set_kallsyms(&mut self, text: &str) {
-        self.kallsyms = Kallsyms::parse(text);
+        self.kallsyms = Arc::new(Kallsyms::parse(text));
         self.stext = self.kallsyms.address_of("_stext");
     }
 
@@ -145,7 +169,7 @@ impl RawDecoder {
 
     /// `printk_formats`, for `bprint` records.
     pub fn set_printk_formats(&mut self, text: &str) {
-        self.printk = PrintkFormats::parse(text);
+        self.printk = Arc::new(PrintkFormats::parse(text));
     }
 
     /// The page layout in use.
@@ -189,23 +213,33 @@ impl RawDecoder {
     pub fn decode_page(&mut self, cpu: CpuId, page: &[u8], sink: &mut dyn FnMut(Event)) -> PageSummary {
         let layout = self.page;
         let headers = self.headers;
-        let mut pending: Vec<(u64, u16, std::ops::Range<usize>)> = Vec::new();
+        let mut pending = std::mem::take(&mut self.scratch);
+        pending.clear();
         let base = page.as_ptr() as usize;
         let (ct_off, ct_size) = self.common_type;
         let be = layout.big_endian;
         let summary = decode_page(&layout, &headers, page, &mut |ts, data| {
             let id = read_uint(data, ct_off, ct_size, be).unwrap_or(u64::MAX) as u16;
             let start = data.as_ptr() as usize - base;
-            pending.push((ts, id, start..start + data.len()));
+            // Pages are far smaller than 4 GiB (the commit length has 27 bits).
+            pending.push((ts, id, start as u32, (start + data.len()) as u32));
         });
-        for (ts, id, range) in pending {
-            let Some(fmt) = self.formats.get(&id).cloned() else {
+        for &(ts, id, start, end) in &pending {
+            let Some(fmt) = self.formats.get(&id) else {
                 *self.unknown_ids.entry(id).or_insert(0) += 1;
                 continue;
             };
-            let rec = RawRecord { format: &fmt, data: &page[range], big_endian: be };
+            let rec = RawRecord { format: fmt, data: &page[start as usize..end as usize], big_endian: be };
             let pid = rec.pid();
-            self.learn_comms(&rec);
+            if &*fmt.format.system == "sched" {
+                for (c, p) in learned_comms(self, &rec) {
+                    if let (Some(c), Some(p)) = (c, p) {
+                        if !c.is_empty() {
+                            self.cmdlines.learn(p as i32, c);
+                        }
+                    }
+                }
+            }
             let event = Event {
                 ts: Nanos(ts),
                 cpu,
@@ -213,40 +247,27 @@ impl RawDecoder {
                 tgid: None,
                 comm: self.cmdlines.comm(pid),
                 flags: rec.flags(),
-                kind: self.kind_of(&rec),
+                kind: typed::build(Some(fmt.system()), fmt.name(), &RecordSource { rec, dec: self }),
             };
             sink(event);
         }
+        self.scratch = pending;
         summary
     }
+}
 
-    /// Keep task names the trace itself reveals (sched_switch, wakeups), as saved_cmdlines may be stale.
-    fn learn_comms(&mut self, rec: &RawRecord<'_>) {
-        if &**rec.format.system() != "sched" {
-            return;
-        }
-        let mut learned: [(Option<&str>, Option<i64>); 3] = [(None, None); 3];
-        for (slot, (comm, pid)) in
-            [("prev_comm", "prev_pid"), ("next_comm", "next_pid"), ("comm", "pid")].iter().enumerate()
-        {
-            let c = self.field(rec.format, comm).and_then(|f| rec.str_of(f));
-            let p = self.field(rec.format, pid).and_then(|f| rec.int_of(f));
-            learned[slot] = (c, p);
-        }
-        for (c, p) in learned {
-            if let (Some(c), Some(p)) = (c, p) {
-                if !c.is_empty() {
-                    self.cmdlines.learn(p as i32, c);
-                }
-            }
-        }
+/// Task names a `sched` record reveals (`prev_comm`/`prev_pid`, `next_comm`/`next_pid`, `comm`/`pid`): kept
+/// because saved_cmdlines may be stale.
+fn learned_comms<'a>(dec: &RawDecoder, rec: &RawRecord<'a>) -> [(Option<&'a str>, Option<i64>); 3] {
+    let mut learned: [(Option<&str>, Option<i64>); 3] = [(None, None); 3];
+    for (slot, (comm, pid)) in
+        [("prev_comm", "prev_pid"), ("next_comm", "next_pid"), ("comm", "pid")].iter().enumerate()
+    {
+        let c = dec.field(rec.format, comm).and_then(|f| rec.str_of(f));
+        let p = dec.field(rec.format, pid).and_then(|f| rec.int_of(f));
+        learned[slot] = (c, p);
     }
-
-    /// The typed event kind of a record (the shared [`typed::build`] mapping).
-    fn kind_of(&self, rec: &RawRecord<'_>) -> EventKind {
-        let src = RecordSource { rec: *rec, dec: self };
-        typed::build(Some(rec.format.system()), rec.format.name(), &src)
-    }
+    learned
 }
 
 #[cfg(test)]

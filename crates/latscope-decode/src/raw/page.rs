@@ -41,6 +41,20 @@ pub struct PageSummary {
 /// Read an unsigned integer of `size` bytes at `off` with the given endianness; `None` when out of range.
 pub(crate) fn read_uint(buf: &[u8], off: usize, size: usize, big_endian: bool) -> Option<u64> {
     let bytes = buf.get(off..off.checked_add(size)?)?;
+    // The usual sizes without a byte loop.
+    macro_rules! fixed {
+        ($t:ty) => {{
+            let a = bytes.try_into().ok()?;
+            return Some(if big_endian { <$t>::from_be_bytes(a) } else { <$t>::from_le_bytes(a) } as u64);
+        }};
+    }
+    match size {
+        1 => return Some(u64::from(bytes[0])),
+        2 => fixed!(u16),
+        4 => fixed!(u32),
+        8 => fixed!(u64),
+        _ => {}
+    }
     let mut v: u64 = 0;
     if big_endian {
         for &b in bytes {

@@ -51,17 +51,7 @@ impl FieldSource for RecordSource<'_> {
                 // `unsigned long args[6]` ➜ `0x0, 0x7ffc…` as ftrace prints arrays of longs.
                 let bytes = self.rec.bytes_of(f)?;
                 let elem = if f.ctype.contains("long") { self.dec.page_layout().commit_size } else { 4 };
-                let be = self.rec.big_endian;
-                let mut out = String::with_capacity(bytes.len() * 3);
-                for i in 0..bytes.len() / elem {
-                    if let Some(v) = super::page::read_uint(bytes, i * elem, elem, be) {
-                        if !out.is_empty() {
-                            out.push_str(", ");
-                        }
-                        push_hex(&mut out, v);
-                    }
-                }
-                Some(Text::from(out))
+                Some(hex_list(bytes, elem, self.rec.big_endian))
             }
             _ => {
                 let s = self.rec.str_of(f)?;
@@ -93,14 +83,40 @@ impl FieldSource for RecordSource<'_> {
     }
 }
 
-/// Append `0x…` lower-case hex of `v` without the formatting machinery (hot for syscall arguments).
-fn push_hex(out: &mut String, v: u64) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    out.push_str("0x");
-    let nibbles = ((64 - v.leading_zeros()).max(1)).div_ceil(4);
-    for i in (0..nibbles).rev() {
-        out.push(DIGITS[((v >> (i * 4)) & 0xf) as usize] as char);
+/// The elements of an integer array as `0x0, 0x7ffc…`, built on the stack (hot: every syscall entry).
+fn hex_list(bytes: &[u8], elem: usize, be: bool) -> Text {
+    const MAX_ITEM: usize = ", 0x".len() + 16;
+    let count = bytes.len() / elem.max(1);
+    let mut stack = [0u8; 12 * MAX_ITEM];
+    let mut heap = Vec::new();
+    let out: &mut [u8] = if count * MAX_ITEM <= stack.len() {
+        &mut stack
+    } else {
+        heap.resize(count * MAX_ITEM, 0);
+        &mut heap
+    };
+    let mut n = 0;
+    for i in 0..count {
+        if let Some(v) = super::page::read_uint(bytes, i * elem, elem, be) {
+            if n > 0 {
+                out[n..n + 2].copy_from_slice(b", ");
+                n += 2;
+            }
+            n += write_hex(&mut out[n..], v);
+        }
     }
+    Text::from(std::str::from_utf8(&out[..n]).unwrap_or_default())
+}
+
+/// Write `0x…` lower-case hex of `v` at the start of `out` (at least 18 bytes); returns the length.
+fn write_hex(out: &mut [u8], v: u64) -> usize {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let nibbles = ((64 - v.leading_zeros()).max(1)).div_ceil(4) as usize;
+    out[..2].copy_from_slice(b"0x");
+    for i in 0..nibbles {
+        out[2 + i] = DIGITS[((v >> ((nibbles - 1 - i) * 4)) & 0xf) as usize];
+    }
+    2 + nibbles
 }
 
 #[cfg(test)]
@@ -108,9 +124,14 @@ mod tests {
     #[test]
     fn hex() {
         for v in [0u64, 1, 0xf, 0x10, 0xdead_beef, u64::MAX] {
-            let mut s = String::new();
-            super::push_hex(&mut s, v);
-            assert_eq!(s, format!("0x{v:x}"));
+            let mut b = [0u8; 18];
+            let n = super::write_hex(&mut b, v);
+            assert_eq!(std::str::from_utf8(&b[..n]).expect("ascii"), format!("0x{v:x}"));
         }
+        let bytes: Vec<u8> = [0u64, 0x7ffc, u64::MAX].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(&*super::hex_list(&bytes, 8, false), "0x0, 0x7ffc, 0xffffffffffffffff");
+        let many: Vec<u8> = (0..40u32).flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(super::hex_list(&many, 4, false).split(", ").count(), 40);
+        assert_eq!(&*super::hex_list(&[], 8, false), "");
     }
 }
