@@ -47,6 +47,19 @@ impl JsonSink {
     }
 }
 
+/// Writes a rendered text report: to stdout, or to stderr when the JSON takes stdout (`--json -`).
+pub fn write_text(render: impl FnOnce(&mut dyn Write) -> io::Result<()>, json_on_stdout: bool) -> io::Result<()> {
+    let mut text = Vec::new();
+    render(&mut text)?;
+    if json_on_stdout {
+        io::stderr().write_all(&text)
+    } else {
+        let mut out = io::stdout().lock();
+        out.write_all(&text)?;
+        out.flush()
+    }
+}
+
 /// Whether standard output is a terminal.
 pub fn stdout_is_terminal() -> bool {
     // SAFETY: isatty only inspects the descriptor.

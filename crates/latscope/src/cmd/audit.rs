@@ -2,7 +2,7 @@
 //! grouped by severity, and optionally writes JSON and a fix script. Exit 2 when a finding is `fail`.
 
 use crate::error::{CliError, CmdResult, Outcome};
-use crate::output::JsonSink;
+use crate::output::{write_text, JsonSink};
 use latscope_analyze::audit::{findings_for, has_fail};
 use latscope_model::{AuditResult, CpuList, RunMetadata, SystemFacts};
 use latscope_report::fix_script::write_fix_script;
@@ -71,15 +71,7 @@ pub fn run(args: Args) -> CmdResult {
     let result = AuditResult::new(metadata, audited, facts, findings);
 
     if !args.quiet {
-        let mut text = Vec::new();
-        write_audit(&mut text, &result, args.verbose)?;
-        if to_stdout_json {
-            std::io::stderr().write_all(&text)?;
-        } else {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&text)?;
-            out.flush()?;
-        }
+        write_text(|out| write_audit(out, &result, args.verbose), to_stdout_json)?;
     }
     if let Some((path, mut file)) = script {
         write_fix_script(&mut file, &result)

@@ -10,7 +10,7 @@
 use crate::capture;
 use crate::cmd::report::{write_noise_report, write_perfetto};
 use crate::error::{CliError, CmdResult, Outcome};
-use crate::output::{stderr_is_terminal, stdout_is_terminal, JsonSink};
+use crate::output::{stderr_is_terminal, stdout_is_terminal, write_text, JsonSink};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::noise::{account, detect_rt_throttling, top_gaps, windows, RtSettings};
@@ -141,18 +141,7 @@ pub fn run(args: Args) -> CmdResult {
     let live = (!args.quiet).then_some(to_stdout_json);
     let (result, events) = measure(&config, options, args.trace, live)?;
 
-    let text = {
-        let mut buf = Vec::new();
-        write_noise(&mut buf, &result)?;
-        buf
-    };
-    if to_stdout_json {
-        std::io::stderr().write_all(&text)?;
-    } else {
-        let mut out = std::io::stdout().lock();
-        out.write_all(&text)?;
-        out.flush()?;
-    }
+    write_text(|out| write_noise(out, &result), to_stdout_json)?;
     if let Some(sink) = sink {
         sink.write_with(|w| write_json(w, &result))?;
     }

@@ -6,7 +6,7 @@
 use crate::capture;
 use crate::cmd::report::{write_perfetto, write_timer_report};
 use crate::error::{CliError, CmdResult, Outcome};
-use crate::output::{stderr_is_terminal, stdout_is_terminal, JsonSink};
+use crate::output::{stderr_is_terminal, stdout_is_terminal, write_text, JsonSink};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::sample_explain::{explain_samples, MeasuredSample};
@@ -214,18 +214,7 @@ pub fn run(args: Args) -> CmdResult {
         events = ev;
     }
 
-    let text = {
-        let mut buf = Vec::new();
-        write_timer(&mut buf, &result).map_err(CliError::from)?;
-        buf
-    };
-    if to_stdout_json {
-        std::io::stderr().write_all(&text)?;
-    } else {
-        let mut out = std::io::stdout().lock();
-        out.write_all(&text)?;
-        out.flush()?;
-    }
+    write_text(|out| write_timer(out, &result), to_stdout_json)?;
     if let Some(sink) = sink {
         sink.write_with(|w| write_json(w, &result))?;
     }
