@@ -5,8 +5,12 @@
 
 use latscope_model::{LatencyHistogram, TimerResult, TimerStats};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+mod bounded;
+
+use bounded::wait_bounded;
 
 /// The live tests measure the same CPUs: run them one at a time.
 static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -26,21 +30,6 @@ fn is_root() -> bool {
 
 fn tmp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("latscope-run-test-{}-{name}", std::process::id()))
-}
-
-fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> Output {
-    let t0 = Instant::now();
-    loop {
-        match child.try_wait().expect("try_wait") {
-            Some(_) => return child.wait_with_output().expect("output"),
-            None if t0.elapsed() > limit => {
-                let _ = child.kill();
-                let out = child.wait_with_output().expect("output");
-                panic!("{what} hung for {limit:?}; stderr: {}", String::from_utf8_lossy(&out.stderr));
-            }
-            None => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
 }
 
 fn run(args: &[&str], limit: Duration) -> Output {

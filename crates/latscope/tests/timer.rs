@@ -2,8 +2,12 @@
 //! Ctrl-C, bad input, the JSON schema, and the hidden `latscope inject` load itself.
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+mod bounded;
+
+use bounded::wait_bounded;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_latscope")
@@ -20,22 +24,6 @@ fn online(cpu: u32) -> bool {
         Some((a, b)) => a.parse::<u32>().is_ok_and(|a| a <= cpu) && b.parse::<u32>().is_ok_and(|b| cpu <= b),
         None => part.parse::<u32>() == Ok(cpu),
     })
-}
-
-/// Waits for `child` at most `limit`; kills it and fails the test if it hangs.
-fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> Output {
-    let t0 = Instant::now();
-    loop {
-        match child.try_wait().expect("try_wait") {
-            Some(_) => return child.wait_with_output().expect("output"),
-            None if t0.elapsed() > limit => {
-                let _ = child.kill();
-                let out = child.wait_with_output().expect("output");
-                panic!("{what} hung for {limit:?}; stderr: {}", String::from_utf8_lossy(&out.stderr));
-            }
-            None => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
 }
 
 fn run(args: &[&str], limit: Duration) -> Output {
