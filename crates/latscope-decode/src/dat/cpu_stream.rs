@@ -44,7 +44,6 @@ pub struct CpuStream<R> {
     page_no: u64,
     /// Decoded events not yet handed out (iteration on this thread).
     pending: VecDeque<Event>,
-    scratch: Vec<Event>,
     done: bool,
 }
 
@@ -70,7 +69,6 @@ impl<R: Read + Seek> CpuStream<R> {
             chunk: Vec::new(),
             page_no: 0,
             pending: VecDeque::new(),
-            scratch: Vec::new(),
             done: d.size == 0,
         }
     }
@@ -146,7 +144,7 @@ impl<R: Read + Seek> CpuStream<R> {
 
     /// Decode the next page, appending its events to `out` (a lost-events marker first when the kernel
     /// dropped events before it); false once the data has ended.
-    pub(crate) fn decode_next_page(&mut self, out: &mut Vec<Event>) -> bool {
+    pub(crate) fn decode_next_page(&mut self, out: &mut VecDeque<Event>) -> bool {
         if self.done {
             return false;
         }
@@ -166,7 +164,7 @@ impl<R: Read + Seek> CpuStream<R> {
         let cpu = self.cpu;
         let page = &self.block[self.block_at..end];
         let first = out.len();
-        let summary = self.decoder.decode_page(cpu, page, &mut |e| out.push(e));
+        let summary = self.decoder.decode_page(cpu, page, &mut |e| out.push_back(e));
         let lost = match summary.missed {
             Missed::None => None,
             Missed::Unknown => Some(None),
@@ -199,10 +197,9 @@ impl<R: Read + Seek> Iterator for CpuStream<R> {
 
     fn next(&mut self) -> Option<Event> {
         while self.pending.is_empty() {
-            let mut page = std::mem::take(&mut self.scratch);
-            let more = self.decode_next_page(&mut page);
-            self.pending.extend(page.drain(..));
-            self.scratch = page;
+            let mut pending = std::mem::take(&mut self.pending);
+            let more = self.decode_next_page(&mut pending);
+            self.pending = pending;
             if !more {
                 break;
             }

@@ -77,7 +77,7 @@ impl<R: Read + Seek> Input<R> {
 
     /// `n` bytes as text.
     pub(crate) fn text(&mut self, n: u64) -> InResult<String> {
-        Ok(String::from_utf8_lossy(&self.bytes(n)?).into_owned())
+        Ok(lossy(self.bytes(n)?))
     }
 }
 
@@ -122,9 +122,14 @@ impl Bytes<'_> {
         Ok(s)
     }
     pub(crate) fn text(&mut self, n: u64) -> InResult<String> {
-        Ok(String::from_utf8_lossy(self.take(n)?).into_owned())
+        Ok(lossy(self.take(n)?.to_vec()))
     }
     pub(crate) fn remaining(&self) -> usize {
         self.b.len().saturating_sub(self.at)
     }
+}
+
+/// Bytes as text, invalid UTF-8 replaced (valid text, the usual case, is taken without a copy).
+fn lossy(b: Vec<u8>) -> String {
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }

@@ -21,6 +21,7 @@ pub use meta::{Buffer, CpuData, Meta, MAGIC};
 pub use parallel::RemoteStream;
 
 use crate::merge::Merge;
+use crate::raw::kallsyms::Kallsyms;
 use crate::raw::RawDecoder;
 use crate::{DecodeError, DecodedTrace, Format, TraceInfo, Warning};
 use cpu_stream::Shared;
@@ -119,29 +120,34 @@ impl<R: Read + Seek> DatReader<R> {
             })?
         };
         decoder.set_header_event(&meta.header_event);
-        let formats = meta
-            .ftrace_formats
-            .iter()
-            .map(|t| ("ftrace", t))
-            .chain(meta.event_formats.iter().map(|(s, t)| (s.as_str(), t)));
-        for (sys, text) in formats {
-            if let Err(e) = decoder.add_format(sys, text) {
-                warnings.push(Warning { location: format!("{name}: {sys} format"), message: e });
+        // Symbols are parsed on a thread of their own while the event formats are parsed here.
+        let kallsyms = std::thread::scope(|scope| {
+            let parsing = std::thread::Builder::new().spawn_scoped(scope, || Kallsyms::parse(&meta.kallsyms));
+            let formats = meta
+                .ftrace_formats
+                .iter()
+                .map(|t| ("ftrace", t))
+                .chain(meta.event_formats.iter().map(|(s, t)| (s.as_str(), t)));
+            for (sys, text) in formats {
+                if let Err(e) = decoder.add_format(sys, text) {
+                    warnings.push(Warning { location: format!("{name}: {sys} format"), message: e });
+                }
             }
-        }
-        decoder.set_kallsyms(&meta.kallsyms);
+            parsing.ok().and_then(|p| p.join().ok())
+        });
+        decoder.set_kallsyms_table(kallsyms.unwrap_or_else(|| Kallsyms::parse(&meta.kallsyms)));
         decoder.set_printk_formats(&meta.printk);
         decoder.set_cmdlines(&meta.cmdlines);
         let shared = Rc::new(RefCell::new(Shared { input, warnings, name: name.to_string() }));
         let cpus: Vec<&CpuData> = meta.buffers.iter().flat_map(|b| &b.cpus).collect();
         let threads = path.filter(|_| cpus.len() <= MAX_THREADS);
         let mut streams = Vec::with_capacity(cpus.len());
+        let batch = parallel::batch_for(cpus.len());
         for d in cpus {
             let remote = match threads {
-                Some(p) if d.size > 0 => File::open(p).ok().and_then(|f| {
-                    let (c, ps, be) = (meta.compression, meta.page_size, meta.big_endian);
-                    parallel::spawn(f, name, d, c, ps, be, decoder.fork())
-                }),
+                Some(p) if d.size > 0 => {
+                    File::open(p).ok().and_then(|f| parallel::spawn(f, name, d, &meta, decoder.fork(), batch))
+                }
                 _ => None,
             };
             streams.push(match remote {

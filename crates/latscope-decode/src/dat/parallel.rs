@@ -3,28 +3,35 @@
 //! (a few batches per CPU) and the merge on the caller's thread sees the same events in the same order
 //! as a decode on one thread.
 
-use super::compress::Compression;
 use super::cpu_stream::{CpuStream, Shared};
 use super::input::Input;
-use super::meta::CpuData;
+use super::meta::{CpuData, Meta};
 use crate::raw::RawDecoder;
 use crate::Warning;
 use latscope_model::Event;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::rc::Rc;
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 
-/// Events per batch (whole pages are added until a batch holds at least this many).
-const BATCH: usize = 512;
+/// Events in flight for all CPUs together (about 120 bytes each): batches are this divided by the CPUs
+/// (whole pages are added until a batch holds at least that many), within [`MIN_BATCH`, `MAX_BATCH`].
+const IN_FLIGHT: usize = 8192;
+const MIN_BATCH: usize = 256;
+const MAX_BATCH: usize = 2048;
 /// Batches waiting in a CPU's channel.
-const QUEUE: usize = 2;
+const QUEUE: usize = 4;
+
+/// Events per batch when `cpus` CPUs are decoded at once.
+pub(crate) fn batch_for(cpus: usize) -> usize {
+    (IN_FLIGHT / cpus.max(1)).clamp(MIN_BATCH, MAX_BATCH)
+}
 
 /// What a worker sends: decoded events in order, the warnings raised meanwhile, and with the last batch
 /// the records it skipped for want of a format.
 struct Batch {
-    events: Vec<Event>,
+    events: VecDeque<Event>,
     warnings: Vec<Warning>,
     unknown: Option<HashMap<u16, u64>>,
 }
@@ -32,7 +39,9 @@ struct Batch {
 /// One CPU's events as decoded by its worker thread.
 pub struct RemoteStream {
     rx: Receiver<Batch>,
-    current: std::vec::IntoIter<Event>,
+    current: VecDeque<Event>,
+    /// Emptied batches go back to the worker to be filled again.
+    recycle: Sender<VecDeque<Event>>,
     warnings: Vec<Warning>,
     unknown: HashMap<u16, u64>,
     done: bool,
@@ -55,7 +64,7 @@ impl Iterator for RemoteStream {
 
     fn next(&mut self) -> Option<Event> {
         loop {
-            if let Some(e) = self.current.next() {
+            if let Some(e) = self.current.pop_front() {
                 return Some(e);
             }
             if self.done {
@@ -68,7 +77,8 @@ impl Iterator for RemoteStream {
                         self.unknown = u;
                         self.done = true;
                     }
-                    self.current = b.events.into_iter();
+                    let empty = std::mem::replace(&mut self.current, b.events);
+                    let _ = self.recycle.send(empty);
                 }
                 Err(_) => self.done = true,
             }
@@ -82,19 +92,21 @@ pub(crate) fn spawn(
     file: File,
     name: &str,
     d: &CpuData,
-    compression: Compression,
-    page_size: u32,
-    big_endian: bool,
+    meta: &Meta,
     decoder: RawDecoder,
+    batch: usize,
 ) -> Option<RemoteStream> {
     let (tx, rx) = sync_channel::<Batch>(QUEUE);
+    let (recycle, recycled) = channel::<VecDeque<Event>>();
     let (name, d) = (name.to_string(), d.clone());
+    let (compression, page_size, big_endian) = (meta.compression, meta.page_size, meta.big_endian);
     let spawned = std::thread::Builder::new().name(format!("dat-cpu{}", d.cpu)).spawn(move || {
         let mut input = match Input::new(file) {
             Ok(i) => i,
             Err(e) => {
                 let warning = Warning { location: format!("{name}: cpu{}", d.cpu), message: e };
-                let _ = tx.send(Batch { events: Vec::new(), warnings: vec![warning], unknown: Some(HashMap::new()) });
+                let _ =
+                    tx.send(Batch { events: VecDeque::new(), warnings: vec![warning], unknown: Some(HashMap::new()) });
                 return;
             }
         };
@@ -102,9 +114,9 @@ pub(crate) fn spawn(
         let shared = Rc::new(RefCell::new(Shared { input, warnings: Vec::new(), name }));
         let mut stream = CpuStream::new(shared.clone(), &d, compression, page_size, decoder);
         loop {
-            let mut events = Vec::with_capacity(BATCH + BATCH / 2);
+            let mut events = recycled.try_recv().unwrap_or_else(|_| VecDeque::with_capacity(batch + 256));
             let mut more = true;
-            while more && events.len() < BATCH {
+            while more && events.len() < batch {
                 more = stream.decode_next_page(&mut events);
             }
             let warnings = std::mem::take(&mut shared.borrow_mut().warnings);
@@ -116,7 +128,8 @@ pub(crate) fn spawn(
     });
     spawned.ok().map(|_| RemoteStream {
         rx,
-        current: Vec::new().into_iter(),
+        current: VecDeque::new(),
+        recycle,
         warnings: Vec::new(),
         unknown: HashMap::new(),
         done: false,

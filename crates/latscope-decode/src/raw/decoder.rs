@@ -30,10 +30,11 @@ use super::kallsyms::{Kallsyms, PrintkFormats};
 use super::page::{decode_page, read_uint, PageSummary};
 use super::record::{CompiledFormat, RawRecord};
 use super::source::RecordSource;
-use crate::typed::{self, Interner};
+use crate::typed::{self, FastHash, Interner};
 use latscope_model::{CpuId, Event, Nanos, Text};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 /// A cached name lookup: (name address, name length, field index or none).
@@ -53,12 +54,16 @@ pub struct RawDecoder {
     printk: Arc<PrintkFormats>,
     unknown_ids: HashMap<u16, u64>,
     interner: RefCell<Interner>,
+    /// Symbol names handed out so far, by symbol number.
+    symbols: RefCell<HashMap<u32, Text, BuildHasherDefault<FastHash>>>,
     stext: Option<u64>,
     /// Per format slot: field names already looked up, keyed by the name's address and length (the typed
     /// builder passes string literals), so a name is compared as text once per format, not per record.
     name_cache: RefCell<Vec<Vec<NameSlot>>>,
     /// Records of the page being decoded (ts, id, start, end): kept to reuse its allocation.
     scratch: Vec<(u64, u16, u32, u32)>,
+    /// The last task name looked up (consecutive records are mostly of one task).
+    last_comm: Option<(i32, Text)>,
 }
 
 impl RawDecoder {
@@ -79,9 +84,11 @@ impl RawDecoder {
             printk: Arc::default(),
             unknown_ids: HashMap::new(),
             interner: RefCell::new(Interner::default()),
+            symbols: RefCell::default(),
             stext: None,
             name_cache: RefCell::new(Vec::new()),
             scratch: Vec::new(),
+            last_comm: None,
         }
     }
 
@@ -99,9 +106,11 @@ impl RawDecoder {
             printk: self.printk.clone(),
             unknown_ids: HashMap::new(),
             interner: RefCell::new(Interner::default()),
+            symbols: RefCell::default(),
             stext: self.stext,
             name_cache: RefCell::new(vec![Vec::new(); self.name_cache.borrow().len()]),
             scratch: Vec::new(),
+            last_comm: None,
         }
     }
 
@@ -127,12 +136,19 @@ impl RawDecoder {
     /// Task names by pid (`saved_cmdlines`).
     pub fn set_cmdlines(&mut self, text: &str) {
         self.cmdlines = Cmdlines::parse(text);
+        self.last_comm = None;
     }
 
     /// Kernel symbols (`/proc/kallsyms`) to name function addresses.
     pub fn set_kallsyms(&mut self, text: &str) {
-        self.kallsyms = Arc::new(Kallsyms::parse(text));
-        self.stext = self.kallsyms.address_of("_stext");
+        self.set_kallsyms_table(Kallsyms::parse(text));
+    }
+
+    /// Kernel symbols already parsed.
+    pub fn set_kallsyms_table(&mut self, kallsyms: Kallsyms) {
+        self.stext = kallsyms.address_of("_stext");
+        self.kallsyms = Arc::new(kallsyms);
+        self.symbols.borrow_mut().clear();
     }
 
     /// The address of `_stext` (base of `preemptirq` caller offsets) when kallsyms has it.
@@ -189,22 +205,31 @@ impl RawDecoder {
 
     /// The name of the function containing `addr` without the offset (as `%ps` prints it), or hex.
     pub fn symbol_name(&self, addr: u64) -> Text {
-        match self.kallsyms.lookup(addr) {
-            Some((name, off)) if off < 0x10_0000 => name.clone(),
+        match self.kallsyms.lookup_index(addr) {
+            Some((i, name, off)) if off < 0x10_0000 => self.symbol_text(i, name),
             _ => self.intern(&format!("0x{addr:x}")),
         }
     }
 
     /// The symbol name for a kernel address (`func+0x10` when inside a function), or hex when unknown.
     pub fn symbolize(&self, addr: u64) -> Text {
-        match self.kallsyms.lookup(addr) {
-            Some((name, 0)) => name.clone(),
-            Some((name, off)) if off < 0x10_0000 && self.interner.try_borrow_mut().is_ok() => {
+        match self.kallsyms.lookup_index(addr) {
+            Some((i, name, 0)) => self.symbol_text(i, name),
+            Some((_, name, off)) if off < 0x10_0000 && self.interner.try_borrow_mut().is_ok() => {
                 self.intern(&format!("{name}+0x{off:x}"))
             }
-            Some((name, off)) if off < 0x10_0000 => Arc::from(format!("{name}+0x{off:x}")),
+            Some((_, name, off)) if off < 0x10_0000 => Arc::from(format!("{name}+0x{off:x}")),
             _ => Arc::from(format!("0x{addr:x}")),
         }
+    }
+
+    /// The shared [`Text`] of symbol number `i` (made once per decoder).
+    fn symbol_text(&self, i: usize, name: &str) -> Text {
+        let Ok(mut cache) = self.symbols.try_borrow_mut() else { return Arc::from(name) };
+        if cache.len() >= 64 * 1024 {
+            cache.clear();
+        }
+        cache.entry(i as u32).or_insert_with(|| Arc::from(name)).clone()
     }
 
     /// Decode one page recorded on `cpu`, calling `sink` for every event in order. The summary carries
@@ -236,6 +261,7 @@ impl RawDecoder {
                     if let (Some(c), Some(p)) = (c, p) {
                         if !c.is_empty() {
                             self.cmdlines.learn(p as i32, c);
+                            self.last_comm = None;
                         }
                     }
                 }
@@ -245,7 +271,14 @@ impl RawDecoder {
                 cpu,
                 pid,
                 tgid: None,
-                comm: self.cmdlines.comm(pid),
+                comm: match &self.last_comm {
+                    Some((p, c)) if *p == pid => c.clone(),
+                    _ => {
+                        let c = self.cmdlines.comm(pid);
+                        self.last_comm = Some((pid, c.clone()));
+                        c
+                    }
+                },
                 flags: rec.flags(),
                 kind: typed::build(Some(fmt.system()), fmt.name(), &RecordSource { rec, dec: self }),
             };

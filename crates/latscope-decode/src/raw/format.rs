@@ -36,6 +36,8 @@ pub struct FieldDef {
     pub signed: bool,
     /// Layout.
     pub kind: FieldKind,
+    /// The C type names a `long` (array elements of the kernel's word size).
+    pub is_long: bool,
 }
 
 /// A parsed event format.
@@ -142,7 +144,8 @@ fn parse_field(line: &str) -> Result<FieldDef, String> {
     };
     // Old kernels have no `signed:`; guess from the type.
     let signed = signed.unwrap_or_else(|| !ctype_part.contains("unsigned") && !ctype_part.starts_with('u'));
-    Ok(FieldDef { name: Arc::from(name), ctype, offset, size, signed, kind })
+    let is_long = ctype.contains("long");
+    Ok(FieldDef { name: Arc::from(name), ctype, offset, size, signed, kind, is_long })
 }
 
 #[cfg(test)]

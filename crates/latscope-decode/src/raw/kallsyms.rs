@@ -1,47 +1,66 @@
 //! `/proc/kallsyms` and `printk_formats`: function names for addresses, `bprint` formats by pointer.
 
-use latscope_model::Text;
 use std::collections::HashMap;
-use std::sync::Arc;
 
-/// Kernel symbols sorted by address.
+/// Kernel symbols sorted by address. The names stay in the file's text (a trace may carry 100k+ symbols,
+/// of which it uses a few): parsing allocates nothing per symbol.
 #[derive(Clone, Debug, Default)]
 pub struct Kallsyms {
-    syms: Vec<(u64, Text)>,
+    text: String,
+    /// (address, name start, name length) into `text`.
+    syms: Vec<(u64, u32, u32)>,
 }
 
 impl Kallsyms {
     /// Parse `ADDR TYPE NAME [MODULE]` lines; malformed lines are ignored.
     pub fn parse(text: &str) -> Kallsyms {
-        let mut syms = Vec::new();
+        let text = text.to_string();
+        let base = text.as_ptr() as usize;
+        let mut syms = Vec::with_capacity(text.len() / 40);
         for line in text.lines() {
             let mut it = line.split_ascii_whitespace();
             let (Some(addr), Some(_ty), Some(name)) = (it.next(), it.next(), it.next()) else { continue };
-            if let Ok(a) = u64::from_str_radix(addr, 16) {
-                if a != 0 {
-                    syms.push((a, Arc::from(name)));
-                }
+            let (Ok(a), Ok(start), Ok(len)) = (
+                u64::from_str_radix(addr, 16),
+                u32::try_from(name.as_ptr() as usize - base),
+                u32::try_from(name.len()),
+            ) else {
+                continue;
+            };
+            if a != 0 {
+                syms.push((a, start, len));
             }
         }
+        // Stable: the first name listed at an address wins, as before.
         syms.sort_by_key(|s| s.0);
-        Kallsyms { syms }
+        Kallsyms { text, syms }
+    }
+
+    fn name(&self, i: usize) -> &str {
+        let (_, start, len) = self.syms[i];
+        &self.text[start as usize..(start + len) as usize]
+    }
+
+    /// The symbol containing `addr` (the nearest one at or below it): its number (for caches), name and
+    /// the offset into it.
+    pub fn lookup_index(&self, addr: u64) -> Option<(usize, &str, u64)> {
+        let i = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1)?;
+        Some((i, self.name(i), addr - self.syms[i].0))
     }
 
     /// The symbol containing `addr` (the nearest one at or below it) and the offset into it.
-    pub fn lookup(&self, addr: u64) -> Option<(&Text, u64)> {
-        let i = self.syms.partition_point(|s| s.0 <= addr);
-        let (a, name) = self.syms.get(i.checked_sub(1)?)?;
-        Some((name, addr - a))
+    pub fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
+        self.lookup_index(addr).map(|(_, n, off)| (n, off))
     }
 
     /// The symbol whose address is exactly `addr`.
-    pub fn exact(&self, addr: u64) -> Option<&Text> {
+    pub fn exact(&self, addr: u64) -> Option<&str> {
         self.lookup(addr).and_then(|(n, off)| (off == 0).then_some(n))
     }
 
     /// The address of the symbol called `name` (first match; a linear scan, for rare lookups).
     pub fn address_of(&self, name: &str) -> Option<u64> {
-        self.syms.iter().find(|s| &*s.1 == name).map(|s| s.0)
+        (0..self.syms.len()).find(|&i| self.name(i) == name).map(|i| self.syms[i].0)
     }
 
     /// Number of symbols.

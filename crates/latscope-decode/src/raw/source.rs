@@ -50,7 +50,7 @@ impl FieldSource for RecordSource<'_> {
             FieldKind::Array { .. } => {
                 // `unsigned long args[6]` ➜ `0x0, 0x7ffc…` as ftrace prints arrays of longs.
                 let bytes = self.rec.bytes_of(f)?;
-                let elem = if f.ctype.contains("long") { self.dec.page_layout().commit_size } else { 4 };
+                let elem = if f.is_long { self.dec.page_layout().commit_size } else { 4 };
                 Some(hex_list(bytes, elem, self.rec.big_endian))
             }
             _ => {
@@ -113,8 +113,11 @@ fn write_hex(out: &mut [u8], v: u64) -> usize {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let nibbles = ((64 - v.leading_zeros()).max(1)).div_ceil(4) as usize;
     out[..2].copy_from_slice(b"0x");
-    for i in 0..nibbles {
-        out[2 + i] = DIGITS[((v >> ((nibbles - 1 - i) * 4)) & 0xf) as usize];
+    let digits = &mut out[2..2 + nibbles];
+    let mut v = v;
+    for d in digits.iter_mut().rev() {
+        *d = DIGITS[(v & 0xf) as usize];
+        v >>= 4;
     }
     2 + nibbles
 }
