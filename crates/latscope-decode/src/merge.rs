@@ -4,44 +4,43 @@ use latscope_model::{CpuId, Event, EventKind};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
+/// A time-ordered stream of events whose next event's time can be read without taking the event out.
+pub trait EventStream: Iterator<Item = Event> {
+    /// The time of the next event; `None` at the end.
+    fn peek_ts(&mut self) -> Option<u64>;
+}
+
+impl EventStream for std::vec::IntoIter<Event> {
+    fn peek_ts(&mut self) -> Option<u64> {
+        self.as_slice().first().map(|e| e.ts.0)
+    }
+}
+
 /// Merges streams that are each in time order. Ties go to the stream listed first, and a stream's own
 /// order is kept, so the merge is stable. `Lost` events pass through and are counted per CPU.
 ///
-/// The stream with the earliest head is followed for as long as its events come before the earliest head
-/// of the others (kept in a heap), so the heap is touched only when the merge switches streams.
-pub struct Merge<I: Iterator<Item = Event>> {
-    streams: Vec<Peeked<I>>,
-    /// Heads of the streams other than `current`: (time, stream index), earliest on top.
+/// The stream with the earliest next event is followed for as long as its events come before the
+/// earliest next event of the others (kept in a heap), so the heap is touched only when the merge
+/// switches streams, and an event is moved only when it is handed out.
+pub struct Merge<I: EventStream> {
+    streams: Vec<I>,
+    /// Next event times of the streams other than `current`: (time, stream index), earliest on top.
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     current: Option<usize>,
     lost: BTreeMap<CpuId, u64>,
     lost_unknown: Vec<CpuId>,
 }
 
-/// A stream with its next event read ahead.
-struct Peeked<I> {
-    stream: I,
-    head: Option<Event>,
-}
-
-impl<I: Iterator<Item = Event>> Merge<I> {
-    /// Start merging; reads the first event of each stream.
-    pub fn new(streams: Vec<I>) -> Merge<I> {
-        let mut m = Merge {
-            heap: BinaryHeap::with_capacity(streams.len()),
-            streams: Vec::with_capacity(streams.len()),
-            current: None,
-            lost: BTreeMap::new(),
-            lost_unknown: Vec::new(),
-        };
-        for (i, mut stream) in streams.into_iter().enumerate() {
-            let head = stream.next();
-            if let Some(e) = &head {
-                m.heap.push(Reverse((e.ts.0, i)));
+impl<I: EventStream> Merge<I> {
+    /// Start merging; looks at the first event of each stream.
+    pub fn new(mut streams: Vec<I>) -> Merge<I> {
+        let mut heap = BinaryHeap::with_capacity(streams.len());
+        for (i, s) in streams.iter_mut().enumerate() {
+            if let Some(ts) = s.peek_ts() {
+                heap.push(Reverse((ts, i)));
             }
-            m.streams.push(Peeked { stream, head });
         }
-        m
+        Merge { heap, streams, current: None, lost: BTreeMap::new(), lost_unknown: Vec::new() }
     }
 
     /// Lost events counted so far, per CPU.
@@ -55,19 +54,19 @@ impl<I: Iterator<Item = Event>> Merge<I> {
     }
 
     /// The underlying streams.
-    pub fn streams(&self) -> impl Iterator<Item = &I> {
-        self.streams.iter().map(|p| &p.stream)
+    pub fn streams(&self) -> &[I] {
+        &self.streams
     }
 
     /// The underlying streams, to collect what they report.
-    pub fn streams_mut(&mut self) -> impl Iterator<Item = &mut I> {
-        self.streams.iter_mut().map(|p| &mut p.stream)
+    pub fn streams_mut(&mut self) -> &mut [I] {
+        &mut self.streams
     }
 
-    /// The stream whose head comes next: the current one while it is before every other head.
+    /// The stream whose next event comes next: the current one while it is before every other.
     fn pick(&mut self) -> Option<usize> {
         if let Some(i) = self.current {
-            if let Some(ts) = self.streams[i].head.as_ref().map(|e| e.ts.0) {
+            if let Some(ts) = self.streams[i].peek_ts() {
                 match self.heap.peek() {
                     Some(&Reverse(other)) if other < (ts, i) => self.heap.push(Reverse((ts, i))),
                     _ => return Some(i),
@@ -80,13 +79,16 @@ impl<I: Iterator<Item = Event>> Merge<I> {
     }
 }
 
-impl<I: Iterator<Item = Event>> Iterator for Merge<I> {
+impl<I: EventStream> Iterator for Merge<I> {
     type Item = Event;
 
     fn next(&mut self) -> Option<Event> {
-        let i = self.pick()?;
-        let s = &mut self.streams[i];
-        let event = std::mem::replace(&mut s.head, s.stream.next())?;
+        let event = loop {
+            let i = self.pick()?;
+            if let Some(e) = self.streams[i].next() {
+                break e;
+            }
+        };
         if let EventKind::Lost { count } = event.kind {
             match count {
                 Some(c) => *self.lost.entry(event.cpu).or_insert(0) += c,

@@ -4,6 +4,7 @@
 use super::compress::Compression;
 use super::input::Input;
 use super::meta::CpuData;
+use crate::merge::EventStream;
 use crate::raw::{Missed, RawDecoder};
 use crate::Warning;
 use latscope_model::{CpuId, Event, EventKind, Nanos};
@@ -192,10 +193,9 @@ impl<R: Read + Seek> CpuStream<R> {
     }
 }
 
-impl<R: Read + Seek> Iterator for CpuStream<R> {
-    type Item = Event;
-
-    fn next(&mut self) -> Option<Event> {
+impl<R: Read + Seek> CpuStream<R> {
+    /// Decode pages until an event is pending or the data ends.
+    fn fill(&mut self) {
         while self.pending.is_empty() {
             let mut pending = std::mem::take(&mut self.pending);
             let more = self.decode_next_page(&mut pending);
@@ -204,6 +204,21 @@ impl<R: Read + Seek> Iterator for CpuStream<R> {
                 break;
             }
         }
+    }
+}
+
+impl<R: Read + Seek> Iterator for CpuStream<R> {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        self.fill();
         self.pending.pop_front()
+    }
+}
+
+impl<R: Read + Seek> EventStream for CpuStream<R> {
+    fn peek_ts(&mut self) -> Option<u64> {
+        self.fill();
+        self.pending.front().map(|e| e.ts.0)
     }
 }

@@ -20,7 +20,7 @@ pub use cpu_stream::CpuStream;
 pub use meta::{Buffer, CpuData, Meta, MAGIC};
 pub use parallel::RemoteStream;
 
-use crate::merge::Merge;
+use crate::merge::{EventStream, Merge};
 use crate::raw::kallsyms::Kallsyms;
 use crate::raw::RawDecoder;
 use crate::{DecodeError, DecodedTrace, Format, TraceInfo, Warning};
@@ -59,6 +59,15 @@ impl<R: Read + Seek> Iterator for Source<R> {
         match self {
             Source::Local(s) => s.next(),
             Source::Remote(s) => s.next(),
+        }
+    }
+}
+
+impl<R: Read + Seek> EventStream for Source<R> {
+    fn peek_ts(&mut self) -> Option<u64> {
+        match self {
+            Source::Local(s) => s.peek_ts(),
+            Source::Remote(s) => s.peek_ts(),
         }
     }
 }

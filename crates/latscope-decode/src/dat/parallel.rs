@@ -6,6 +6,7 @@
 use super::cpu_stream::{CpuStream, Shared};
 use super::input::Input;
 use super::meta::{CpuData, Meta};
+use crate::merge::EventStream;
 use crate::raw::RawDecoder;
 use crate::Warning;
 use latscope_model::Event;
@@ -59,16 +60,15 @@ impl RemoteStream {
     }
 }
 
-impl Iterator for RemoteStream {
-    type Item = Event;
-
-    fn next(&mut self) -> Option<Event> {
+impl RemoteStream {
+    /// Wait for the next batch when the current one is used up; false at the end.
+    fn fill(&mut self) -> bool {
         loop {
-            if let Some(e) = self.current.pop_front() {
-                return Some(e);
+            if !self.current.is_empty() {
+                return true;
             }
             if self.done {
-                return None;
+                return false;
             }
             match self.rx.recv() {
                 Ok(b) => {
@@ -83,6 +83,22 @@ impl Iterator for RemoteStream {
                 Err(_) => self.done = true,
             }
         }
+    }
+}
+
+impl Iterator for RemoteStream {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        self.fill();
+        self.current.pop_front()
+    }
+}
+
+impl EventStream for RemoteStream {
+    fn peek_ts(&mut self) -> Option<u64> {
+        self.fill();
+        self.current.front().map(|e| e.ts.0)
     }
 }
 

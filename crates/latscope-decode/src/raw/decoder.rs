@@ -45,7 +45,7 @@ type NameSlot = (usize, usize, Option<u16>);
 pub struct RawDecoder {
     page: PageLayout,
     headers: EventHeaderLayout,
-    formats: HashMap<u16, Arc<CompiledFormat>>,
+    formats: HashMap<u16, Arc<CompiledFormat>, BuildHasherDefault<FastHash>>,
     /// `common_type` location (offset, size), the same in every format.
     common_type: (usize, usize),
     cmdlines: Cmdlines,
@@ -77,7 +77,7 @@ impl RawDecoder {
         RawDecoder {
             page,
             headers: EventHeaderLayout::default(),
-            formats: HashMap::new(),
+            formats: HashMap::default(),
             common_type: (0, 2),
             cmdlines: Cmdlines::default(),
             kallsyms: Arc::default(),
