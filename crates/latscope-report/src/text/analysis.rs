@@ -31,7 +31,12 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
         human(s.span)
     )?;
     if !s.warnings.is_empty() {
-        writeln!(out, "  {} line(s) skipped by the decoder; first: {}", s.warnings.len(), s.warnings[0])?;
+        writeln!(
+            out,
+            "  {} decoder warning(s) (skipped lines or approximations); first: {}",
+            s.warnings.len(),
+            s.warnings[0]
+        )?;
     }
     writeln!(out)?;
     if a.verdicts.is_empty() {
