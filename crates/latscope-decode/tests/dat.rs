@@ -169,6 +169,15 @@ fn threads_per_cpu_decode_the_same_as_one_thread() {
 }
 
 #[test]
+fn a_reader_dropped_early_stops_its_threads() {
+    let path = fixture("local-6.18-x86_64-sched_syscalls-v7-zstd.dat");
+    for take in [0, 1, 1000] {
+        let r = DatReader::open(&path).expect("opens");
+        assert_eq!(r.take(take).count(), take);
+    }
+}
+
+#[test]
 fn truncated_and_corrupt_files_warn_or_error_never_panic() {
     for path in all_fixtures() {
         let bytes = std::fs::read(&path).expect("read");

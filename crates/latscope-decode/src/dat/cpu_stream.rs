@@ -24,9 +24,8 @@ pub(crate) struct Shared<R> {
     pub(crate) name: String,
 }
 
-/// The events of one CPU of one buffer, decoded with the CPU's own [`RawDecoder`] (a fork of the file's):
-/// task names learned from the CPU's own `sched` records, so the result does not depend on the order in
-/// which the CPUs are read.
+/// The events of one CPU of one buffer, decoded on the caller's thread with the CPU's own [`RawDecoder`]
+/// (a fork of the file's; task names are given later, in time order, by the reader).
 pub struct CpuStream<R> {
     shared: Rc<RefCell<Shared<R>>>,
     decoder: RawDecoder,

@@ -13,14 +13,15 @@ mod compress;
 mod cpu_stream;
 mod input;
 mod meta;
-mod parallel;
+mod pool;
 
 pub use compress::Compression;
 pub use cpu_stream::CpuStream;
 pub use meta::{Buffer, CpuData, Meta, MAGIC};
-pub use parallel::RemoteStream;
+pub use pool::PoolStream;
 
 use crate::merge::{EventStream, Merge};
+use crate::raw::cmdlines::{Cmdlines, TaskNames};
 use crate::raw::kallsyms::Kallsyms;
 use crate::raw::RawDecoder;
 use crate::{DecodeError, DecodedTrace, Format, TraceInfo, Warning};
@@ -34,22 +35,26 @@ use std::io::{Cursor, Read, Seek};
 use std::path::Path;
 use std::rc::Rc;
 
-/// Most CPUs decoded on threads of their own; a file with more CPUs is decoded on the caller's thread.
-const MAX_THREADS: usize = 256;
+/// Most CPUs decoded by the thread pool; a file with more CPUs is decoded on the caller's thread.
+const MAX_POOL_CPUS: usize = 1024;
 
 /// A `.dat` being read: metadata parsed, events streamed on iteration.
 pub struct DatReader<R: Read + Seek> {
     meta: Meta,
     shared: Rc<RefCell<Shared<R>>>,
     merge: Merge<Source<R>>,
+    /// Task names, given to the events in time order.
+    names: TaskNames,
+    /// Stops the decoding threads when the reader is dropped.
+    _pool: Option<pool::PoolGuard>,
 }
 
 /// One CPU's events: decoded on the caller's thread (from the shared reader) or on a worker thread.
 pub enum Source<R> {
     /// Decoded on iteration, on this thread.
     Local(Box<CpuStream<R>>),
-    /// Decoded ahead on a thread of its own.
-    Remote(RemoteStream),
+    /// Decoded ahead by the thread pool.
+    Pool(PoolStream),
 }
 
 impl<R: Read + Seek> Iterator for Source<R> {
@@ -58,7 +63,7 @@ impl<R: Read + Seek> Iterator for Source<R> {
     fn next(&mut self) -> Option<Event> {
         match self {
             Source::Local(s) => s.next(),
-            Source::Remote(s) => s.next(),
+            Source::Pool(s) => s.next(),
         }
     }
 }
@@ -67,7 +72,7 @@ impl<R: Read + Seek> EventStream for Source<R> {
     fn peek_ts(&mut self) -> Option<u64> {
         match self {
             Source::Local(s) => s.peek_ts(),
-            Source::Remote(s) => s.peek_ts(),
+            Source::Pool(s) => s.peek_ts(),
         }
     }
 }
@@ -148,29 +153,27 @@ impl<R: Read + Seek> DatReader<R> {
         decoder.set_printk_formats(&meta.printk);
         decoder.set_cmdlines(&meta.cmdlines);
         let shared = Rc::new(RefCell::new(Shared { input, warnings, name: name.to_string() }));
+        // Task names are given in time order by the reader (see `TaskNames`), not per CPU.
+        decoder.leave_task_names(latscope_model::Text::from(""));
+        let names = TaskNames::new(Cmdlines::parse(&meta.cmdlines));
         let cpus: Vec<&CpuData> = meta.buffers.iter().flat_map(|b| &b.cpus).collect();
-        let threads = path.filter(|_| cpus.len() <= MAX_THREADS);
-        let mut streams = Vec::with_capacity(cpus.len());
-        let batch = parallel::batch_for(cpus.len());
-        for d in cpus {
-            let remote = match threads {
-                Some(p) if d.size > 0 => {
-                    File::open(p).ok().and_then(|f| parallel::spawn(f, name, d, &meta, decoder.fork(), batch))
-                }
-                _ => None,
-            };
-            streams.push(match remote {
-                Some(r) => Source::Remote(r),
-                None => Source::Local(Box::new(CpuStream::new(
-                    shared.clone(),
-                    d,
-                    meta.compression,
-                    meta.page_size,
-                    decoder.fork(),
-                ))),
-            });
-        }
-        Ok(DatReader { merge: Merge::new(streams), shared, meta })
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let pooled = path
+            .filter(|_| cpus.len() <= MAX_POOL_CPUS)
+            .and_then(|p| File::open(p).ok())
+            .filter(|f| cpus.iter().all(|d| pool::whole_pages(f, d, &meta)))
+            .and_then(|f| pool::start(f, name, &cpus, &meta, &decoder, threads));
+        let (streams, guard) = match pooled {
+            Some((streams, guard)) => (streams.into_iter().map(Source::Pool).collect(), Some(guard)),
+            None => {
+                let local = cpus.iter().map(|d| {
+                    let s = CpuStream::new(shared.clone(), d, meta.compression, meta.page_size, decoder.fork());
+                    Source::Local(Box::new(s))
+                });
+                (local.collect(), None)
+            }
+        };
+        Ok(DatReader { merge: Merge::new(streams), shared, meta, names, _pool: guard })
     }
 
     /// The file's metadata.
@@ -198,7 +201,7 @@ impl<R: Read + Seek> DatReader<R> {
         for s in self.merge.streams_mut() {
             let ids = match s {
                 Source::Local(l) => l.unknown_ids(),
-                Source::Remote(r) => {
+                Source::Pool(r) => {
                     w.extend(r.take_warnings());
                     r.unknown_ids()
                 }
@@ -231,7 +234,9 @@ impl<R: Read + Seek> Iterator for DatReader<R> {
     type Item = Event;
 
     fn next(&mut self) -> Option<Event> {
-        self.merge.next()
+        let mut e = self.merge.next()?;
+        self.names.apply(&mut e);
+        Some(e)
     }
 }
 

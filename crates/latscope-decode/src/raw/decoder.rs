@@ -64,6 +64,9 @@ pub struct RawDecoder {
     scratch: Vec<(u64, u16, u32, u32)>,
     /// The last task name looked up (consecutive records are mostly of one task).
     last_comm: Option<(i32, Text)>,
+    /// Task names are left to the caller: every event gets `placeholder` (see
+    /// [`leave_task_names`](Self::leave_task_names)).
+    names_later: Option<Text>,
 }
 
 impl RawDecoder {
@@ -89,6 +92,7 @@ impl RawDecoder {
             name_cache: RefCell::new(Vec::new()),
             scratch: Vec::new(),
             last_comm: None,
+            names_later: None,
         }
     }
 
@@ -111,6 +115,7 @@ impl RawDecoder {
             name_cache: RefCell::new(vec![Vec::new(); self.name_cache.borrow().len()]),
             scratch: Vec::new(),
             last_comm: None,
+            names_later: self.names_later.clone(),
         }
     }
 
@@ -203,6 +208,18 @@ impl RawDecoder {
         &self.unknown_ids
     }
 
+    /// Take the counts of [`unknown_ids`](Self::unknown_ids) out (they start again from zero).
+    pub fn take_unknown_ids(&mut self) -> HashMap<u16, u64> {
+        std::mem::take(&mut self.unknown_ids)
+    }
+
+    /// Leave task names to the caller (who sees the events in time order across CPUs, see
+    /// [`TaskNames`](crate::raw::cmdlines::TaskNames)): every event's `comm` is `placeholder` and no
+    /// name is learned from `sched` records here.
+    pub fn leave_task_names(&mut self, placeholder: Text) {
+        self.names_later = Some(placeholder);
+    }
+
     /// The name of the function containing `addr` without the offset (as `%ps` prints it), or hex.
     pub fn symbol_name(&self, addr: u64) -> Text {
         match self.kallsyms.lookup_index(addr) {
@@ -256,29 +273,34 @@ impl RawDecoder {
             };
             let rec = RawRecord { format: fmt, data: &page[start as usize..end as usize], big_endian: be };
             let pid = rec.pid();
-            if &*fmt.format.system == "sched" {
-                for (c, p) in learned_comms(self, &rec) {
-                    if let (Some(c), Some(p)) = (c, p) {
-                        if !c.is_empty() {
-                            self.cmdlines.learn(p as i32, c);
-                            self.last_comm = None;
+            let comm = if let Some(p) = &self.names_later {
+                p.clone()
+            } else {
+                if &*fmt.format.system == "sched" {
+                    for (c, p) in learned_comms(self, &rec) {
+                        if let (Some(c), Some(p)) = (c, p) {
+                            if !c.is_empty() {
+                                self.cmdlines.learn(p as i32, c);
+                                self.last_comm = None;
+                            }
                         }
                     }
                 }
-            }
-            let event = Event {
-                ts: Nanos(ts),
-                cpu,
-                pid,
-                tgid: None,
-                comm: match &self.last_comm {
+                match &self.last_comm {
                     Some((p, c)) if *p == pid => c.clone(),
                     _ => {
                         let c = self.cmdlines.comm(pid);
                         self.last_comm = Some((pid, c.clone()));
                         c
                     }
-                },
+                }
+            };
+            let event = Event {
+                ts: Nanos(ts),
+                cpu,
+                pid,
+                tgid: None,
+                comm,
                 flags: rec.flags(),
                 kind: typed::build(Some(fmt.system()), fmt.name(), &RecordSource { rec, dec: self }),
             };

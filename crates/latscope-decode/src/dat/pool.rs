@@ -1,0 +1,446 @@
+//! Decoding a `.dat` on disk with a pool of threads, chunk by chunk: any thread inflates and decodes the
+//! next chunk (v7) or block of pages (v6) of whichever CPU the merge is closest to running out of, so
+//! every core works even while one CPU has most of the events. Results wait per CPU in file order, at
+//! most [`AHEAD`] chunks ahead of the merge, so memory stays flat whatever the file size.
+//!
+//! Pages never straddle chunks here (trace-cmd writes whole pages per chunk); a file whose chunks are not
+//! whole pages is decoded by the one-thread [`CpuStream`](super::CpuStream) instead.
+
+use super::compress::Compression;
+use super::meta::{CpuData, Meta};
+use crate::merge::EventStream;
+use crate::raw::{Missed, RawDecoder};
+use crate::Warning;
+use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// Chunks decoded ahead of the merge, per CPU.
+const AHEAD: u64 = 4;
+/// Pages per block of an uncompressed file.
+const PAGES_PER_BLOCK: u64 = 16;
+
+/// One unit of work: a chunk (or block of pages) of one CPU.
+struct Job {
+    cpu: usize,
+    cpu_id: u32,
+    seq: u64,
+    /// File offset and length of the data, and its size inflated (== length when not compressed).
+    offset: u64,
+    len: u64,
+    size: u64,
+    /// Page number of its first page, for messages.
+    first_page: u64,
+}
+
+/// Where a chunk's data is: file offset, length, inflated size, chunks left after it (compressed files).
+type Header = (u64, u64, u64, Option<u32>);
+
+/// A decoded chunk.
+struct Chunk {
+    events: VecDeque<Event>,
+    warnings: Vec<Warning>,
+    unknown: HashMap<u16, u64>,
+    /// The CPU's data could not be read past this chunk.
+    last: bool,
+}
+
+/// One CPU's progress.
+struct CpuState {
+    cpu: u32,
+    next: u64,
+    end: u64,
+    chunks_left: Option<u32>,
+    pages: u64,
+    /// Jobs handed out and results taken by the merge.
+    claimed: u64,
+    taken: u64,
+    /// No more jobs for this CPU (set when its data ends or cannot be read).
+    exhausted: bool,
+    /// Number of jobs in all, once known.
+    total: Option<u64>,
+    results: BTreeMap<u64, Chunk>,
+    /// Why the CPU's data ended early, reported with the last chunk.
+    error: Option<String>,
+}
+
+struct State {
+    cpus: Vec<CpuState>,
+    /// Emptied event buffers, to be filled again.
+    spare: Vec<VecDeque<Event>>,
+    stop: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Workers wait here for a job; the merge waits here for a result.
+    work: Condvar,
+    ready: Condvar,
+    file: File,
+    name: String,
+    compression: Compression,
+    page_size: u64,
+    big_endian: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>, String> {
+        let mut buf = vec![0u8; usize::try_from(len).map_err(|e| e.to_string())?];
+        self.file.read_exact_at(&mut buf, offset).map_err(|e| format!("offset 0x{offset:x}: {e}"))?;
+        Ok(buf)
+    }
+
+    fn u32_at(&self, offset: u64) -> Result<u32, String> {
+        let b = self.read(offset, 4)?;
+        Ok(crate::raw::page::read_uint(&b, 0, 4, self.big_endian).unwrap_or(0) as u32)
+    }
+
+    /// The next job of CPU `i` (under the lock; reads the chunk header); `None` when its data has ended.
+    fn job_of(&self, st: &mut State, i: usize) -> Option<Job> {
+        let c = &mut st.cpus[i];
+        if c.exhausted {
+            return None;
+        }
+        let header = || -> Result<Option<Header>, String> {
+            if self.compression == Compression::None {
+                let len = c.end.saturating_sub(c.next).min(PAGES_PER_BLOCK * self.page_size);
+                return Ok((len > 0).then_some((c.next, len, len, None)));
+            }
+            let mut at = c.next;
+            let left = match c.chunks_left {
+                Some(n) => n,
+                None => {
+                    let n = self.u32_at(at)?;
+                    at += 4;
+                    n
+                }
+            };
+            if left == 0 || at >= c.end {
+                return Ok(None);
+            }
+            let csize = u64::from(self.u32_at(at)?);
+            let usize_ = u64::from(self.u32_at(at + 4)?);
+            Ok(Some((at + 8, csize, usize_, Some(left - 1))))
+        };
+        match header() {
+            Ok(Some((offset, len, size, left))) => {
+                c.next = offset + len;
+                c.chunks_left = left;
+                let job = Job { cpu: i, cpu_id: c.cpu, seq: c.claimed, offset, len, size, first_page: c.pages };
+                c.pages += size.div_ceil(self.page_size);
+                c.claimed += 1;
+                Some(job)
+            }
+            Ok(None) => {
+                c.exhausted = true;
+                c.total = Some(c.claimed);
+                None
+            }
+            Err(e) => {
+                c.exhausted = true;
+                c.total = Some(c.claimed);
+                c.error = Some(e);
+                None
+            }
+        }
+    }
+
+    /// A job for some CPU: the one with the fewest chunks waiting for the merge (the merge reaches its
+    /// end first), and room for one more.
+    fn claim(&self, st: &mut State) -> Option<Job> {
+        loop {
+            let pick = (0..st.cpus.len())
+                .filter(|&i| !st.cpus[i].exhausted && st.cpus[i].claimed - st.cpus[i].taken < AHEAD)
+                .min_by_key(|&i| (st.cpus[i].claimed - st.cpus[i].taken, i))?;
+            if let Some(job) = self.job_of(st, pick) {
+                return Some(job);
+            }
+            // That CPU just ended: its merge side may be waiting to learn so.
+            self.ready.notify_all();
+        }
+    }
+
+    /// Inflate and decode one job.
+    fn run(&self, job: &Job, decoder: &mut RawDecoder, buf: &mut Vec<u8>, events: VecDeque<Event>) -> Chunk {
+        let cpu = CpuId(job.cpu_id);
+        let mut chunk = Chunk { events, warnings: Vec::new(), unknown: HashMap::new(), last: false };
+        let data = self.read(job.offset, job.len).and_then(|d| {
+            if self.compression == Compression::None {
+                *buf = d;
+                Ok(())
+            } else {
+                self.compression.decompress_into(&d, job.size, buf)
+            }
+        });
+        if let Err(e) = data {
+            chunk.warnings.push(Warning {
+                location: format!("{}: cpu{} page {}", self.name, cpu.0, job.first_page),
+                message: format!("cannot read the CPU's data: {e}; the rest of this CPU is skipped"),
+            });
+            chunk.last = true;
+            return chunk;
+        }
+        for (n, page) in buf.chunks(self.page_size as usize).enumerate() {
+            let first = chunk.events.len();
+            let out = &mut chunk.events;
+            let summary = decoder.decode_page(cpu, page, &mut |e| out.push_back(e));
+            let lost = match summary.missed {
+                Missed::None => None,
+                Missed::Unknown => Some(None),
+                Missed::Count(c) => Some(Some(c)),
+            };
+            if let Some(count) = lost {
+                let ts = chunk.events.get(first).map_or(Nanos(summary.ts), |e| e.ts);
+                let marker = Event {
+                    ts,
+                    cpu,
+                    pid: -1,
+                    tgid: None,
+                    comm: Text::from(""),
+                    flags: Default::default(),
+                    kind: EventKind::Lost { count },
+                };
+                chunk.events.insert(first, marker);
+            }
+            for message in summary.warnings {
+                let location = format!("{}: cpu{} page {}", self.name, cpu.0, job.first_page + n as u64);
+                chunk.warnings.push(Warning { location, message });
+            }
+        }
+        if !decoder.unknown_ids().is_empty() {
+            chunk.unknown = decoder.take_unknown_ids();
+        }
+        chunk
+    }
+}
+
+/// Stops the workers when the reader goes away.
+pub(crate) struct PoolGuard(Arc<Shared>);
+
+impl Drop for PoolGuard {
+    fn drop(&mut self) {
+        self.0.lock().stop = true;
+        self.0.work.notify_all();
+    }
+}
+
+/// One CPU's events as decoded by the pool.
+pub struct PoolStream {
+    shared: Arc<Shared>,
+    index: usize,
+    current: VecDeque<Event>,
+    warnings: Vec<Warning>,
+    unknown: HashMap<u16, u64>,
+    done: bool,
+}
+
+impl PoolStream {
+    /// Warnings received so far (taken out).
+    pub(crate) fn take_warnings(&mut self) -> Vec<Warning> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// Records without a format, counted per id.
+    pub(crate) fn unknown_ids(&self) -> &HashMap<u16, u64> {
+        &self.unknown
+    }
+
+    /// Wait for the next chunk when the current one is used up; false at the end.
+    fn fill(&mut self) -> bool {
+        while self.current.is_empty() {
+            if self.done {
+                return false;
+            }
+            let sh = self.shared.clone();
+            let mut st = sh.lock();
+            let chunk = loop {
+                let c = &mut st.cpus[self.index];
+                if c.total.is_some_and(|t| c.taken >= t) {
+                    break None;
+                }
+                if let Some(chunk) = c.results.remove(&c.taken) {
+                    c.taken += 1;
+                    break Some(chunk);
+                }
+                if st.stop {
+                    break None;
+                }
+                st = sh.ready.wait(st).unwrap_or_else(|p| p.into_inner());
+            };
+            let error = st.cpus[self.index].error.take();
+            let cpu = st.cpus[self.index].cpu;
+            if chunk.is_some() && st.spare.len() < 8 {
+                st.spare.push(std::mem::take(&mut self.current));
+            }
+            drop(st);
+            sh.work.notify_all();
+            match chunk {
+                Some(chunk) => {
+                    self.warnings.extend(chunk.warnings);
+                    for (id, n) in chunk.unknown {
+                        *self.unknown.entry(id).or_insert(0) += n;
+                    }
+                    self.current = chunk.events;
+                    // After a chunk that could not be read, the CPU's data ends.
+                    self.done |= chunk.last;
+                }
+                None => self.done = true,
+            }
+            if let Some(e) = error {
+                self.warnings.push(Warning {
+                    location: format!("{}: cpu{cpu}", self.shared.name),
+                    message: format!("cannot read the CPU's data: {e}; the rest of this CPU is skipped"),
+                });
+            }
+        }
+        true
+    }
+}
+
+impl Iterator for PoolStream {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        self.fill();
+        self.current.pop_front()
+    }
+}
+
+impl EventStream for PoolStream {
+    fn peek_ts(&mut self) -> Option<u64> {
+        self.fill();
+        self.current.front().map(|e| e.ts.0)
+    }
+}
+
+/// Start `threads` workers decoding `cpus` of the file at `path` with forks of `decoder`; one stream per
+/// CPU (in the order given) and the guard that stops the workers. `None` when the file cannot be opened
+/// again or no thread could be started (the caller then decodes on its own thread).
+pub(crate) fn start(
+    file: File,
+    name: &str,
+    cpus: &[&CpuData],
+    meta: &Meta,
+    decoder: &RawDecoder,
+    threads: usize,
+) -> Option<(Vec<PoolStream>, PoolGuard)> {
+    let state = State {
+        cpus: cpus
+            .iter()
+            .map(|d| CpuState {
+                cpu: d.cpu,
+                next: d.offset,
+                end: d.offset.saturating_add(d.size),
+                chunks_left: None,
+                pages: 0,
+                claimed: 0,
+                taken: 0,
+                exhausted: d.size == 0,
+                total: (d.size == 0).then_some(0),
+                results: BTreeMap::new(),
+                error: None,
+            })
+            .collect(),
+        spare: Vec::new(),
+        stop: false,
+    };
+    let shared = Arc::new(Shared {
+        state: Mutex::new(state),
+        work: Condvar::new(),
+        ready: Condvar::new(),
+        file,
+        name: name.to_string(),
+        compression: meta.compression,
+        page_size: u64::from(meta.page_size.max(1)),
+        big_endian: meta.big_endian,
+    });
+    let mut started = 0;
+    for t in 0..threads.max(1) {
+        let sh = shared.clone();
+        let mut dec = decoder.fork();
+        dec.leave_task_names(Text::from(""));
+        let spawned = std::thread::Builder::new().name(format!("dat-decode{t}")).spawn(move || {
+            let mut buf = Vec::new();
+            loop {
+                let (job, events) = {
+                    let mut st = sh.lock();
+                    loop {
+                        if st.stop {
+                            return;
+                        }
+                        if let Some(job) = sh.claim(&mut st) {
+                            break (job, st.spare.pop().unwrap_or_else(|| VecDeque::with_capacity(1024)));
+                        }
+                        if st.cpus.iter().all(|c| c.exhausted) {
+                            sh.ready.notify_all();
+                            return;
+                        }
+                        st = sh.work.wait(st).unwrap_or_else(|p| p.into_inner());
+                    }
+                };
+                let chunk = sh.run(&job, &mut dec, &mut buf, events);
+                let mut st = sh.lock();
+                let c = &mut st.cpus[job.cpu];
+                if chunk.last {
+                    c.exhausted = true;
+                    c.total = Some(c.total.map_or(job.seq + 1, |t| t.min(job.seq + 1)));
+                }
+                c.results.insert(job.seq, chunk);
+                drop(st);
+                sh.ready.notify_all();
+            }
+        });
+        if spawned.is_ok() {
+            started += 1;
+        }
+    }
+    if started == 0 {
+        return None;
+    }
+    let streams = (0..cpus.len())
+        .map(|index| PoolStream {
+            shared: shared.clone(),
+            index,
+            current: VecDeque::new(),
+            warnings: Vec::new(),
+            unknown: HashMap::new(),
+            done: false,
+        })
+        .collect();
+    Some((streams, PoolGuard(shared)))
+}
+
+/// Whether every chunk of `d` but the last holds whole pages (always so for trace-cmd's files), so
+/// chunks can be decoded apart: reads the chunk headers.
+pub(crate) fn whole_pages(file: &File, d: &CpuData, meta: &Meta) -> bool {
+    if meta.compression == Compression::None || d.size == 0 {
+        return true;
+    }
+    let page = u64::from(meta.page_size.max(1));
+    let be = meta.big_endian;
+    let u32_at = |at: u64| -> Option<u64> {
+        let mut b = [0u8; 4];
+        file.read_exact_at(&mut b, at).ok()?;
+        crate::raw::page::read_uint(&b, 0, 4, be)
+    };
+    let end = d.offset.saturating_add(d.size);
+    let Some(count) = u32_at(d.offset) else { return true };
+    let mut at = d.offset + 4;
+    for i in 0..count {
+        if at >= end {
+            break;
+        }
+        let (Some(csize), Some(size)) = (u32_at(at), u32_at(at + 4)) else { return true };
+        if size % page != 0 && i + 1 < count && at + 8 + csize < end {
+            return false;
+        }
+        at += 8 + csize;
+    }
+    true
+}
