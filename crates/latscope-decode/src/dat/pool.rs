@@ -91,9 +91,17 @@ impl Shared {
     }
 
     fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>, String> {
-        let mut buf = vec![0u8; usize::try_from(len).map_err(|e| e.to_string())?];
-        self.file.read_exact_at(&mut buf, offset).map_err(|e| format!("offset 0x{offset:x}: {e}"))?;
+        let mut buf = Vec::new();
+        self.read_into(offset, len, &mut buf)?;
         Ok(buf)
+    }
+
+    /// Read `len` bytes at `offset` into `buf` (its allocation reused: a fresh large allocation per chunk
+    /// makes the allocator consolidate the small blocks the merge frees, every time).
+    fn read_into(&self, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), String> {
+        buf.clear();
+        buf.resize(usize::try_from(len).map_err(|e| e.to_string())?, 0);
+        self.file.read_exact_at(buf, offset).map_err(|e| format!("offset 0x{offset:x}: {e}"))
     }
 
     fn u32_at(&self, offset: u64) -> Result<u32, String> {
@@ -167,17 +175,21 @@ impl Shared {
     }
 
     /// Inflate and decode one job.
-    fn run(&self, job: &Job, decoder: &mut RawDecoder, buf: &mut Vec<u8>, events: VecDeque<Event>) -> Chunk {
+    fn run(
+        &self,
+        job: &Job,
+        decoder: &mut RawDecoder,
+        bufs: &mut (Vec<u8>, Vec<u8>),
+        events: VecDeque<Event>,
+    ) -> Chunk {
         let cpu = CpuId(job.cpu_id);
         let mut chunk = Chunk { events, warnings: Vec::new(), unknown: HashMap::new(), last: false };
-        let data = self.read(job.offset, job.len).and_then(|d| {
-            if self.compression == Compression::None {
-                *buf = d;
-                Ok(())
-            } else {
-                self.compression.decompress_into(&d, job.size, buf)
-            }
-        });
+        let (raw, buf) = (&mut bufs.0, &mut bufs.1);
+        let data = if self.compression == Compression::None {
+            self.read_into(job.offset, job.len, buf)
+        } else {
+            self.read_into(job.offset, job.len, raw).and_then(|_| self.compression.decompress_into(raw, job.size, buf))
+        };
         if let Err(e) = data {
             chunk.warnings.push(Warning {
                 location: format!("{}: cpu{} page {}", self.name, cpu.0, job.first_page),
@@ -366,7 +378,7 @@ pub(crate) fn start(
         let mut dec = decoder.fork();
         dec.leave_task_names(Text::from(""));
         let spawned = std::thread::Builder::new().name(format!("dat-decode{t}")).spawn(move || {
-            let mut buf = Vec::new();
+            let mut bufs = (Vec::new(), Vec::new());
             loop {
                 let (job, events) = {
                     let mut st = sh.lock();
@@ -384,7 +396,7 @@ pub(crate) fn start(
                         st = sh.work.wait(st).unwrap_or_else(|p| p.into_inner());
                     }
                 };
-                let chunk = sh.run(&job, &mut dec, &mut buf, events);
+                let chunk = sh.run(&job, &mut dec, &mut bufs, events);
                 let mut st = sh.lock();
                 let c = &mut st.cpus[job.cpu];
                 if chunk.last {
