@@ -533,19 +533,11 @@ mod tests {
 
     #[test]
     fn traced_noise_without_kernel_events_blames_the_hypervisor() {
-        use latscope_model::{CpuNoiseCauses, NoiseCause, NoiseCauses};
+        use crate::text::noise_causes::test_cause as cause;
+        use latscope_model::{CpuNoiseCauses, NoiseCauses};
         let mut n = NoiseResult::new(RunMetadata::default(), NoiseOptions::default(), CounterInfo::default());
         n.metadata.hypervisor = Some("KVM (KVMKVMKVM)".into());
         n.cpus.push(CpuNoise { cpu: CpuId(1), max_gap_ns: 400_000, ..CpuNoise::default() });
-        let cause = |kind: &str, name: &str, count, total_ns, share_pct| NoiseCause {
-            kind: kind.into(),
-            name: name.into(),
-            count,
-            total_ns,
-            max_ns: total_ns / count,
-            share_pct,
-            ..NoiseCause::default()
-        };
         n.causes = Some(NoiseCauses {
             cpus: vec![CpuNoiseCauses {
                 cpu: CpuId(1),

@@ -85,22 +85,29 @@ fn write_cpu(out: &mut dyn Write, c: &CpuNoiseCauses) -> io::Result<()> {
     Ok(())
 }
 
+/// A cause for tests: `count` gaps of equal length adding up to `total_ns`.
+#[cfg(test)]
+pub(crate) fn test_cause(kind: &str, name: &str, count: u64, total_ns: u64, share_pct: f64) -> NoiseCause {
+    NoiseCause {
+        kind: kind.into(),
+        name: name.into(),
+        count,
+        total_ns,
+        max_ns: total_ns / count,
+        share_pct,
+        ..NoiseCause::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use latscope_model::CpuId;
 
+    use super::test_cause as cause;
+
     #[test]
     fn says_plainly_when_most_gaps_have_no_kernel_event() {
-        let cause = |kind: &str, name: &str, count, total_ns, share_pct| NoiseCause {
-            kind: kind.into(),
-            name: name.into(),
-            count,
-            total_ns,
-            max_ns: total_ns / count,
-            share_pct,
-            ..NoiseCause::default()
-        };
         let n = NoiseCauses {
             cpus: vec![CpuNoiseCauses {
                 cpu: CpuId(1),
