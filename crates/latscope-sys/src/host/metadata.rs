@@ -1,11 +1,14 @@
 //! Collects the [`RunMetadata`] every result carries: kernel, preemption model, CPU, hypervisor, clock.
 
 use super::read_opt;
-use latscope_model::{CpuList, RunMetadata};
+use latscope_model::facts::{KernelFacts, SystemFacts};
+use latscope_model::RunMetadata;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Reads what can be read without privileges; anything unreadable is left empty, never guessed.
-pub fn run_metadata(args: Vec<String>) -> RunMetadata {
+/// Reads what can be read without privileges; anything unreadable is left empty, never guessed. The
+/// preemption model and the hypervisor come from `facts` (the audit's reading), so a result's header and
+/// its findings agree and nothing is read twice.
+pub fn run_metadata(args: Vec<String>, facts: &SystemFacts) -> RunMetadata {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let kernel_version = read_opt("/proc/sys/kernel/version").unwrap_or_default();
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
@@ -14,12 +17,12 @@ pub fn run_metadata(args: Vec<String>) -> RunMetadata {
         args,
         hostname: read_opt("/proc/sys/kernel/hostname").unwrap_or_default(),
         kernel_release: read_opt("/proc/sys/kernel/osrelease").unwrap_or_default(),
-        preemption_model: preemption_model(&kernel_version),
+        preemption_model: preemption_model(&facts.kernel),
         kernel_version,
         kernel_cmdline: read_opt("/proc/cmdline").unwrap_or_default(),
         cpu_model: cpu_model(&cpuinfo),
         cpu_count: super::cpus::online_cpus().map(|l| l.len() as u32).unwrap_or(0),
-        hypervisor: hypervisor(&cpuinfo),
+        hypervisor: facts.hypervisor.detected().map(|(name, _)| name),
         clocksource: read_opt("/sys/devices/system/clocksource/clocksource0/current_clocksource").unwrap_or_default(),
         start_unix_s: now.as_secs_f64(),
         start_time: rfc3339(now.as_secs()),
@@ -27,16 +30,10 @@ pub fn run_metadata(args: Vec<String>) -> RunMetadata {
     }
 }
 
-/// The preemption model as the audit reads it (`/sys/kernel/realtime`, the dynamic-preempt debugfs
-/// file, `preempt=`, the kernel config, `uname -v`), with ` (dynamic)` on a switchable kernel.
-pub fn preemption_model(kernel_version: &str) -> String {
-    let release = read_opt("/proc/sys/kernel/osrelease");
-    let config = super::kconfig::read_config(release.as_deref());
-    let boot = super::cmdline::read_boot_params();
-    let version = (!kernel_version.is_empty()).then_some(kernel_version);
-    let (model, dynamic) = super::preemption::read_preemption(version, config.get(), boot.get());
-    let model = model.value.unwrap_or_else(|| "unknown".into());
-    if dynamic.value == Some(true) && model != "rt" {
+/// The preemption model the audit read, with ` (dynamic)` on a switchable kernel; `unknown` when unread.
+pub fn preemption_model(k: &KernelFacts) -> String {
+    let model = k.preemption.get().cloned().unwrap_or_else(|| "unknown".into());
+    if k.preempt_dynamic.get() == Some(&true) && model != "rt" {
         format!("{model} (dynamic)")
     } else {
         model
@@ -50,12 +47,6 @@ fn cpu_model(cpuinfo: &str) -> String {
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.trim().to_string())
         .unwrap_or_default()
-}
-
-/// The hypervisor's name as the audit reads it (CPUID vendor leaf, `/sys/hypervisor/type`, then the
-/// cpuinfo flag with DMI), so a result's header and its findings name the same one.
-pub fn hypervisor(cpuinfo: &str) -> Option<String> {
-    super::hypervisor::read_hypervisor(Some(cpuinfo), Some(&CpuList::default())).detected().map(|(name, _)| name)
 }
 
 /// Formats seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (civil-from-days, no time zone database).

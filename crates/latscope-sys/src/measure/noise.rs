@@ -479,7 +479,8 @@ fn convert(cpu: CpuId, st: SpinState, cal: &Calibration, thresh: u64) -> CpuSamp
 }
 
 /// Reads the environment facts that change a noise reading of `cpus`. Unreadable facts stay empty.
-pub fn environment(cpus: &CpuList) -> NoiseEnvironment {
+/// `hypervisor`: the one the run's metadata names.
+pub fn environment(cpus: &CpuList, hypervisor: Option<String>) -> NoiseEnvironment {
     let sys = "/sys/devices/system/cpu";
     let online = crate::host::cpus::online_cpus().unwrap_or_default();
     let smt = cpus
@@ -497,7 +498,6 @@ pub fn environment(cpus: &CpuList) -> NoiseEnvironment {
         let all = read_opt(path).and_then(|s| CpuList::parse(&s).ok()).unwrap_or_default();
         CpuList(cpus.iter().filter(|c| all.contains(*c)).collect())
     };
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     NoiseEnvironment {
         smt,
         smt_active: read_opt(format!("{sys}/smt/active")).map(|s| s == "1"),
@@ -505,7 +505,7 @@ pub fn environment(cpus: &CpuList) -> NoiseEnvironment {
         nohz_full: subset(&format!("{sys}/nohz_full")),
         rt_period_us: read_opt("/proc/sys/kernel/sched_rt_period_us").and_then(|s| s.parse().ok()),
         rt_runtime_us: read_opt("/proc/sys/kernel/sched_rt_runtime_us").and_then(|s| s.parse().ok()),
-        hypervisor: crate::host::metadata::hypervisor(&cpuinfo),
+        hypervisor,
     }
 }
 
@@ -565,7 +565,7 @@ mod tests {
 
     #[test]
     fn environment_names_the_measured_cpus() {
-        let env = environment(&CpuList(vec![CpuId(0)]));
+        let env = environment(&CpuList(vec![CpuId(0)]), Some("KVM".into()));
         assert_eq!(env.smt.len(), 1);
         assert_eq!(env.smt[0].cpu, CpuId(0));
         assert!(!env.smt[0].siblings.contains(CpuId(0)));

@@ -60,7 +60,11 @@ pub fn run(args: Args) -> CmdResult {
 
     let (facts, mut metadata) = match saved {
         Some((facts, metadata)) => (facts, metadata.unwrap_or_default()),
-        None => (collect(), run_metadata(std::env::args().collect())),
+        None => {
+            let facts = collect();
+            let metadata = run_metadata(std::env::args().collect(), &facts);
+            (facts, metadata)
+        }
     };
     let findings = findings_for(&facts, &cpus);
     let audited = if cpus.is_empty() { facts.cpus.online.get().cloned().unwrap_or_default() } else { cpus };

@@ -15,6 +15,7 @@ use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::noise::{account, detect_rt_throttling, top_gaps, windows, RtSettings};
 use latscope_analyze::noise_attribution::{attribute, CpuGaps};
+use latscope_model::facts::SystemFacts;
 use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
 use latscope_model::{parse_duration, CpuId, CpuList, Event, Nanos, NoiseCauses, Pid, StopReason};
 use latscope_report::json::write_json;
@@ -139,7 +140,7 @@ pub fn run(args: Args) -> CmdResult {
     let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
     let live = (!args.quiet).then_some(to_stdout_json);
-    let (result, events) = measure(&config, options, args.trace, live)?;
+    let (result, events) = measure(&config, options, &collect(), args.trace, live)?;
 
     write_text(|out| write_noise(out, &result), to_stdout_json)?;
     if let Some(sink) = sink {
@@ -158,17 +159,18 @@ pub fn run(args: Args) -> CmdResult {
 }
 
 /// Measures noise as `config` says, tracing beside the spinners when `trace`: the result (with the
-/// gaps' causes when traced) and the trace's events. `live`: show the live line (on stderr when true).
+/// gaps' causes when traced) and the trace's events. `facts`: the machine as read before the spinners
+/// start (metadata and findings). `live`: show the live line (on stderr when true).
 pub(crate) fn measure(
     config: &NoiseConfig,
     options: NoiseOptions,
+    facts: &SystemFacts,
     trace: bool,
     live: Option<bool>,
 ) -> Result<(NoiseResult, Vec<Event>), CliError> {
-    let mut metadata = run_metadata(std::env::args().collect());
-    let env = environment(&config.cpus);
-    // The configuration around the numbers, read before the spinners start.
-    let findings = findings_for(&collect(), &config.cpus);
+    let mut metadata = run_metadata(std::env::args().collect(), facts);
+    let env = environment(&config.cpus, metadata.hypervisor.clone());
+    let findings = findings_for(facts, &config.cpus);
 
     let mut trace_notes = Vec::new();
     let capture = if trace {

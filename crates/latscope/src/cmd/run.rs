@@ -13,6 +13,7 @@ use latscope_analyze::sample_explain::MATCH_TOLERANCE;
 use latscope_analyze::timeline::Timeline;
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
 use latscope_analyze::wakeup::{decompose_task_sample, KnownSample, WakeupBreakdown, WakeupContext};
+use latscope_model::facts::SystemFacts;
 use latscope_model::noise_result::{NoiseOptions, NoiseResult};
 use latscope_model::{
     parse_duration, AuditResult, CpuId, CpuList, Event, MissingFeature, Nanos, Pid, RunResult, TimerOptions,
@@ -100,7 +101,8 @@ pub fn run(args: Args) -> CmdResult {
     let timer_policy = Policy::from_priority(args.priority).map_err(|e| CliError(format!("--priority: {e}")))?;
     let noise_policy =
         Policy::from_priority(args.noise_priority).map_err(|e| CliError(format!("--noise-priority: {e}")))?;
-    let metadata = run_metadata(std::env::args().collect());
+    let facts = collect();
+    let metadata = run_metadata(std::env::args().collect(), &facts);
     let dir = args
         .report
         .clone()
@@ -112,13 +114,11 @@ pub fn run(args: Args) -> CmdResult {
     let started = std::time::Instant::now();
     let mut result = RunResult::new(metadata.clone(), duration.0);
 
-    // 1. Audit.
+    // 1. Audit (the facts were read above, before any measuring thread started).
     say("auditing the machine …");
-    let facts = collect();
     let findings = findings_for(&facts, &CpuList::default());
     let audit = AuditResult::new(metadata.clone(), cpus.clone(), facts, findings);
     say(&format!("audit: {}", latscope_report::html::severity_counts(&audit.findings)));
-    result.audit = Some(audit);
 
     // 2. Timer latency, traced.
     let _memory = lock_memory().map_err(|e| result.warnings.push(format!("memory not locked ({e})"))).ok();
@@ -165,7 +165,7 @@ pub fn run(args: Args) -> CmdResult {
             "measuring OS noise on CPU {cpus} for {duration}{} …",
             if args.no_trace { "" } else { " with tracing" }
         ));
-        match measure_noise(&cpus, duration, noise_policy, !args.no_trace) {
+        match measure_noise(&cpus, duration, noise_policy, &audit.facts, !args.no_trace) {
             Ok((n, ev)) => {
                 let max = n.cpus.iter().map(|c| c.max_gap_ns).max().unwrap_or(0);
                 say(&format!("noise: longest gap {}", Nanos(max)));
@@ -178,6 +178,8 @@ pub fn run(args: Args) -> CmdResult {
     if stopped() {
         result.warnings.push("interrupted: the run was stopped before every step ended".into());
     }
+
+    result.audit = Some(audit);
 
     // 4. Explain, report.
     let built: Option<CpuSlices> = (!events.is_empty()).then(|| slices::build(&events));
@@ -323,6 +325,7 @@ fn measure_noise(
     cpus: &CpuList,
     duration: Nanos,
     policy: Policy,
+    facts: &SystemFacts,
     trace: bool,
 ) -> Result<(NoiseResult, Vec<Event>), CliError> {
     let threshold = Nanos::from_us(5);
@@ -343,7 +346,7 @@ fn measure_noise(
         stop_on_threshold: false,
         gap_capacity: DEFAULT_GAP_CAPACITY as u64,
     };
-    crate::cmd::noise::measure(&config, options, trace, None)
+    crate::cmd::noise::measure(&config, options, facts, trace, None)
 }
 
 #[cfg(test)]

@@ -148,9 +148,10 @@ pub fn run(args: Args) -> CmdResult {
     let plan = plan(&args)?;
     let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
-    let mut metadata = run_metadata(std::env::args().collect());
     // The configuration around the numbers, read before the measuring threads start.
-    let findings = findings_for(&collect(), &plan.config.cpus);
+    let facts = collect();
+    let mut metadata = run_metadata(std::env::args().collect(), &facts);
+    let findings = findings_for(&facts, &plan.config.cpus);
 
     // Real-time environment: degrade (and say so) rather than refuse, except for SCHED_FIFO itself.
     let mut warnings = Vec::new();
