@@ -41,7 +41,7 @@
 
 use latscope_model::event::SOFTIRQ_NAMES;
 use latscope_model::event::{OsnoiseKind, TimerOp, TimerlatContext, Toggle, WakeupKind};
-use latscope_model::{CpuId, EventKind, Field, FieldValue, Nanos, Text};
+use latscope_model::{CpuId, EventKind, Field, FieldValue, Nanos, SyscallArgs, Text};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -60,6 +60,10 @@ pub trait FieldSource {
     /// Code-address field `name` as a symbol name.
     fn func(&self, name: &str) -> Option<Text> {
         self.text(name)
+    }
+    /// `sys_enter`'s arguments field `name`: binary sources give the words, text sources the text.
+    fn syscall_args(&self, name: &str) -> Option<SyscallArgs> {
+        self.text(name).map(SyscallArgs::Text)
     }
     /// A shared [`Text`] for `s` (event and system names of `Other` events); sources with an
     /// [`Interner`] override this to avoid one allocation per event.
@@ -236,7 +240,11 @@ fn typed(system: Option<&str>, name: &str, f: &dyn FieldSource) -> Option<EventK
             delta: nanos(f.int("delta_ns")?),
             handled: f.int("handled").unwrap_or(0) as u32,
         },
-        "sys_enter" => EventKind::SysEnter { nr: f.int("id"), name: None, args: f.text("args").unwrap_or_else(empty) },
+        "sys_enter" => EventKind::SysEnter {
+            nr: f.int("id"),
+            name: None,
+            args: f.syscall_args("args").unwrap_or_else(SyscallArgs::empty),
+        },
         "sys_exit" => EventKind::SysExit { nr: f.int("id"), name: None, ret: f.int("ret")? },
         "print" | "bprint" | "bputs" | "tracing_mark_write" | "tracing_mark" => EventKind::Print {
             ip: f.func("ip"),
@@ -297,7 +305,8 @@ fn vector_or_syscall(sys: &str, name: &str, f: &dyn FieldSource) -> Option<Event
     if let Some(call) = name.strip_prefix("sys_enter_") {
         if sys.is_empty() || sys == "syscalls" {
             let args = f.text("args").unwrap_or_else(|| join_fields(&f.fields(), "__syscall_nr"));
-            return Some(EventKind::SysEnter { nr: f.int("__syscall_nr"), name: Some(Text::from(call)), args });
+            let (nr, name, args) = (f.int("__syscall_nr"), Some(Text::from(call)), SyscallArgs::Text(args));
+            return Some(EventKind::SysEnter { nr, name, args });
         }
     }
     if let Some(call) = name.strip_prefix("sys_exit_") {
@@ -554,7 +563,10 @@ mod tests {
     #[test]
     fn syscalls_prints_and_missing_fields_fall_back_to_other() {
         let k = build(Some("syscalls"), "sys_enter_read", &Kv(vec![("__syscall_nr", "0"), ("fd", "0x3")]));
-        assert_eq!(k, EventKind::SysEnter { nr: Some(0), name: Some(Text::from("read")), args: Text::from("fd: 0x3") });
+        assert_eq!(
+            k,
+            EventKind::SysEnter { nr: Some(0), name: Some(Text::from("read")), args: SyscallArgs::from("fd: 0x3") }
+        );
         let k = build(None, "sys_exit", &Kv(vec![("id", "0"), ("ret", "-11")]));
         assert_eq!(k, EventKind::SysExit { nr: Some(0), name: None, ret: -11 });
         let k = build(None, "tracing_mark_write", &Kv(vec![("buf", "B|12|draw")]));

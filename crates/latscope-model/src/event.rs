@@ -1,6 +1,6 @@
 //! The typed event every decoder produces and every analysis consumes.
 
-use crate::{CpuId, Flags, Nanos};
+use crate::{CpuId, Flags, Nanos, SyscallArgs};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -167,7 +167,7 @@ pub enum EventKind {
     /// `nmi:nmi_handler`
     NmiHandler { handler: Text, delta: Nanos, handled: u32 },
     /// `raw_syscalls:sys_enter` or `syscalls:sys_enter_NAME` (then `name` is set).
-    SysEnter { nr: Option<i64>, name: Option<Text>, args: Text },
+    SysEnter { nr: Option<i64>, name: Option<Text>, args: SyscallArgs },
     /// `raw_syscalls:sys_exit` or `syscalls:sys_exit_NAME`.
     SysExit { nr: Option<i64>, name: Option<Text>, ret: i64 },
     /// `ftrace:print`/`bprint`/`bputs`, `tracing_mark_write`, trace_printk and trace_marker text.

@@ -6,7 +6,7 @@ use super::decoder::RawDecoder;
 use super::format::FieldKind;
 use super::record::RawRecord;
 use crate::typed::FieldSource;
-use latscope_model::{Field, Text};
+use latscope_model::{Field, SyscallArgs, Text};
 
 /// One record plus the decoder's symbol tables.
 pub struct RecordSource<'a> {
@@ -63,6 +63,23 @@ impl FieldSource for RecordSource<'_> {
 
     fn fields(&self) -> Vec<Field> {
         self.rec.payload_fields()
+    }
+
+    fn syscall_args(&self, name: &str) -> Option<SyscallArgs> {
+        let f = self.field(name)?;
+        let bytes = self.rec.bytes_of(f)?;
+        let elem = if f.is_long { self.dec.page_layout().commit_size } else { 4 };
+        let be = self.rec.big_endian;
+        match f.kind {
+            FieldKind::Array { count: 6 } if bytes.len() == 6 * elem => {
+                let mut words = [0u64; 6];
+                for (i, w) in words.iter_mut().enumerate() {
+                    *w = super::page::read_uint(bytes, i * elem, elem, be)?;
+                }
+                Some(SyscallArgs::Words(words))
+            }
+            _ => self.text(name).map(SyscallArgs::Text),
+        }
     }
 
     fn ptr(&self, name: &str) -> Option<u64> {

@@ -8,7 +8,7 @@ use super::graph::{parse_graph_body, GraphBody};
 use super::latency::switch_record;
 use crate::typed::{build, FieldSource, Interner};
 use latscope_model::event::WakeupKind;
-use latscope_model::{CpuId, EventKind, Nanos, Text};
+use latscope_model::{CpuId, EventKind, Nanos, SyscallArgs, Text};
 use std::cell::RefCell;
 
 /// The meaning of an event body.
@@ -146,7 +146,7 @@ fn syscall(t: &str, interner: &RefCell<Interner>) -> Option<EventKind> {
         return None;
     }
     let i = &mut *interner.borrow_mut();
-    Some(EventKind::SysEnter { nr: None, name: Some(i.intern(call)), args: Text::from(&rest[open + 1..close]) })
+    Some(EventKind::SysEnter { nr: None, name: Some(i.intern(call)), args: SyscallArgs::from(&rest[open + 1..close]) })
 }
 
 /// Tracer sample lines that start with `#N`: timerlat, hwlat.
