@@ -241,11 +241,11 @@ fn typed(system: Option<&str>, name: &str, f: &dyn FieldSource) -> Option<EventK
             handled: f.int("handled").unwrap_or(0) as u32,
         },
         "sys_enter" => EventKind::SysEnter {
-            nr: f.int("id"),
+            nr: syscall_nr(f.int("id")),
             name: None,
             args: f.syscall_args("args").unwrap_or_else(SyscallArgs::empty),
         },
-        "sys_exit" => EventKind::SysExit { nr: f.int("id"), name: None, ret: f.int("ret")? },
+        "sys_exit" => EventKind::SysExit { nr: syscall_nr(f.int("id")), name: None, ret: f.int("ret")? },
         "print" | "bprint" | "bputs" | "tracing_mark_write" | "tracing_mark" => EventKind::Print {
             ip: f.func("ip"),
             text: f.text("buf").or_else(|| f.text("str")).or_else(|| f.text("text"))?,
@@ -300,19 +300,24 @@ fn typed(system: Option<&str>, name: &str, f: &dyn FieldSource) -> Option<EventK
     })
 }
 
+/// A syscall number (they all fit 32 bits, x32's 0x4000_0000 flag included); `None` when it does not.
+fn syscall_nr(v: Option<i64>) -> Option<i32> {
+    v.and_then(|v| i32::try_from(v).ok())
+}
+
 /// `irq_vectors:*_entry/_exit` and `syscalls:sys_enter_NAME/sys_exit_NAME`.
 fn vector_or_syscall(sys: &str, name: &str, f: &dyn FieldSource) -> Option<EventKind> {
     if let Some(call) = name.strip_prefix("sys_enter_") {
         if sys.is_empty() || sys == "syscalls" {
             let args = f.text("args").unwrap_or_else(|| join_fields(&f.fields(), "__syscall_nr"));
-            let (nr, name, args) = (f.int("__syscall_nr"), Some(Text::from(call)), SyscallArgs::Text(args));
+            let (nr, name, args) = (syscall_nr(f.int("__syscall_nr")), Some(Text::from(call)), SyscallArgs::Text(args));
             return Some(EventKind::SysEnter { nr, name, args });
         }
     }
     if let Some(call) = name.strip_prefix("sys_exit_") {
         if sys.is_empty() || sys == "syscalls" {
             return Some(EventKind::SysExit {
-                nr: f.int("__syscall_nr"),
+                nr: syscall_nr(f.int("__syscall_nr")),
                 name: Some(Text::from(call)),
                 ret: f.int("ret")?,
             });

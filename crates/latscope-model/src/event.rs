@@ -167,9 +167,9 @@ pub enum EventKind {
     /// `nmi:nmi_handler`
     NmiHandler { handler: Text, delta: Nanos, handled: u32 },
     /// `raw_syscalls:sys_enter` or `syscalls:sys_enter_NAME` (then `name` is set).
-    SysEnter { nr: Option<i64>, name: Option<Text>, args: SyscallArgs },
+    SysEnter { nr: Option<i32>, name: Option<Text>, args: SyscallArgs },
     /// `raw_syscalls:sys_exit` or `syscalls:sys_exit_NAME`.
-    SysExit { nr: Option<i64>, name: Option<Text>, ret: i64 },
+    SysExit { nr: Option<i32>, name: Option<Text>, ret: i64 },
     /// `ftrace:print`/`bprint`/`bputs`, `tracing_mark_write`, trace_printk and trace_marker text.
     Print { ip: Option<Text>, text: Text },
     /// `timerlat:timerlat_sample` or a timerlat tracer line.
