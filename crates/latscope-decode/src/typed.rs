@@ -133,16 +133,16 @@ impl Interner {
 
 /// The typed event for `system:name` with fields from `f`. `system` is `None` when the format does not
 /// say (ftrace text); names are then unique enough (`irq_handler_entry`, `local_timer_entry`…).
-pub fn build(system: Option<&str>, name: &str, f: &dyn FieldSource) -> EventKind {
+pub fn build<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> EventKind {
     typed(system, name, f).unwrap_or_else(|| other(system, name, f))
 }
 
 /// `Other { system, name, fields }` for `f`.
-pub fn other(system: Option<&str>, name: &str, f: &dyn FieldSource) -> EventKind {
+pub fn other<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> EventKind {
     EventKind::Other { system: system.map(|s| f.intern(s)), name: f.intern(name), fields: f.fields() }
 }
 
-fn typed(system: Option<&str>, name: &str, f: &dyn FieldSource) -> Option<EventKind> {
+fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Option<EventKind> {
     let sys = system.unwrap_or("");
     let name_str = name;
     Some(match name {
@@ -306,7 +306,7 @@ fn syscall_nr(v: Option<i64>) -> Option<i32> {
 }
 
 /// `irq_vectors:*_entry/_exit` and `syscalls:sys_enter_NAME/sys_exit_NAME`.
-fn vector_or_syscall(sys: &str, name: &str, f: &dyn FieldSource) -> Option<EventKind> {
+fn vector_or_syscall<F: FieldSource + ?Sized>(sys: &str, name: &str, f: &F) -> Option<EventKind> {
     if let Some(call) = name.strip_prefix("sys_enter_") {
         if sys.is_empty() || sys == "syscalls" {
             let args = f.text("args").unwrap_or_else(|| join_fields(&f.fields(), "__syscall_nr"));
@@ -389,7 +389,7 @@ fn cpu(v: i64) -> Option<CpuId> {
 }
 
 /// `irq_handler_exit`'s `ret=handled` / `ret=unhandled` (text) or `ret` 1/0 (binary).
-fn handled(f: &dyn FieldSource) -> bool {
+fn handled<F: FieldSource + ?Sized>(f: &F) -> bool {
     match f.int("ret") {
         Some(v) => v != 0,
         None => f.text("ret").is_some_and(|t| &*t == "handled"),
@@ -397,7 +397,7 @@ fn handled(f: &dyn FieldSource) -> bool {
 }
 
 /// An enum-like field: the integer mapped through `names` (binary), else the printed text.
-fn label(f: &dyn FieldSource, field: &str, names: fn(i64) -> Option<&'static str>) -> Text {
+fn label<F: FieldSource + ?Sized>(f: &F, field: &str, names: fn(i64) -> Option<&'static str>) -> Text {
     if let Some(v) = f.int(field) {
         return names(v).map_or_else(|| Text::from(v.to_string()), Text::from);
     }
@@ -436,7 +436,7 @@ fn hrtimer_mode_name(v: i64) -> Option<&'static str> {
 ///
 /// Text sources give what the kernel printed (kept as is, even the numbers old kernels print, whose bit
 /// meanings differ by version); binary sources give the bit set only.
-fn prev_state(f: &dyn FieldSource) -> Text {
+fn prev_state<F: FieldSource + ?Sized>(f: &F) -> Text {
     if let Some(t) = f.text("prev_state") {
         return t;
     }

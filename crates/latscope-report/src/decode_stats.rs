@@ -3,7 +3,7 @@
 
 use crate::events::format_ts;
 use latscope_model::event::{TimerOp, Toggle, WakeupKind};
-use latscope_model::{CpuId, Event, EventKind, Nanos};
+use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
@@ -43,7 +43,16 @@ pub struct DecodeStats {
     names: Vec<(&'static str, u64)>,
     #[serde(skip)]
     dyn_names: HashMap<String, u64>,
+    /// Events of `Other` kinds by their name (no text made per event).
+    #[serde(skip)]
+    other_names: HashMap<Text, u64>,
+    /// Events per CPU while counting, indexed by CPU number (the first [`CPU_SLOTS`]).
+    #[serde(skip)]
+    cpu_counts: Vec<u64>,
 }
+
+/// CPUs counted in a plain vector; higher numbers (corrupt input) go to the map directly.
+const CPU_SLOTS: usize = 8192;
 
 impl DecodeStats {
     /// An empty summary for `file`.
@@ -60,7 +69,24 @@ impl DecodeStats {
         if self.last_ts.map_or(true, |t| e.ts > t) {
             self.last_ts = Some(e.ts);
         }
-        *self.per_cpu.entry(e.cpu.0).or_insert(0) += 1;
+        let cpu = e.cpu.0 as usize;
+        if cpu < CPU_SLOTS {
+            if self.cpu_counts.len() <= cpu {
+                self.cpu_counts.resize(cpu + 1, 0);
+            }
+            self.cpu_counts[cpu] += 1;
+        } else {
+            *self.per_cpu.entry(e.cpu.0).or_insert(0) += 1;
+        }
+        if let EventKind::Other { name, .. } = &e.kind {
+            match self.other_names.get_mut(&**name) {
+                Some(c) => *c += 1,
+                None => {
+                    self.other_names.insert(name.clone(), 1);
+                }
+            }
+            return;
+        }
         match static_name(&e.kind) {
             // A short list scanned by pointer: a trace has a few dozen event names, most events a handful.
             Some(n) => match self.names.iter_mut().find(|(k, _)| std::ptr::eq(*k, n)) {
@@ -89,6 +115,12 @@ impl DecodeStats {
         self.warnings = warnings.len();
         self.first_warnings = warnings.iter().take(20).cloned().collect();
         for (n, c) in self.names.drain(..) {
+            *self.per_event.entry(n.to_string()).or_insert(0) += c;
+        }
+        for (cpu, n) in self.cpu_counts.drain(..).enumerate().filter(|(_, n)| *n > 0) {
+            *self.per_cpu.entry(cpu as u32).or_insert(0) += n;
+        }
+        for (n, c) in self.other_names.drain() {
             *self.per_event.entry(n.to_string()).or_insert(0) += c;
         }
         for (n, c) in self.dyn_names.drain() {

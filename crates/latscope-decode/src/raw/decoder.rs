@@ -45,7 +45,8 @@ type NameSlot = (usize, usize, Option<u16>);
 pub struct RawDecoder {
     page: PageLayout,
     headers: EventHeaderLayout,
-    formats: HashMap<u16, Arc<CompiledFormat>, BuildHasherDefault<FastHash>>,
+    /// Event formats indexed by id (ids are small and dense: a vector beats a map per record).
+    formats: Vec<Option<Arc<CompiledFormat>>>,
     /// `common_type` location (offset, size), the same in every format.
     common_type: (usize, usize),
     cmdlines: Cmdlines,
@@ -80,7 +81,7 @@ impl RawDecoder {
         RawDecoder {
             page,
             headers: EventHeaderLayout::default(),
-            formats: HashMap::default(),
+            formats: Vec::new(),
             common_type: (0, 2),
             cmdlines: Cmdlines::default(),
             kallsyms: Arc::default(),
@@ -134,7 +135,11 @@ impl RawDecoder {
         let mut caches = self.name_cache.borrow_mut();
         c.slot = caches.len();
         caches.push(Vec::new());
-        self.formats.insert(c.format.id, Arc::new(c));
+        let id = usize::from(c.format.id);
+        if self.formats.len() <= id {
+            self.formats.resize(id + 1, None);
+        }
+        self.formats[id] = Some(Arc::new(c));
         Ok(())
     }
 
@@ -200,7 +205,7 @@ impl RawDecoder {
 
     /// Number of known event formats.
     pub fn format_count(&self) -> usize {
-        self.formats.len()
+        self.formats.iter().flatten().count()
     }
 
     /// Records seen per event id that had no format (they are skipped).
@@ -267,7 +272,7 @@ impl RawDecoder {
             pending.push((ts, id, start as u32, (start + data.len()) as u32));
         });
         for &(ts, id, start, end) in &pending {
-            let Some(fmt) = self.formats.get(&id) else {
+            let Some(fmt) = self.formats.get(usize::from(id)).and_then(Option::as_ref) else {
                 *self.unknown_ids.entry(id).or_insert(0) += 1;
                 continue;
             };

@@ -17,6 +17,9 @@ pub struct CompiledFormat {
     common_lazy: Option<FieldDef>,
     common_migrate: Option<FieldDef>,
     flag_layout: FlagLayout,
+    /// Offsets of `common_flags` (1 byte), `common_preempt_count` (1 byte) and `common_pid` (4 bytes) when
+    /// they have those sizes (every kernel so far): read directly, once per record.
+    common_fast: Option<(usize, usize, usize)>,
     /// Indices into `format.fields` of the non-`common_` fields.
     payload: Vec<usize>,
     /// Dense number of this format in its decoder (index of its name-lookup cache).
@@ -28,7 +31,13 @@ impl CompiledFormat {
     pub fn new(format: EventFormat) -> CompiledFormat {
         let get = |n: &str| format.field(n).cloned();
         let common_lazy = get("common_preempt_lazy_count");
+        let sized = |n: &str, size: u32| format.field(n).filter(|f| f.size == size).map(|f| f.offset as usize);
+        let common_fast = match (sized("common_flags", 1), sized("common_preempt_count", 1), sized("common_pid", 4)) {
+            (Some(f), Some(p), Some(pid)) => Some((f, p, pid)),
+            _ => None,
+        };
         CompiledFormat {
+            common_fast,
             common_flags: get("common_flags"),
             common_preempt: get("common_preempt_count"),
             common_pid: get("common_pid"),
@@ -117,6 +126,19 @@ impl<'a> RawRecord<'a> {
 
     /// `common_pid` (-1 when the format has none).
     pub fn pid(&self) -> Pid {
+        if let Some((_, _, off)) = self.format.common_fast {
+            return match self.data.get(off..off + 4) {
+                Some(b) => {
+                    let b = [b[0], b[1], b[2], b[3]];
+                    if self.big_endian {
+                        i32::from_be_bytes(b)
+                    } else {
+                        i32::from_le_bytes(b)
+                    }
+                }
+                None => -1,
+            };
+        }
         self.format.common_pid.as_ref().and_then(|f| self.int_of(f)).map_or(-1, |v| v as Pid)
     }
 
@@ -124,6 +146,14 @@ impl<'a> RawRecord<'a> {
     pub fn flags(&self) -> Flags {
         let c = self.format;
         let byte = |f: &Option<FieldDef>| f.as_ref().and_then(|f| self.int_of(f)).map(|v| v as u8);
+        if let Some((fl, pc, _)) = c.common_fast {
+            return match (self.data.get(fl), self.data.get(pc)) {
+                (Some(&fl), Some(&pc)) => {
+                    decode_flags(c.flag_layout, fl, pc, byte(&c.common_lazy), byte(&c.common_migrate))
+                }
+                _ => Flags::default(),
+            };
+        }
         match (byte(&c.common_flags), byte(&c.common_preempt)) {
             (Some(fl), Some(pc)) => decode_flags(c.flag_layout, fl, pc, byte(&c.common_lazy), byte(&c.common_migrate)),
             _ => Flags::default(),
