@@ -1,7 +1,9 @@
 //! Decoding a `.dat` on disk with a pool of threads, chunk by chunk: any thread inflates and decodes the
 //! next chunk (v7) or block of pages (v6) of whichever CPU the merge is closest to running out of, so
-//! every core works even while one CPU has most of the events. Results wait per CPU in file order, at
-//! most [`AHEAD`] chunks ahead of the merge, so memory stays flat whatever the file size.
+//! every core works even while one CPU has most of the events. The merge thread is one of them: there is
+//! one worker fewer than cores, and the merge decodes a chunk itself whenever the one it needs is not ready
+//! yet, instead of sleeping. Results wait per CPU in file order, at most [`AHEAD`] chunks ahead of the
+//! merge, so memory stays flat whatever the file size.
 //!
 //! Pages never straddle chunks here (trace-cmd writes whole pages per chunk); a file whose chunks are not
 //! whole pages is decoded by the one-thread [`CpuStream`](super::CpuStream) instead.
@@ -12,9 +14,11 @@ use crate::merge::EventStream;
 use crate::raw::{Missed, RawDecoder};
 use crate::Warning;
 use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
+use std::rc::Rc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// Chunks decoded ahead of the merge, per CPU.
@@ -174,6 +178,16 @@ impl Shared {
         }
     }
 
+    /// Put a decoded chunk where the merge takes it.
+    fn deliver(st: &mut State, job: &Job, chunk: Chunk) {
+        let c = &mut st.cpus[job.cpu];
+        if chunk.last {
+            c.exhausted = true;
+            c.total = Some(c.total.map_or(job.seq + 1, |t| t.min(job.seq + 1)));
+        }
+        c.results.insert(job.seq, chunk);
+    }
+
     /// Inflate and decode one job.
     fn run(
         &self,
@@ -246,9 +260,18 @@ impl Drop for PoolGuard {
     }
 }
 
+/// What the merge thread decodes with when it helps.
+struct Helper {
+    decoder: RawDecoder,
+    bufs: (Vec<u8>, Vec<u8>),
+}
+
 /// One CPU's events as decoded by the pool.
 pub struct PoolStream {
     shared: Arc<Shared>,
+    /// The merge thread's own decoder, shared by its streams: while the chunk the merge needs is not
+    /// ready, the merge decodes another instead of waiting.
+    helper: Rc<RefCell<Helper>>,
     index: usize,
     current: VecDeque<Event>,
     warnings: Vec<Warning>,
@@ -286,6 +309,17 @@ impl PoolStream {
                 }
                 if st.stop {
                     break None;
+                }
+                if let Some(job) = sh.claim(&mut st) {
+                    let events = st.spare.pop().unwrap_or_else(|| VecDeque::with_capacity(1024));
+                    drop(st);
+                    let chunk = {
+                        let helper = &mut *self.helper.borrow_mut();
+                        sh.run(&job, &mut helper.decoder, &mut helper.bufs, events)
+                    };
+                    st = sh.lock();
+                    Shared::deliver(&mut st, &job, chunk);
+                    continue;
                 }
                 st = sh.ready.wait(st).unwrap_or_else(|p| p.into_inner());
             };
@@ -377,7 +411,8 @@ pub(crate) fn start(
         big_endian: meta.big_endian,
     });
     let mut started = 0;
-    for t in 0..threads.max(1) {
+    // The merge thread decodes too (see `Helper`): one worker fewer than cores.
+    for t in 0..threads.saturating_sub(1).max(1) {
         let sh = shared.clone();
         let mut dec = decoder.fork();
         dec.leave_task_names(Text::from(""));
@@ -402,12 +437,7 @@ pub(crate) fn start(
                 };
                 let chunk = sh.run(&job, &mut dec, &mut bufs, events);
                 let mut st = sh.lock();
-                let c = &mut st.cpus[job.cpu];
-                if chunk.last {
-                    c.exhausted = true;
-                    c.total = Some(c.total.map_or(job.seq + 1, |t| t.min(job.seq + 1)));
-                }
-                c.results.insert(job.seq, chunk);
+                Shared::deliver(&mut st, &job, chunk);
                 drop(st);
                 sh.ready.notify_all();
             }
@@ -419,9 +449,13 @@ pub(crate) fn start(
     if started == 0 {
         return None;
     }
+    let mut decoder = decoder.fork();
+    decoder.leave_task_names(Text::from(""));
+    let helper = Rc::new(RefCell::new(Helper { decoder, bufs: (Vec::new(), Vec::new()) }));
     let streams = (0..cpus.len())
         .map(|index| PoolStream {
             shared: shared.clone(),
+            helper: helper.clone(),
             index,
             current: VecDeque::new(),
             warnings: Vec::new(),
