@@ -178,6 +178,32 @@ fn a_reader_dropped_early_stops_its_threads() {
 }
 
 #[test]
+fn a_damaged_kallsyms_section_leaves_the_events_and_warns() {
+    // Symbols of a file on disk are read on their own thread: when that fails, every event still decodes,
+    // code addresses in hex, and a warning says why.
+    let path = fixture("local-6.18-x86_64-sched_irq_timer-v7.dat");
+    let good = decode_dat_file(&path).expect("decodes");
+    let off = DatReader::open(&path).expect("opens").meta().kallsyms_section.expect("a v7 kallsyms section");
+    let mut bytes = std::fs::read(&path).expect("reads");
+    bytes[off as usize + 2] ^= 0xff; // the section's flags: now claims a compression it does not have
+    let copy = std::env::temp_dir().join(format!("latscope-kallsyms-{}.dat", std::process::id()));
+    std::fs::write(&copy, &bytes).expect("writes");
+    let bad = decode_dat_file(&copy);
+    let _ = std::fs::remove_file(&copy);
+    let bad = bad.expect("still decodes");
+    assert_eq!(bad.events.len(), good.events.len());
+    assert!(bad.warnings.iter().any(|w| w.message.contains("kernel symbols")), "{:?}", bad.warnings);
+    let function = |t: &DecodedTrace| {
+        t.events.iter().find_map(|e| match &e.kind {
+            EventKind::HrtimerExpireEntry { function, .. } => Some(function.to_string()),
+            _ => None,
+        })
+    };
+    assert!(function(&good).is_some_and(|f| !f.starts_with("0x")), "{:?}", function(&good));
+    assert!(function(&bad).is_some_and(|f| f.starts_with("0x")), "{:?}", function(&bad));
+}
+
+#[test]
 fn truncated_and_corrupt_files_warn_or_error_never_panic() {
     for path in all_fixtures() {
         let bytes = std::fs::read(&path).expect("read");

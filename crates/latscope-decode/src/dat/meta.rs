@@ -65,8 +65,10 @@ pub struct Meta {
     pub ftrace_formats: Vec<String>,
     /// (system, format text) of the event formats.
     pub event_formats: Vec<(String, String)>,
-    /// `/proc/kallsyms`.
+    /// `/proc/kallsyms` (empty when left in the file: see `kallsyms_section`).
     pub kallsyms: String,
+    /// Where the kallsyms section is (v7), when [`read_meta`] was asked to leave it for later.
+    pub kallsyms_section: Option<u64>,
     /// `printk_formats`.
     pub printk: String,
     /// `saved_cmdlines`.
@@ -84,6 +86,14 @@ pub struct Meta {
 }
 
 impl Meta {
+    /// The file header's fields only (version, endianness, sizes, compression): what reading a section
+    /// needs.
+    pub(crate) fn clone_header(&self) -> Meta {
+        let mut m = Meta::empty(self.version, self.big_endian, self.long_size, self.page_size);
+        m.compression = self.compression;
+        m
+    }
+
     fn empty(version: u32, big_endian: bool, long_size: u8, page_size: u32) -> Meta {
         Meta {
             version,
@@ -96,6 +106,7 @@ impl Meta {
             ftrace_formats: Vec::new(),
             event_formats: Vec::new(),
             kallsyms: String::new(),
+            kallsyms_section: None,
             printk: String::new(),
             cmdlines: String::new(),
             cpus: 0,
@@ -114,8 +125,9 @@ fn selected_clock(text: &str) -> Option<String> {
     Some(text[s + 1..s + e].to_string())
 }
 
-/// Read the metadata. Errors name the offset of the damage.
-pub(crate) fn read_meta<R: Read + Seek>(inp: &mut Input<R>) -> InResult<Meta> {
+/// Read the metadata. Errors name the offset of the damage. With `defer_kallsyms`, a v7 file's kallsyms
+/// section is not read, only located (`Meta::kallsyms_section`), for [`read_kallsyms`] on another thread.
+pub(crate) fn read_meta<R: Read + Seek>(inp: &mut Input<R>, defer_kallsyms: bool) -> InResult<Meta> {
     let magic = inp.bytes(10).map_err(|_| "too short for a trace-cmd file".to_string())?;
     if magic != MAGIC {
         return Err("no trace-cmd magic (0x17 0x08 0x44 \"tracing\")".into());
@@ -132,7 +144,7 @@ pub(crate) fn read_meta<R: Read + Seek>(inp: &mut Input<R>) -> InResult<Meta> {
     let mut m = Meta::empty(version, big_endian, long_size, page_size);
     match version {
         6 => read_v6(inp, &mut m)?,
-        7 => read_v7(inp, &mut m)?,
+        7 => read_v7(inp, &mut m, defer_kallsyms)?,
         v => return Err(format!("trace-cmd file version {v} is not supported (6 and 7 are)")),
     }
     Ok(m)
@@ -305,7 +317,7 @@ fn section<R: Read + Seek>(inp: &mut Input<R>, m: &Meta, off: u64) -> InResult<(
     }
 }
 
-fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta) -> InResult<()> {
+fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, defer_kallsyms: bool) -> InResult<()> {
     let name = inp.cstr()?;
     let _version = inp.cstr()?;
     m.compression = Compression::from_name(&name)?;
@@ -332,6 +344,7 @@ fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta) -> InResult<()> {
                     next = ob.u64().unwrap_or(0);
                     break;
                 }
+                OPT_KALLSYMS if defer_kallsyms => m.kallsyms_section = Some(ob.u64()?),
                 OPT_HEADER_INFO | OPT_FTRACE_EVENTS | OPT_EVENT_FORMATS | OPT_KALLSYMS | OPT_PRINTK | OPT_CMDLINES => {
                     let off = ob.u64()?;
                     if let Err(e) = v7_meta_section(inp, m, oid, off) {
@@ -368,6 +381,20 @@ fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta) -> InResult<()> {
         m.clock = m.buffers.iter().find_map(|b| b.clock.clone());
     }
     Ok(())
+}
+
+/// The kallsyms text of the v7 section at `off` (located by [`read_meta`]).
+pub(crate) fn read_kallsyms<R: Read + Seek>(inp: &mut Input<R>, m: &Meta, off: u64) -> InResult<String> {
+    inp.big_endian = m.big_endian;
+    let (_id, data) = section(inp, m, off)?;
+    let n = Bytes { b: &data, at: 0, big_endian: m.big_endian, origin: off }.u32()? as usize;
+    let mut data = data;
+    if data.len() < 4 + n {
+        return Err(format!("section at 0x{off:x}: kallsyms claims {n} bytes, the section holds {}", data.len()));
+    }
+    data.truncate(4 + n);
+    data.drain(..4);
+    Ok(String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 fn v7_meta_section<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, oid: u16, off: u64) -> InResult<()> {

@@ -23,6 +23,7 @@ pub use pool::PoolStream;
 use crate::merge::{EventStream, Merge};
 use crate::raw::cmdlines::{Cmdlines, TaskNames};
 use crate::raw::kallsyms::Kallsyms;
+use crate::raw::symbols::{Loading, LoadingGuard};
 use crate::raw::RawDecoder;
 use crate::{DecodeError, DecodedTrace, Format, TraceInfo, Warning};
 use cpu_stream::Shared;
@@ -34,6 +35,7 @@ use std::fs::File;
 use std::io::{Cursor, Read, Seek};
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// Most CPUs decoded by the thread pool; a file with more CPUs is decoded on the caller's thread.
 const MAX_POOL_CPUS: usize = 1024;
@@ -47,6 +49,8 @@ pub struct DatReader<R: Read + Seek> {
     names: TaskNames,
     /// Stops the decoding threads when the reader is dropped.
     _pool: Option<pool::PoolGuard>,
+    /// The kernel symbols loading on their own thread, for the warning when they could not be read.
+    symbols: Option<Arc<Loading>>,
 }
 
 /// One CPU's events: decoded on the caller's thread (from the shared reader) or on a worker thread.
@@ -108,7 +112,8 @@ impl<R: Read + Seek> DatReader<R> {
     /// own (the merged stream is the same).
     fn build(r: R, name: &str, path: Option<&Path>) -> Result<DatReader<R>, DecodeError> {
         let mut input = Input::new(r).map_err(|why| DecodeError::NotATrace { path: name.into(), why })?;
-        let meta = meta::read_meta(&mut input).map_err(|what| {
+        // With a path, the kallsyms section is read by a thread of its own (below).
+        let meta = meta::read_meta(&mut input, path.is_some()).map_err(|what| {
             if input.len < 10 || what.contains("magic") {
                 DecodeError::NotATrace { path: name.into(), why: what }
             } else {
@@ -134,22 +139,26 @@ impl<R: Read + Seek> DatReader<R> {
             })?
         };
         decoder.set_header_event(&meta.header_event);
-        // Symbols are parsed on a thread of their own while the event formats are parsed here.
-        let kallsyms = std::thread::scope(|scope| {
-            let parsing = std::thread::Builder::new().spawn_scoped(scope, || Kallsyms::parse(&meta.kallsyms));
-            let formats = meta
-                .ftrace_formats
-                .iter()
-                .map(|t| ("ftrace", t))
-                .chain(meta.event_formats.iter().map(|(s, t)| (s.as_str(), t)));
-            for (sys, text) in formats {
-                if let Err(e) = decoder.add_format(sys, text) {
-                    warnings.push(Warning { location: format!("{name}: {sys} format"), message: e });
-                }
+        // Symbols are read, inflated and parsed on a thread of their own while the rest is set up and the
+        // decoding starts; a decoder waits for them only at its first code address.
+        let symbols = match (path, meta.kallsyms_section) {
+            (Some(path), Some(off)) => Some(load_kallsyms(path, &meta, off)),
+            _ => None,
+        };
+        match &symbols {
+            Some(loading) => decoder.set_kallsyms_loading(loading.clone()),
+            None => decoder.set_kallsyms_table(Kallsyms::parse(&meta.kallsyms)),
+        }
+        let formats = meta
+            .ftrace_formats
+            .iter()
+            .map(|t| ("ftrace", t))
+            .chain(meta.event_formats.iter().map(|(s, t)| (s.as_str(), t)));
+        for (sys, text) in formats {
+            if let Err(e) = decoder.add_format(sys, text) {
+                warnings.push(Warning { location: format!("{name}: {sys} format"), message: e });
             }
-            parsing.ok().and_then(|p| p.join().ok())
-        });
-        decoder.set_kallsyms_table(kallsyms.unwrap_or_else(|| Kallsyms::parse(&meta.kallsyms)));
+        }
         decoder.set_printk_formats(&meta.printk);
         decoder.set_cmdlines(&meta.cmdlines);
         let shared = Rc::new(RefCell::new(Shared { input, warnings, name: name.to_string() }));
@@ -173,7 +182,7 @@ impl<R: Read + Seek> DatReader<R> {
                 (local.collect(), None)
             }
         };
-        Ok(DatReader { merge: Merge::new(streams), shared, meta, names, _pool: guard })
+        Ok(DatReader { merge: Merge::new(streams), shared, meta, names, symbols, _pool: guard })
     }
 
     /// The file's metadata.
@@ -197,6 +206,10 @@ impl<R: Read + Seek> DatReader<R> {
     /// Warnings collected so far (taken out of the reader).
     pub fn take_warnings(&mut self) -> Vec<Warning> {
         let mut w = std::mem::take(&mut self.shared.borrow_mut().warnings);
+        if let Some(why) = self.symbols.as_ref().and_then(|l| l.take_problem()) {
+            let location = self.shared.borrow().name.clone();
+            w.push(Warning { location, message: format!("kernel symbols: {why}; addresses are shown in hex") });
+        }
         let mut unknown: HashMap<u16, u64> = HashMap::new();
         for s in self.merge.streams_mut() {
             let ids = match s {
@@ -238,6 +251,22 @@ impl<R: Read + Seek> Iterator for DatReader<R> {
         self.names.apply(&mut e);
         Some(e)
     }
+}
+
+/// Start reading the kallsyms section at `off` of the file at `path` on a thread of its own. Should no
+/// thread start, the table is empty and [`Loading::take_problem`] says so.
+fn load_kallsyms(path: &Path, meta: &Meta, off: u64) -> Arc<Loading> {
+    let loading = Arc::new(Loading::default());
+    let guard = LoadingGuard(loading.clone());
+    let (path, header) = (path.to_path_buf(), meta.clone_header());
+    let _ = std::thread::Builder::new().name("dat-kallsyms".into()).spawn(move || {
+        let text = File::open(&path)
+            .map_err(|e| e.to_string())
+            .and_then(Input::new)
+            .and_then(|mut inp| meta::read_kallsyms(&mut inp, &header, off));
+        guard.0.finish(text.map(Kallsyms::from_text));
+    });
+    loading
 }
 
 /// Decode a whole `.dat` file.

@@ -30,6 +30,7 @@ use super::kallsyms::{Kallsyms, PrintkFormats};
 use super::page::{decode_page, read_uint, PageSummary};
 use super::record::{CompiledFormat, RawRecord};
 use super::source::RecordSource;
+use super::symbols::{Loading, Symbols};
 use crate::typed::{self, FastHash, Interner};
 use latscope_model::{CpuId, Event, Nanos, Text};
 use std::cell::RefCell;
@@ -51,13 +52,12 @@ pub struct RawDecoder {
     common_type: (usize, usize),
     cmdlines: Cmdlines,
     /// Shared with [`fork`](Self::fork)ed decoders: symbol tables are large and read-only.
-    kallsyms: Arc<Kallsyms>,
+    kallsyms: Symbols,
     printk: Arc<PrintkFormats>,
     unknown_ids: HashMap<u16, u64>,
     interner: RefCell<Interner>,
     /// Symbol names handed out so far, by symbol number.
     symbols: RefCell<HashMap<u32, Text, BuildHasherDefault<FastHash>>>,
-    stext: Option<u64>,
     /// Per format slot: field names already looked up, keyed by the name's address and length (the typed
     /// builder passes string literals), so a name is compared as text once per format, not per record.
     name_cache: RefCell<Vec<Vec<NameSlot>>>,
@@ -84,12 +84,11 @@ impl RawDecoder {
             formats: Vec::new(),
             common_type: (0, 2),
             cmdlines: Cmdlines::default(),
-            kallsyms: Arc::default(),
+            kallsyms: Symbols::default(),
             printk: Arc::default(),
             unknown_ids: HashMap::new(),
             interner: RefCell::new(Interner::default()),
             symbols: RefCell::default(),
-            stext: None,
             name_cache: RefCell::new(Vec::new()),
             scratch: Vec::new(),
             last_comm: None,
@@ -112,7 +111,6 @@ impl RawDecoder {
             unknown_ids: HashMap::new(),
             interner: RefCell::new(Interner::default()),
             symbols: RefCell::default(),
-            stext: self.stext,
             name_cache: RefCell::new(vec![Vec::new(); self.name_cache.borrow().len()]),
             scratch: Vec::new(),
             last_comm: None,
@@ -156,14 +154,19 @@ impl RawDecoder {
 
     /// Kernel symbols already parsed.
     pub fn set_kallsyms_table(&mut self, kallsyms: Kallsyms) {
-        self.stext = kallsyms.address_of("_stext");
-        self.kallsyms = Arc::new(kallsyms);
+        self.kallsyms = Symbols::ready(kallsyms);
+        self.symbols.borrow_mut().clear();
+    }
+
+    /// Kernel symbols another thread is still loading: the first lookup waits for them.
+    pub fn set_kallsyms_loading(&mut self, loading: Arc<Loading>) {
+        self.kallsyms = Symbols::pending(loading);
         self.symbols.borrow_mut().clear();
     }
 
     /// The address of `_stext` (base of `preemptirq` caller offsets) when kallsyms has it.
     pub fn stext(&self) -> Option<u64> {
-        self.stext
+        self.kallsyms.get().stext
     }
 
     /// The printk format at `addr` (`bprint`/`bputs`).
@@ -227,7 +230,7 @@ impl RawDecoder {
 
     /// The name of the function containing `addr` without the offset (as `%ps` prints it), or hex.
     pub fn symbol_name(&self, addr: u64) -> Text {
-        match self.kallsyms.lookup_index(addr) {
+        match self.kallsyms.get().table.lookup_index(addr) {
             Some((i, name, off)) if off < 0x10_0000 => self.symbol_text(i, name),
             _ => self.intern(&format!("0x{addr:x}")),
         }
@@ -235,7 +238,7 @@ impl RawDecoder {
 
     /// The symbol name for a kernel address (`func+0x10` when inside a function), or hex when unknown.
     pub fn symbolize(&self, addr: u64) -> Text {
-        match self.kallsyms.lookup_index(addr) {
+        match self.kallsyms.get().table.lookup_index(addr) {
             Some((i, name, 0)) => self.symbol_text(i, name),
             Some((_, name, off)) if off < 0x10_0000 && self.interner.try_borrow_mut().is_ok() => {
                 self.intern(&format!("{name}+0x{off:x}"))

@@ -14,7 +14,11 @@ pub struct Kallsyms {
 impl Kallsyms {
     /// Parse `ADDR TYPE NAME [MODULE]` lines; malformed lines are ignored.
     pub fn parse(text: &str) -> Kallsyms {
-        let text = text.to_string();
+        Kallsyms::from_text(text.to_string())
+    }
+
+    /// [`parse`](Self::parse) text already owned (kept as the names' storage, not copied).
+    pub fn from_text(text: String) -> Kallsyms {
         let base = text.as_ptr() as usize;
         let mut syms = Vec::with_capacity(text.len() / 40);
         for line in text.lines() {

@@ -10,6 +10,7 @@ pub mod kallsyms;
 pub mod page;
 pub mod record;
 pub mod source;
+pub mod symbols;
 
 pub use decoder::RawDecoder;
 pub use page::{Missed, PageSummary};
