@@ -61,9 +61,9 @@ pub struct Meta {
     pub header_page: String,
     /// `events/header_event` text.
     pub header_event: String,
-    /// `events/ftrace/*/format` texts.
+    /// `events/ftrace/*/format` texts (handed to the decoder: empty in `DatReader::meta`).
     pub ftrace_formats: Vec<String>,
-    /// (system, format text) of the event formats.
+    /// (system, format text) of the event formats (handed to the decoder: empty in `DatReader::meta`).
     pub event_formats: Vec<(String, String)>,
     /// `/proc/kallsyms` (empty when left in the file: see `kallsyms_section`).
     pub kallsyms: String,

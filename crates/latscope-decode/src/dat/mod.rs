@@ -113,7 +113,7 @@ impl<R: Read + Seek> DatReader<R> {
     fn build(r: R, name: &str, path: Option<&Path>) -> Result<DatReader<R>, DecodeError> {
         let mut input = Input::new(r).map_err(|why| DecodeError::NotATrace { path: name.into(), why })?;
         // With a path, the kallsyms section is read by a thread of its own (below).
-        let meta = meta::read_meta(&mut input, path.is_some()).map_err(|what| {
+        let mut meta = meta::read_meta(&mut input, path.is_some()).map_err(|what| {
             if input.len < 10 || what.contains("magic") {
                 DecodeError::NotATrace { path: name.into(), why: what }
             } else {
@@ -149,13 +149,10 @@ impl<R: Read + Seek> DatReader<R> {
             Some(loading) => decoder.set_kallsyms_loading(loading.clone()),
             None => decoder.set_kallsyms_table(Kallsyms::parse(&meta.kallsyms)),
         }
-        let formats = meta
-            .ftrace_formats
-            .iter()
-            .map(|t| ("ftrace", t))
-            .chain(meta.event_formats.iter().map(|(s, t)| (s.as_str(), t)));
-        for (sys, text) in formats {
-            if let Err(e) = decoder.add_format(sys, text) {
+        // Formats are parsed when their first record comes: a file saves every format of its machine.
+        let ftrace = std::mem::take(&mut meta.ftrace_formats).into_iter().map(|t| ("ftrace".to_string(), t));
+        for (sys, text) in ftrace.chain(std::mem::take(&mut meta.event_formats)) {
+            if let Err(e) = decoder.add_format_later(&sys, text) {
                 warnings.push(Warning { location: format!("{name}: {sys} format"), message: e });
             }
         }

@@ -36,7 +36,7 @@ use latscope_model::{CpuId, Event, Nanos, Text};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A cached name lookup: (name address, name length, field index or none).
 type NameSlot = (usize, usize, Option<u16>);
@@ -48,6 +48,9 @@ pub struct RawDecoder {
     headers: EventHeaderLayout,
     /// Event formats indexed by id (ids are small and dense: a vector beats a map per record).
     formats: Vec<Option<Arc<CompiledFormat>>>,
+    /// Format texts parsed when their first record comes (a `.dat` saves every format of the machine,
+    /// ~1500, and a trace uses a few dozen), by id; shared with forks, each parsed once.
+    later: Arc<Vec<Option<Arc<LaterFormat>>>>,
     /// `common_type` location (offset, size), the same in every format.
     common_type: (usize, usize),
     cmdlines: Cmdlines,
@@ -58,7 +61,7 @@ pub struct RawDecoder {
     interner: RefCell<Interner>,
     /// Symbol names handed out so far, by symbol number.
     symbols: RefCell<HashMap<u32, Text, BuildHasherDefault<FastHash>>>,
-    /// Per format slot: field names already looked up, keyed by the name's address and length (the typed
+    /// Per format id: field names already looked up, keyed by the name's address and length (the typed
     /// builder passes string literals), so a name is compared as text once per format, not per record.
     name_cache: RefCell<Vec<Vec<NameSlot>>>,
     /// Records of the page being decoded (ts, id, start, end): kept to reuse its allocation.
@@ -82,6 +85,7 @@ impl RawDecoder {
             page,
             headers: EventHeaderLayout::default(),
             formats: Vec::new(),
+            later: Arc::default(),
             common_type: (0, 2),
             cmdlines: Cmdlines::default(),
             kallsyms: Symbols::default(),
@@ -104,6 +108,7 @@ impl RawDecoder {
             page: self.page,
             headers: self.headers,
             formats: self.formats.clone(),
+            later: self.later.clone(),
             common_type: self.common_type,
             cmdlines: self.cmdlines.clone(),
             kallsyms: self.kallsyms.clone(),
@@ -111,7 +116,7 @@ impl RawDecoder {
             unknown_ids: HashMap::new(),
             interner: RefCell::new(Interner::default()),
             symbols: RefCell::default(),
-            name_cache: RefCell::new(vec![Vec::new(); self.name_cache.borrow().len()]),
+            name_cache: RefCell::new(Vec::new()),
             scratch: Vec::new(),
             last_comm: None,
             names_later: self.names_later.clone(),
@@ -129,16 +134,60 @@ impl RawDecoder {
         if let Some(ct) = f.field("common_type") {
             self.common_type = (ct.offset as usize, ct.size as usize);
         }
-        let mut c = CompiledFormat::new(f);
-        let mut caches = self.name_cache.borrow_mut();
-        c.slot = caches.len();
-        caches.push(Vec::new());
+        self.insert_format(Arc::new(CompiledFormat::new(f)));
+        Ok(())
+    }
+
+    fn insert_format(&mut self, c: Arc<CompiledFormat>) {
         let id = usize::from(c.format.id);
         if self.formats.len() <= id {
             self.formats.resize(id + 1, None);
         }
-        self.formats[id] = Some(Arc::new(c));
+        self.formats[id] = Some(c);
+    }
+
+    /// Add one format file to be parsed when its first record is decoded (the first format added is
+    /// parsed now: it gives the `common_type` location every record's id is read from). Only the `ID:`
+    /// line is read here; a format that then fails to parse is reported in that page's warnings.
+    pub fn add_format_later(&mut self, system: &str, text: String) -> Result<(), String> {
+        if self.formats.iter().all(Option::is_none) {
+            return self.add_format(system, &text);
+        }
+        let id = format_id(&text)?;
+        let later = Arc::make_mut(&mut self.later);
+        if later.len() <= usize::from(id) {
+            later.resize(usize::from(id) + 1, None);
+        }
+        later[usize::from(id)] =
+            Some(Arc::new(LaterFormat { system: system.to_string(), text, parsed: OnceLock::new() }));
         Ok(())
+    }
+
+    /// Make the format of `id` ready, parsing a [`LaterFormat`] the first time; false when there is none
+    /// (or it does not parse: the reason is pushed to `warnings` by the decoder that parsed it).
+    fn ready_format(&mut self, id: u16, warnings: &mut Vec<String>) -> bool {
+        if let Some(Some(_)) = self.formats.get(usize::from(id)) {
+            return true;
+        }
+        let Some(Some(later)) = self.later.get(usize::from(id)).cloned() else { return false };
+        let mut first = false;
+        let parsed = later.parsed.get_or_init(|| {
+            first = true;
+            parse_format(&later.system, &later.text).map(|f| Arc::new(CompiledFormat::new(f)))
+        });
+        match parsed {
+            Ok(c) => {
+                self.insert_format(c.clone());
+                true
+            }
+            Err(e) => {
+                if first {
+                    warnings.push(format!("{} event format (id {id}): {e}; its records are skipped", later.system));
+                }
+                Arc::make_mut(&mut self.later)[usize::from(id)] = None;
+                false
+            }
+        }
     }
 
     /// Task names by pid (`saved_cmdlines`).
@@ -180,7 +229,11 @@ impl RawDecoder {
         let Ok(mut caches) = self.name_cache.try_borrow_mut() else {
             return format.format.field(name);
         };
-        let cache = caches.get_mut(format.slot)?;
+        let id = usize::from(format.format.id);
+        if caches.len() <= id {
+            caches.resize(id + 1, Vec::new());
+        }
+        let cache = &mut caches[id];
         if let Some(&(_, _, idx)) = cache.iter().find(|c| (c.0, c.1) == key) {
             return idx.and_then(|i| format.format.fields.get(usize::from(i)));
         }
@@ -208,7 +261,12 @@ impl RawDecoder {
 
     /// Number of known event formats.
     pub fn format_count(&self) -> usize {
-        self.formats.iter().flatten().count()
+        let later = self
+            .later
+            .iter()
+            .enumerate()
+            .filter(|(id, l)| l.is_some() && self.formats.get(*id).map_or(true, Option::is_none));
+        self.formats.iter().flatten().count() + later.count()
     }
 
     /// Records seen per event id that had no format (they are skipped).
@@ -268,14 +326,17 @@ impl RawDecoder {
         let base = page.as_ptr() as usize;
         let (ct_off, ct_size) = self.common_type;
         let be = layout.big_endian;
-        let summary = decode_page(&layout, &headers, page, &mut |ts, data| {
+        let mut summary = decode_page(&layout, &headers, page, &mut |ts, data| {
             let id = read_uint(data, ct_off, ct_size, be).unwrap_or(u64::MAX) as u16;
             let start = data.as_ptr() as usize - base;
             // Pages are far smaller than 4 GiB (the commit length has 27 bits).
             pending.push((ts, id, start as u32, (start + data.len()) as u32));
         });
         for &(ts, id, start, end) in &pending {
-            let Some(fmt) = self.formats.get(usize::from(id)).and_then(Option::as_ref) else {
+            // A reference, not a clone: the formats are shared by the decoding threads, and a reference
+            // count written per record would pass its cache line between the cores.
+            let known = self.ready_format(id, &mut summary.warnings);
+            let Some(Some(fmt)) = self.formats.get(usize::from(id)).filter(|_| known) else {
                 *self.unknown_ids.entry(id).or_insert(0) += 1;
                 continue;
             };
@@ -317,6 +378,20 @@ impl RawDecoder {
         self.scratch = pending;
         summary
     }
+}
+
+/// A format file kept as text until a record needs it.
+#[derive(Debug)]
+struct LaterFormat {
+    system: String,
+    text: String,
+    parsed: OnceLock<Result<Arc<CompiledFormat>, String>>,
+}
+
+/// The `ID:` of a format file's text, without parsing the rest.
+fn format_id(text: &str) -> Result<u16, String> {
+    let line = text.lines().find_map(|l| l.trim_start().strip_prefix("ID:")).ok_or("no `ID:` line")?;
+    line.trim().parse().map_err(|_| format!("bad ID `{}`", line.trim()))
 }
 
 /// Task names a `sched` record reveals (`prev_comm`/`prev_pid`, `next_comm`/`next_pid`, `comm`/`pid`): kept

@@ -22,8 +22,6 @@ pub struct CompiledFormat {
     common_fast: Option<(usize, usize, usize)>,
     /// Indices into `format.fields` of the non-`common_` fields.
     payload: Vec<usize>,
-    /// Dense number of this format in its decoder (index of its name-lookup cache).
-    pub(crate) slot: usize,
 }
 
 impl CompiledFormat {
@@ -46,7 +44,6 @@ impl CompiledFormat {
             common_lazy,
             payload: (0..format.fields.len()).filter(|&i| !format.fields[i].name.starts_with("common_")).collect(),
             format,
-            slot: 0,
         }
     }
 
