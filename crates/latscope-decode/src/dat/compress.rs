@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::io::Read;
 
 /// Largest uncompressed block accepted (a chunk or a section); larger claims are treated as corrupt.
-const MAX_BLOCK: u64 = 1 << 30;
+pub(crate) const MAX_BLOCK: u64 = 1 << 30;
 
 /// The file's compression algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +33,16 @@ impl Compression {
         let mut out = Vec::new();
         self.decompress_into(data, size, &mut out)?;
         Ok(out)
+    }
+
+    /// A reader inflating `data` as it is read (for sections too large to inflate at once).
+    pub fn reader(self, data: Vec<u8>) -> Result<Box<dyn Read + Send>, String> {
+        let data = std::io::Cursor::new(data);
+        Ok(match self {
+            Compression::None => Box::new(data),
+            Compression::Zlib => Box::new(flate2::read::ZlibDecoder::new(data)),
+            Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(data).map_err(|e| e.to_string())?),
+        })
     }
 
     /// [`decompress`](Self::decompress) into `out` (its content replaced), reusing its allocation.

@@ -133,3 +133,66 @@ impl Bytes<'_> {
 fn lossy(b: Vec<u8>) -> String {
     String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
+
+/// A block of bytes read on another thread, or why reading stopped.
+pub(crate) type Block = Result<Vec<u8>, String>;
+
+/// Read `text` (or report its error) in blocks of 256 KiB into `blocks`, until its end (an empty block)
+/// or until the receiver goes away.
+pub(crate) fn send_blocks(text: InResult<Box<dyn Read + Send>>, blocks: &std::sync::mpsc::SyncSender<Block>) {
+    let mut text = match text {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = blocks.send(Err(e));
+            return;
+        }
+    };
+    loop {
+        let mut block = Vec::with_capacity(256 * 1024);
+        match (&mut text).take(256 * 1024).read_to_end(&mut block) {
+            Ok(0) => {
+                let _ = blocks.send(Ok(block));
+                return;
+            }
+            Ok(_) => {
+                if blocks.send(Ok(block)).is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                let _ = blocks.send(Err(e.to_string()));
+                return;
+            }
+        }
+    }
+}
+
+/// The blocks another thread sends ([`send_blocks`]) as one [`Read`].
+pub(crate) struct BlockReader {
+    blocks: std::sync::mpsc::Receiver<Block>,
+    current: Vec<u8>,
+    at: usize,
+}
+
+impl BlockReader {
+    pub(crate) fn new(blocks: std::sync::mpsc::Receiver<Block>) -> BlockReader {
+        BlockReader { blocks, current: Vec::new(), at: 0 }
+    }
+}
+
+impl Read for BlockReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at >= self.current.len() {
+            match self.blocks.recv() {
+                Ok(Ok(block)) if block.is_empty() => return Ok(0),
+                Ok(Ok(block)) => (self.current, self.at) = (block, 0),
+                Ok(Err(e)) => return Err(std::io::Error::other(e)),
+                Err(_) => return Err(std::io::Error::other("the reading thread stopped unexpectedly")),
+            }
+        }
+        let n = buf.len().min(self.current.len() - self.at);
+        buf[..n].copy_from_slice(&self.current[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}

@@ -125,9 +125,13 @@ fn selected_clock(text: &str) -> Option<String> {
     Some(text[s + 1..s + e].to_string())
 }
 
+/// Called with the file header and the kallsyms section's offset as soon as the options locate it.
+pub(crate) type KallsymsFound<'a> = &'a mut dyn FnMut(&Meta, u64);
+
 /// Read the metadata. Errors name the offset of the damage. With `defer_kallsyms`, a v7 file's kallsyms
-/// section is not read, only located (`Meta::kallsyms_section`), for [`read_kallsyms`] on another thread.
-pub(crate) fn read_meta<R: Read + Seek>(inp: &mut Input<R>, defer_kallsyms: bool) -> InResult<Meta> {
+/// section is not read, only located (`Meta::kallsyms_section`) and handed to the callback before the
+/// other sections are read, so it can be loaded on another thread meanwhile (see [`kallsyms_reader`]).
+pub(crate) fn read_meta<R: Read + Seek>(inp: &mut Input<R>, defer_kallsyms: Option<KallsymsFound>) -> InResult<Meta> {
     let magic = inp.bytes(10).map_err(|_| "too short for a trace-cmd file".to_string())?;
     if magic != MAGIC {
         return Err("no trace-cmd magic (0x17 0x08 0x44 \"tracing\")".into());
@@ -317,12 +321,14 @@ fn section<R: Read + Seek>(inp: &mut Input<R>, m: &Meta, off: u64) -> InResult<(
     }
 }
 
-fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, defer_kallsyms: bool) -> InResult<()> {
+fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, defer_kallsyms: Option<KallsymsFound>) -> InResult<()> {
     let name = inp.cstr()?;
     let _version = inp.cstr()?;
     m.compression = Compression::from_name(&name)?;
     let mut next = inp.u64()?;
     let mut seen = std::collections::HashSet::new();
+    // Metadata sections (option id, offset), read once the options are all known.
+    let mut sections = Vec::new();
     while next != 0 {
         if !seen.insert(next) {
             return Err(format!("options section at 0x{next:x} is listed twice (loop)"));
@@ -344,15 +350,8 @@ fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, defer_kallsyms: boo
                     next = ob.u64().unwrap_or(0);
                     break;
                 }
-                OPT_KALLSYMS if defer_kallsyms => m.kallsyms_section = Some(ob.u64()?),
                 OPT_HEADER_INFO | OPT_FTRACE_EVENTS | OPT_EVENT_FORMATS | OPT_KALLSYMS | OPT_PRINTK | OPT_CMDLINES => {
-                    let off = ob.u64()?;
-                    if let Err(e) = v7_meta_section(inp, m, oid, off) {
-                        if oid == OPT_HEADER_INFO || oid == OPT_EVENT_FORMATS {
-                            return Err(e);
-                        }
-                        m.warnings.push(e);
-                    }
+                    sections.push((oid, ob.u64()?));
                 }
                 OPT_BUFFER => {
                     let _data_section = ob.u64()?;
@@ -377,24 +376,56 @@ fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, defer_kallsyms: boo
             }
         }
     }
+    if let Some(found) = defer_kallsyms {
+        if let Some(&(_, off)) = sections.iter().find(|(oid, _)| *oid == OPT_KALLSYMS) {
+            m.kallsyms_section = Some(off);
+            found(m, off);
+        }
+    }
+    for (oid, off) in sections {
+        if oid == OPT_KALLSYMS && m.kallsyms_section.is_some() {
+            continue;
+        }
+        if let Err(e) = v7_meta_section(inp, m, oid, off) {
+            if oid == OPT_HEADER_INFO || oid == OPT_EVENT_FORMATS {
+                return Err(e);
+            }
+            m.warnings.push(e);
+        }
+    }
     if m.clock.is_none() {
         m.clock = m.buffers.iter().find_map(|b| b.clock.clone());
     }
     Ok(())
 }
 
-/// The kallsyms text of the v7 section at `off` (located by [`read_meta`]).
-pub(crate) fn read_kallsyms<R: Read + Seek>(inp: &mut Input<R>, m: &Meta, off: u64) -> InResult<String> {
+/// The kallsyms text of the v7 section at `off` (located by [`read_meta`]), inflated as it is read.
+pub(crate) fn kallsyms_reader<R: Read + Seek>(
+    inp: &mut Input<R>,
+    m: &Meta,
+    off: u64,
+) -> InResult<Box<dyn Read + Send>> {
     inp.big_endian = m.big_endian;
-    let (_id, data) = section(inp, m, off)?;
-    let n = Bytes { b: &data, at: 0, big_endian: m.big_endian, origin: off }.u32()? as usize;
-    let mut data = data;
-    if data.len() < 4 + n {
-        return Err(format!("section at 0x{off:x}: kallsyms claims {n} bytes, the section holds {}", data.len()));
+    inp.seek(off)?;
+    let _id = inp.u16()?;
+    let flags = inp.u16()?;
+    let _desc = inp.u32()?;
+    let size = inp.u64()?;
+    let mut text = if flags & 1 != 0 {
+        let csize = inp.u32()?;
+        let _usize = inp.u32()?;
+        m.compression.reader(inp.bytes(u64::from(csize))?)
+    } else {
+        Compression::None.reader(inp.bytes(size)?)
     }
-    data.truncate(4 + n);
-    data.drain(..4);
-    Ok(String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    .map_err(|e| format!("section at 0x{off:x}: {e}"))?;
+    let mut n = [0u8; 4];
+    text.read_exact(&mut n).map_err(|e| format!("section at 0x{off:x}: {e}"))?;
+    let n = u64::from(if m.big_endian { u32::from_be_bytes(n) } else { u32::from_le_bytes(n) });
+    if n > super::compress::MAX_BLOCK {
+        return Err(format!("section at 0x{off:x}: kallsyms claims {n} bytes (limit {})", super::compress::MAX_BLOCK));
+    }
+    Ok(Box::new(text.take(n)))
 }
 
 fn v7_meta_section<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, oid: u16, off: u64) -> InResult<()> {

@@ -112,8 +112,12 @@ impl<R: Read + Seek> DatReader<R> {
     /// own (the merged stream is the same).
     fn build(r: R, name: &str, path: Option<&Path>) -> Result<DatReader<R>, DecodeError> {
         let mut input = Input::new(r).map_err(|why| DecodeError::NotATrace { path: name.into(), why })?;
-        // With a path, the kallsyms section is read by a thread of its own (below).
-        let mut meta = meta::read_meta(&mut input, path.is_some()).map_err(|what| {
+        // With a path, the kallsyms section is read by threads of their own, started as soon as it is
+        // located; a decoder waits for the symbols only at its first code address.
+        let mut symbols = None;
+        let mut load = |m: &Meta, off: u64| symbols = path.map(|p| load_kallsyms(p, m, off));
+        let found: Option<meta::KallsymsFound> = path.map(|_| &mut load as meta::KallsymsFound);
+        let mut meta = meta::read_meta(&mut input, found).map_err(|what| {
             if input.len < 10 || what.contains("magic") {
                 DecodeError::NotATrace { path: name.into(), why: what }
             } else {
@@ -139,12 +143,6 @@ impl<R: Read + Seek> DatReader<R> {
             })?
         };
         decoder.set_header_event(&meta.header_event);
-        // Symbols are read, inflated and parsed on a thread of their own while the rest is set up and the
-        // decoding starts; a decoder waits for them only at its first code address.
-        let symbols = match (path, meta.kallsyms_section) {
-            (Some(path), Some(off)) => Some(load_kallsyms(path, &meta, off)),
-            _ => None,
-        };
         match &symbols {
             Some(loading) => decoder.set_kallsyms_loading(loading.clone()),
             None => decoder.set_kallsyms_table(Kallsyms::parse(&meta.kallsyms)),
@@ -250,18 +248,25 @@ impl<R: Read + Seek> Iterator for DatReader<R> {
     }
 }
 
-/// Start reading the kallsyms section at `off` of the file at `path` on a thread of its own. Should no
-/// thread start, the table is empty and [`Loading::take_problem`] says so.
+/// Start reading the kallsyms section at `off` of the file at `path`: one thread inflates it block by
+/// block, another parses the blocks as they come (on this kind of machine either takes as long as the
+/// other, and the decoding waits for both). Should no thread start, the table is empty and
+/// [`Loading::take_problem`] says so.
 fn load_kallsyms(path: &Path, meta: &Meta, off: u64) -> Arc<Loading> {
     let loading = Arc::new(Loading::default());
     let guard = LoadingGuard(loading.clone());
     let (path, header) = (path.to_path_buf(), meta.clone_header());
-    let _ = std::thread::Builder::new().name("dat-kallsyms".into()).spawn(move || {
+    let (blocks, received) = std::sync::mpsc::sync_channel(8);
+    let _ = std::thread::Builder::new().name("dat-kallsyms-inflate".into()).spawn(move || {
         let text = File::open(&path)
             .map_err(|e| e.to_string())
             .and_then(Input::new)
-            .and_then(|mut inp| meta::read_kallsyms(&mut inp, &header, off));
-        guard.0.finish(text.map(Kallsyms::from_text));
+            .and_then(|mut inp| meta::kallsyms_reader(&mut inp, &header, off));
+        input::send_blocks(text, &blocks);
+    });
+    let _ = std::thread::Builder::new().name("dat-kallsyms".into()).spawn(move || {
+        let symbols = Kallsyms::from_reader(input::BlockReader::new(received));
+        guard.0.finish(symbols.map_err(|e| format!("section at 0x{off:x}: {e}")));
     });
     loading
 }

@@ -1,48 +1,117 @@
 //! `/proc/kallsyms` and `printk_formats`: function names for addresses, `bprint` formats by pointer.
 
 use std::collections::HashMap;
+use std::io::Read;
 
-/// Kernel symbols sorted by address. The names stay in the file's text (a trace may carry 100k+ symbols,
-/// of which it uses a few): parsing allocates nothing per symbol.
+/// `ADDR TYPE NAME[ \t[MODULE]]` ➜ (address, name); `None` for anything else. Hand-rolled: a `.dat`
+/// carries 100k+ of these lines and the decoding waits for them.
+fn symbol_line(line: &[u8]) -> Option<(u64, &[u8])> {
+    let mut i = 0;
+    let mut addr = 0u64;
+    while let Some(d) = line.get(i).and_then(|&c| (c as char).to_digit(16)) {
+        addr = (addr << 4) | u64::from(d);
+        i += 1;
+    }
+    if i == 0 || i > 16 {
+        return None;
+    }
+    let skip_blanks = |mut i: usize| {
+        while line.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    };
+    let ty = skip_blanks(i);
+    if ty == i || line.get(ty).map_or(true, u8::is_ascii_whitespace) {
+        return None;
+    }
+    let start = skip_blanks(ty + 1);
+    if start == ty + 1 {
+        return None;
+    }
+    let len = line[start..].iter().position(u8::is_ascii_whitespace).unwrap_or(line.len() - start);
+    (len > 0).then(|| (addr, &line[start..start + len]))
+}
+
+/// Kernel symbols sorted by address. The names are packed into one string (a trace may carry 100k+
+/// symbols, of which it uses a few): parsing allocates nothing per symbol.
 #[derive(Clone, Debug, Default)]
 pub struct Kallsyms {
-    text: String,
-    /// (address, name start, name length) into `text`.
+    names: String,
+    /// (address, name start, name length) into `names`.
     syms: Vec<(u64, u32, u32)>,
 }
 
 impl Kallsyms {
     /// Parse `ADDR TYPE NAME [MODULE]` lines; malformed lines are ignored.
     pub fn parse(text: &str) -> Kallsyms {
-        Kallsyms::from_text(text.to_string())
+        let mut k = Kallsyms::default();
+        k.add_lines(text.as_bytes());
+        k.finish()
     }
 
-    /// [`parse`](Self::parse) text already owned (kept as the names' storage, not copied).
-    pub fn from_text(text: String) -> Kallsyms {
-        let base = text.as_ptr() as usize;
-        let mut syms = Vec::with_capacity(text.len() / 40);
-        for line in text.lines() {
-            let mut it = line.split_ascii_whitespace();
-            let (Some(addr), Some(_ty), Some(name)) = (it.next(), it.next(), it.next()) else { continue };
-            let (Ok(a), Ok(start), Ok(len)) = (
-                u64::from_str_radix(addr, 16),
-                u32::try_from(name.as_ptr() as usize - base),
-                u32::try_from(name.len()),
-            ) else {
-                continue;
+    /// [`parse`](Self::parse) text as it is read (inflated), a block at a time: the whole text is never
+    /// held in memory.
+    pub fn from_reader<R: Read>(mut r: R) -> std::io::Result<Kallsyms> {
+        let mut k = Kallsyms::default();
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut filled = 0;
+        loop {
+            let n = r.read(&mut buf[filled..])?;
+            filled += n;
+            let whole = if n == 0 {
+                filled
+            } else {
+                match memchr::memrchr(b'\n', &buf[..filled]) {
+                    Some(i) => i + 1,
+                    // One line longer than the buffer: let it grow.
+                    None if filled == buf.len() => {
+                        buf.resize(buf.len() * 2, 0);
+                        continue;
+                    }
+                    None => continue,
+                }
             };
-            if a != 0 {
-                syms.push((a, start, len));
+            k.add_lines(&buf[..whole]);
+            buf.copy_within(whole..filled, 0);
+            filled -= whole;
+            if n == 0 {
+                return Ok(k.finish());
             }
         }
-        // Stable: the first name listed at an address wins, as before.
-        syms.sort_by_key(|s| s.0);
-        Kallsyms { text, syms }
+    }
+
+    /// Add the symbols of whole lines.
+    fn add_lines(&mut self, text: &[u8]) {
+        let mut at = 0;
+        while at < text.len() {
+            let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
+            let line = &text[at..end];
+            at = end + 1;
+            let Some((addr, name)) = symbol_line(line) else { continue };
+            let start = self.names.len();
+            if addr == 0 || u32::try_from(start + 4 * name.len()).is_err() {
+                continue;
+            }
+            match std::str::from_utf8(name) {
+                Ok(n) => self.names.push_str(n),
+                Err(_) => self.names.push_str(&String::from_utf8_lossy(name)),
+            }
+            self.syms.push((addr, start as u32, (self.names.len() - start) as u32));
+        }
+    }
+
+    fn finish(mut self) -> Kallsyms {
+        // Stable: the first name listed at an address wins. The kernel lists most in order already.
+        if !self.syms.windows(2).all(|w| w[0].0 <= w[1].0) {
+            self.syms.sort_by_key(|s| s.0);
+        }
+        self
     }
 
     fn name(&self, i: usize) -> &str {
         let (_, start, len) = self.syms[i];
-        &self.text[start as usize..(start + len) as usize]
+        self.names.get(start as usize..(start + len) as usize).unwrap_or("")
     }
 
     /// The symbol containing `addr` (the nearest one at or below it): its number (for caches), name and
