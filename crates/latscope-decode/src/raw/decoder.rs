@@ -31,6 +31,7 @@ use super::page::{decode_page, read_uint, PageSummary};
 use super::record::{CompiledFormat, RawRecord};
 use super::source::RecordSource;
 use super::symbols::{Loading, Symbols};
+use super::syscall_plan::SyscallPlan;
 use crate::typed::{self, FastHash, Interner};
 use latscope_model::{CpuId, Event, Nanos, Text};
 use std::cell::RefCell;
@@ -134,7 +135,9 @@ impl RawDecoder {
         if let Some(ct) = f.field("common_type") {
             self.common_type = (ct.offset as usize, ct.size as usize);
         }
-        self.insert_format(Arc::new(CompiledFormat::new(f)));
+        let mut c = CompiledFormat::new(f);
+        c.syscall = SyscallPlan::of(&c.format, self.page.commit_size);
+        self.insert_format(Arc::new(c));
         Ok(())
     }
 
@@ -171,9 +174,14 @@ impl RawDecoder {
         }
         let Some(Some(later)) = self.later.get(usize::from(id)).cloned() else { return false };
         let mut first = false;
+        let long_size = self.page.commit_size;
         let parsed = later.parsed.get_or_init(|| {
             first = true;
-            parse_format(&later.system, &later.text).map(|f| Arc::new(CompiledFormat::new(f)))
+            parse_format(&later.system, &later.text).map(|f| {
+                let mut c = CompiledFormat::new(f);
+                c.syscall = SyscallPlan::of(&c.format, long_size);
+                Arc::new(c)
+            })
         });
         match parsed {
             Ok(c) => {
@@ -371,7 +379,10 @@ impl RawDecoder {
                 tgid: None,
                 comm,
                 flags: rec.flags(),
-                kind: typed::build(Some(fmt.system()), fmt.name(), &RecordSource { rec, dec: self }),
+                kind: match fmt.syscall.and_then(|plan| plan.build(rec.data, be)) {
+                    Some(kind) => kind,
+                    None => typed::build(Some(fmt.system()), fmt.name(), &RecordSource { rec, dec: self }),
+                },
             };
             sink(event);
         }
@@ -412,6 +423,7 @@ fn learned_comms<'a>(dec: &RawDecoder, rec: &RawRecord<'a>) -> [(Option<&'a str>
 mod tests {
     use super::*;
     use crate::raw::page::tests::PageBuilder;
+    use latscope_model::{EventKind, SyscallArgs};
 
     const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
 \tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
@@ -425,6 +437,55 @@ mod tests {
 \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
 \tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\
 \tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n";
+
+    const SYS_ENTER: &str = "name: sys_enter\nID: 443\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+\tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n\
+\tfield:unsigned long args[6];\toffset:16;\tsize:48;\tsigned:0;\n";
+
+    const SYS_EXIT: &str = "name: sys_exit\nID: 442\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+\tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n\
+\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n";
+
+    #[test]
+    fn the_syscall_plan_gives_what_the_typed_builder_gives() {
+        let mut dec = RawDecoder::new(HEADER_PAGE, false).expect("decoder");
+        dec.add_format("raw_syscalls", SYS_ENTER).expect("format");
+        dec.add_format("raw_syscalls", SYS_EXIT).expect("format");
+        let record = |id: u16, words: &[i64]| {
+            let mut r = id.to_le_bytes().to_vec();
+            r.extend_from_slice(&[0x01, 0x02, 7, 0, 0, 0]);
+            words.iter().for_each(|w| r.extend_from_slice(&w.to_le_bytes()));
+            r
+        };
+        let enter = record(443, &[230, 1, 0x7ffd_1234, -1, 0, 0, 0x40]);
+        let exit = record(442, &[230, -11]);
+        for rec in [&enter, &exit] {
+            let id = usize::from(u16::from_le_bytes([rec[0], rec[1]]));
+            let fmt = dec.formats[id].clone().expect("format");
+            let plan = fmt.syscall.expect("a raw_syscalls format has a plan");
+            let raw = RawRecord { format: &fmt, data: rec, big_endian: false };
+            let typed = typed::build(Some("raw_syscalls"), fmt.name(), &RecordSource { rec: raw, dec: &dec });
+            assert_eq!(plan.build(rec, false), Some(typed));
+            // A record cut short is left to the typed builder.
+            assert_eq!(plan.build(&rec[..20], false), None);
+        }
+        assert_eq!(
+            dec.formats[443].as_ref().and_then(|f| f.syscall).and_then(|p| p.build(&enter, false)),
+            Some(EventKind::SysEnter {
+                nr: Some(230),
+                name: None,
+                args: SyscallArgs::Words([1, 0x7ffd_1234, u64::MAX, 0, 0, 0x40]),
+            })
+        );
+    }
 
     #[test]
     fn decodes_a_page_into_events() {

@@ -11,6 +11,7 @@ pub mod page;
 pub mod record;
 pub mod source;
 pub mod symbols;
+pub mod syscall_plan;
 
 pub use decoder::RawDecoder;
 pub use page::{Missed, PageSummary};

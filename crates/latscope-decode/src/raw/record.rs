@@ -3,6 +3,7 @@
 use super::common::{decode_flags, FlagLayout};
 use super::format::{EventFormat, FieldDef, FieldKind};
 use super::page::read_uint;
+use super::syscall_plan::SyscallPlan;
 use latscope_model::{Field, FieldValue, Flags, Pid, Text};
 use std::sync::Arc;
 
@@ -20,6 +21,9 @@ pub struct CompiledFormat {
     /// Offsets of `common_flags` (1 byte), `common_preempt_count` (1 byte) and `common_pid` (4 bytes) when
     /// they have those sizes (every kernel so far): read directly, once per record.
     common_fast: Option<(usize, usize, usize)>,
+    /// For `raw_syscalls` events: their fields located once (set by the decoder, which knows the word
+    /// size).
+    pub syscall: Option<SyscallPlan>,
     /// Indices into `format.fields` of the non-`common_` fields.
     payload: Vec<usize>,
 }
@@ -35,6 +39,7 @@ impl CompiledFormat {
             _ => None,
         };
         CompiledFormat {
+            syscall: None,
             common_fast,
             common_flags: get("common_flags"),
             common_preempt: get("common_preempt_count"),
