@@ -56,6 +56,21 @@ pub fn stream_file(path: &Path, sink: &mut dyn FnMut(Event)) -> Result<Streamed,
     }
 }
 
+/// [`stream_file`] for a consumer that only looks at the events: each is lent to `visit` instead of
+/// moved to it (a `.dat` stream then never copies an event out of its decoded chunk).
+pub fn visit_file(path: &Path, visit: &mut dyn FnMut(&Event)) -> Result<Streamed, DecodeError> {
+    let mut head = Vec::with_capacity(detect::HEAD_LEN);
+    let name = path.display().to_string();
+    let io = |source| DecodeError::Io { path: name.clone(), source };
+    std::fs::File::open(path).map_err(io)?.take(detect::HEAD_LEN as u64).read_to_end(&mut head).map_err(io)?;
+    if let detect::InputKind::Dat = detect::detect(&head) {
+        let mut r = dat::DatReader::open(path)?;
+        r.for_each_ref(|e| visit(e));
+        return Ok(Streamed { info: r.info(), warnings: r.take_warnings() });
+    }
+    stream_file(path, &mut |e| visit(&e))
+}
+
 /// Decode an input held in memory; `name` is used in messages. See [`stream_file`].
 pub fn stream_bytes(name: &str, bytes: &[u8], sink: &mut dyn FnMut(Event)) -> Result<Streamed, DecodeError> {
     match detect::detect(&bytes[..bytes.len().min(detect::HEAD_LEN)]) {

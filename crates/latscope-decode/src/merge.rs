@@ -8,11 +8,16 @@ use std::collections::{BTreeMap, BinaryHeap};
 pub trait EventStream: Iterator<Item = Event> {
     /// The time of the next event; `None` at the end.
     fn peek_ts(&mut self) -> Option<u64>;
+    /// The next event, left in place (for visiting without moving it).
+    fn front_mut(&mut self) -> Option<&mut Event>;
 }
 
 impl EventStream for std::vec::IntoIter<Event> {
     fn peek_ts(&mut self) -> Option<u64> {
         self.as_slice().first().map(|e| e.ts.0)
+    }
+    fn front_mut(&mut self) -> Option<&mut Event> {
+        self.as_mut_slice().first_mut()
     }
 }
 
@@ -79,6 +84,30 @@ impl<I: EventStream> Merge<I> {
     }
 }
 
+impl<I: EventStream> Merge<I> {
+    /// Hand every remaining event to `visit` in order, in place: the same order and lost counts as the
+    /// iterator, without moving each event out of its stream (a consumer that only looks at the events,
+    /// like `decode --stats`, saves the copies).
+    pub fn for_each_mut(&mut self, mut visit: impl FnMut(&mut Event)) {
+        while let Some(i) = self.pick() {
+            let Some(event) = self.streams[i].front_mut() else { continue };
+            Self::count_lost(&mut self.lost, &mut self.lost_unknown, event);
+            visit(event);
+            self.streams[i].next();
+        }
+    }
+
+    fn count_lost(lost: &mut BTreeMap<CpuId, u64>, unknown: &mut Vec<CpuId>, event: &Event) {
+        if let EventKind::Lost { count } = event.kind {
+            match count {
+                Some(c) => *lost.entry(event.cpu).or_insert(0) += c,
+                None if !unknown.contains(&event.cpu) => unknown.push(event.cpu),
+                None => {}
+            }
+        }
+    }
+}
+
 impl<I: EventStream> Iterator for Merge<I> {
     type Item = Event;
 
@@ -89,13 +118,7 @@ impl<I: EventStream> Iterator for Merge<I> {
                 break e;
             }
         };
-        if let EventKind::Lost { count } = event.kind {
-            match count {
-                Some(c) => *self.lost.entry(event.cpu).or_insert(0) += c,
-                None if !self.lost_unknown.contains(&event.cpu) => self.lost_unknown.push(event.cpu),
-                None => {}
-            }
-        }
+        Self::count_lost(&mut self.lost, &mut self.lost_unknown, &event);
         Some(event)
     }
 }
@@ -123,5 +146,21 @@ mod tests {
         assert_eq!(got, vec![(0, 10), (1, 1), (5, 2), (5, 3), (5, 11), (6, 0), (7, 12), (9, 0)]);
         assert_eq!(m.lost().get(&CpuId(0)), Some(&4));
         assert_eq!(m.lost_unknown(), &[CpuId(1)]);
+    }
+
+    #[test]
+    fn visiting_in_place_gives_the_iterators_order_and_lost_counts() {
+        let streams = || {
+            vec![
+                vec![other(1, 0, 1), other(5, 0, 2), ev(9, 0, 0, EventKind::Lost { count: Some(4) })].into_iter(),
+                vec![other(0, 1, 10), other(5, 1, 11), ev(6, 1, 0, EventKind::Lost { count: None })].into_iter(),
+            ]
+        };
+        let moved: Vec<(u64, i32)> = Merge::new(streams()).map(|e| (e.ts.0, e.pid)).collect();
+        let mut m = Merge::new(streams());
+        let mut visited = Vec::new();
+        m.for_each_mut(|e| visited.push((e.ts.0, e.pid)));
+        assert_eq!(visited, moved);
+        assert_eq!((m.lost().get(&CpuId(0)), m.lost_unknown()), (Some(&4), &[CpuId(1)][..]));
     }
 }

@@ -220,4 +220,9 @@ impl<R: Read + Seek> EventStream for CpuStream<R> {
         self.fill();
         self.pending.front().map(|e| e.ts.0)
     }
+
+    fn front_mut(&mut self) -> Option<&mut Event> {
+        self.fill();
+        self.pending.front_mut()
+    }
 }

@@ -79,6 +79,13 @@ impl<R: Read + Seek> EventStream for Source<R> {
             Source::Pool(s) => s.peek_ts(),
         }
     }
+
+    fn front_mut(&mut self) -> Option<&mut Event> {
+        match self {
+            Source::Local(s) => s.front_mut(),
+            Source::Pool(s) => s.front_mut(),
+        }
+    }
 }
 
 /// Whether `bytes` (the start of a file) look like a trace-cmd `.dat`.
@@ -227,6 +234,16 @@ impl<R: Read + Seek> DatReader<R> {
             });
         }
         w
+    }
+
+    /// Hand every remaining event to `visit` in time order without moving it (see
+    /// [`Merge::for_each_mut`]): the same events as iterating, task names included.
+    pub fn for_each_ref(&mut self, mut visit: impl FnMut(&Event)) {
+        let names = &mut self.names;
+        self.merge.for_each_mut(|e| {
+            names.apply(e);
+            visit(e);
+        });
     }
 
     /// Consume the whole file into a [`DecodedTrace`].

@@ -367,6 +367,11 @@ impl EventStream for PoolStream {
         self.fill();
         self.current.front().map(|e| e.ts.0)
     }
+
+    fn front_mut(&mut self) -> Option<&mut Event> {
+        self.fill();
+        self.current.front_mut()
+    }
 }
 
 /// Start `threads` workers decoding `cpus` of the file at `path` with forks of `decoder`; one stream per

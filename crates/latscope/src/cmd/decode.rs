@@ -59,9 +59,9 @@ pub fn run(args: Args) -> CmdResult {
 
     if args.stats {
         let mut stats = DecodeStats::new(&file);
-        let s = latscope_decode::stream_file(&args.file, &mut |e| {
-            if keep(&e) {
-                stats.add(&e);
+        let s = latscope_decode::visit_file(&args.file, &mut |e| {
+            if keep(e) {
+                stats.add(e);
             }
         })
         .map_err(CliError::msg)?;
