@@ -169,6 +169,18 @@ fn threads_per_cpu_decode_the_same_as_one_thread() {
 }
 
 #[test]
+fn visiting_in_place_gives_the_same_events_as_iterating() {
+    for path in all_fixtures() {
+        let iterated = decode_dat_file(&path).expect("decodes");
+        let mut visited = Vec::new();
+        let mut r = DatReader::open(&path).expect("opens");
+        r.for_each_ref(|e| visited.push(e.clone()));
+        assert!(visited == iterated.events, "{}", path.display());
+        assert_eq!(r.info().lost, iterated.info.lost, "{}", path.display());
+    }
+}
+
+#[test]
 fn a_reader_dropped_early_stops_its_threads() {
     let path = fixture("local-6.18-x86_64-sched_syscalls-v7-zstd.dat");
     for take in [0, 1, 1000] {
