@@ -291,7 +291,14 @@ impl PoolStream {
     }
 
     /// Wait for the next chunk when the current one is used up; false at the end.
+    #[inline]
     fn fill(&mut self) -> bool {
+        !self.current.is_empty() || self.next_chunk()
+    }
+
+    /// [`fill`](Self::fill)'s slow path: take (or decode) the next chunk.
+    #[cold]
+    fn next_chunk(&mut self) -> bool {
         while self.current.is_empty() {
             if self.done {
                 return false;

@@ -164,11 +164,16 @@ impl<'a> RawRecord<'a> {
 
     /// The value of field `f` as an [`EventKind::Other`](latscope_model::EventKind::Other) field value.
     pub fn value_of(&self, f: &FieldDef) -> FieldValue {
+        self.value_with(f, &|s| Text::from(s))
+    }
+
+    /// [`value_of`](Self::value_of), strings made by `text` (an interner).
+    fn value_with(&self, f: &FieldDef, text: &dyn Fn(&str) -> Text) -> FieldValue {
         match f.kind {
-            FieldKind::Int => self.int_of(f).map_or_else(|| FieldValue::Str(Arc::from("?")), FieldValue::Int),
-            FieldKind::FixedStr => FieldValue::Str(Arc::from(self.str_of(f).unwrap_or("?"))),
+            FieldKind::Int => self.int_of(f).map_or_else(|| FieldValue::Str(text("?")), FieldValue::Int),
+            FieldKind::FixedStr => FieldValue::Str(text(self.str_of(f).unwrap_or("?"))),
             FieldKind::DataLoc | FieldKind::RelLoc if f.ctype.contains("char") => {
-                FieldValue::Str(Arc::from(self.str_of(f).unwrap_or("?")))
+                FieldValue::Str(text(self.str_of(f).unwrap_or("?")))
             }
             _ => {
                 let bytes = self.bytes_of(f).unwrap_or(&[]);
@@ -184,11 +189,17 @@ impl<'a> RawRecord<'a> {
 
     /// All payload fields (the non-`common_` ones) with their values.
     pub fn payload_fields(&self) -> Vec<Field> {
+        self.payload_fields_with(&|s| Text::from(s))
+    }
+
+    /// [`payload_fields`](Self::payload_fields) with names and string values made by `text`: an interner
+    /// of the decoding thread's own, so the events share no reference count with another thread's.
+    pub fn payload_fields_with(&self, text: &dyn Fn(&str) -> Text) -> Vec<Field> {
         let fmt = &self.format.format;
         self.format
             .payload
             .iter()
-            .map(|&i| Field { name: fmt.fields[i].name.clone(), value: self.value_of(&fmt.fields[i]) })
+            .map(|&i| Field { name: text(&fmt.fields[i].name), value: self.value_with(&fmt.fields[i], text) })
             .collect()
     }
 }

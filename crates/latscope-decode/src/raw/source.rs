@@ -62,7 +62,11 @@ impl FieldSource for RecordSource<'_> {
     }
 
     fn fields(&self) -> Vec<Field> {
-        self.rec.payload_fields()
+        self.rec.payload_fields_with(&|s| self.dec.intern(s))
+    }
+
+    fn intern(&self, s: &str) -> Text {
+        self.dec.intern(s)
     }
 
     fn syscall_args(&self, name: &str) -> Option<SyscallArgs> {
