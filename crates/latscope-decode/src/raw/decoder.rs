@@ -326,7 +326,7 @@ impl RawDecoder {
     /// Decode one page recorded on `cpu`, calling `sink` for every event in order. The summary carries
     /// the page's lost-events marker and warnings (records without a known format are counted in
     /// [`unknown_ids`](Self::unknown_ids) and skipped). Never panics on malformed input.
-    pub fn decode_page(&mut self, cpu: CpuId, page: &[u8], sink: &mut dyn FnMut(Event)) -> PageSummary {
+    pub fn decode_page<S: FnMut(Event) + ?Sized>(&mut self, cpu: CpuId, page: &[u8], sink: &mut S) -> PageSummary {
         let layout = self.page;
         let headers = self.headers;
         let mut pending = std::mem::take(&mut self.scratch);

@@ -71,11 +71,11 @@ pub(crate) fn read_uint(buf: &[u8], off: usize, size: usize, big_endian: bool) -
 /// Decode one page. `emit(ts, record)` is called for every data record in order; `record` is the event's
 /// payload (starting with `common_type`). Never panics: a malformed page yields the records before the
 /// damage and a warning.
-pub fn decode_page(
+pub fn decode_page<F: FnMut(u64, &[u8]) + ?Sized>(
     layout: &PageLayout,
     events: &EventHeaderLayout,
     page: &[u8],
-    emit: &mut dyn FnMut(u64, &[u8]),
+    emit: &mut F,
 ) -> PageSummary {
     let be = layout.big_endian;
     let mut s = PageSummary::default();
