@@ -33,6 +33,32 @@ pub enum FlagLayout {
 
 /// Decode `common_flags` and `common_preempt_count` (and the RT patch's extra counts when present).
 pub fn decode_flags(layout: FlagLayout, flags: u8, preempt: u8, lazy: Option<u8>, migrate: Option<u8>) -> Flags {
+    let bits = match layout {
+        FlagLayout::Mainline => MAINLINE_BITS[usize::from(flags)],
+        FlagLayout::RtPatch => RT_PATCH_BITS[usize::from(flags)],
+    };
+    let (depth, mig) = match migrate {
+        Some(m) => (preempt, m),
+        None => (preempt & 0x0f, preempt >> 4),
+    };
+    Flags { bits, preempt_depth: Some(depth), migrate_disable: Some(mig), preempt_lazy_depth: lazy }
+}
+
+/// [`Flags`] bits of every `common_flags` byte, per layout (looked up once per record).
+const MAINLINE_BITS: [u16; 256] = flag_table(FlagLayout::Mainline);
+const RT_PATCH_BITS: [u16; 256] = flag_table(FlagLayout::RtPatch);
+
+const fn flag_table(layout: FlagLayout) -> [u16; 256] {
+    let mut t = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = flag_bits(layout, i as u8);
+        i += 1;
+    }
+    t
+}
+
+const fn flag_bits(layout: FlagLayout, flags: u8) -> u16 {
     let mut bits = Flags::KNOWN;
     let map: [(u8, u16); 6] = [
         (0x01, Flags::IRQS_OFF),
@@ -42,10 +68,12 @@ pub fn decode_flags(layout: FlagLayout, flags: u8, preempt: u8, lazy: Option<u8>
         (0x20, Flags::PREEMPT_RESCHED),
         (0x40, Flags::NMI),
     ];
-    for (bit, flag) in map {
-        if flags & bit != 0 {
-            bits |= flag;
+    let mut i = 0;
+    while i < map.len() {
+        if flags & map[i].0 != 0 {
+            bits |= map[i].1;
         }
+        i += 1;
     }
     match layout {
         FlagLayout::Mainline => {
@@ -65,11 +93,7 @@ pub fn decode_flags(layout: FlagLayout, flags: u8, preempt: u8, lazy: Option<u8>
             }
         }
     }
-    let (depth, mig) = match migrate {
-        Some(m) => (preempt, m),
-        None => (preempt & 0x0f, preempt >> 4),
-    };
-    Flags { bits, preempt_depth: Some(depth), migrate_disable: Some(mig), preempt_lazy_depth: lazy }
+    bits
 }
 
 #[cfg(test)]

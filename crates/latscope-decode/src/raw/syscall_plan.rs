@@ -69,9 +69,14 @@ impl SyscallPlan {
         let nr = |id| int(id).and_then(|v| i32::try_from(v).ok());
         Some(match *self {
             SyscallPlan::Enter { id, args: (offset, elem) } => {
+                let bytes = data.get(offset..offset.checked_add(6 * elem)?)?;
                 let mut words = [0u64; 6];
-                for (i, w) in words.iter_mut().enumerate() {
-                    *w = read_uint(data, offset + i * elem, elem, big_endian)?;
+                for (w, b) in words.iter_mut().zip(bytes.chunks_exact(elem)) {
+                    *w = match (b.len(), big_endian) {
+                        (8, false) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+                        (8, true) => u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+                        _ => read_uint(b, 0, b.len(), big_endian)?,
+                    };
                 }
                 EventKind::SysEnter { nr: nr(id), name: None, args: SyscallArgs::Words(words) }
             }
