@@ -134,35 +134,48 @@ fn lossy(b: Vec<u8>) -> String {
     String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// A block of bytes read on another thread, or why reading stopped.
-pub(crate) type Block = Result<Vec<u8>, String>;
+/// What the thread reading a large section sends ([`send_blocks`]) to the one parsing it ([`BlockReader`]).
+pub(crate) enum Block {
+    /// The section's length, sent first.
+    Len(u64),
+    /// The next bytes.
+    Data(Vec<u8>),
+    /// Reading stopped here, for this reason.
+    Failed(String),
+    /// The whole section was sent.
+    End,
+}
 
-/// Read `text` (or report its error) in blocks of 256 KiB into `blocks`, until its end (an empty block)
-/// or until the receiver goes away.
-pub(crate) fn send_blocks(text: InResult<Box<dyn Read + Send>>, blocks: &std::sync::mpsc::SyncSender<Block>) {
+/// Read `text` (or report its error) in blocks of 256 KiB into `blocks`, until its end or until the
+/// receiver goes away.
+pub(crate) fn send_blocks(text: InResult<(Box<dyn Read + Send>, u64)>, blocks: &std::sync::mpsc::SyncSender<Block>) {
     let mut text = match text {
-        Ok(t) => t,
+        Ok((text, len)) => {
+            if blocks.send(Block::Len(len)).is_err() {
+                return;
+            }
+            text
+        }
         Err(e) => {
-            let _ = blocks.send(Err(e));
+            let _ = blocks.send(Block::Failed(e));
             return;
         }
     };
     loop {
         let mut block = Vec::with_capacity(256 * 1024);
-        match (&mut text).take(256 * 1024).read_to_end(&mut block) {
+        let sent = match (&mut text).take(256 * 1024).read_to_end(&mut block) {
             Ok(0) => {
-                let _ = blocks.send(Ok(block));
+                let _ = blocks.send(Block::End);
                 return;
             }
-            Ok(_) => {
-                if blocks.send(Ok(block)).is_err() {
-                    return;
-                }
-            }
+            Ok(_) => blocks.send(Block::Data(block)),
             Err(e) => {
-                let _ = blocks.send(Err(e.to_string()));
+                let _ = blocks.send(Block::Failed(e.to_string()));
                 return;
             }
+        };
+        if sent.is_err() {
+            return;
         }
     }
 }
@@ -172,21 +185,42 @@ pub(crate) struct BlockReader {
     blocks: std::sync::mpsc::Receiver<Block>,
     current: Vec<u8>,
     at: usize,
+    /// The section's length, once sent.
+    len: Option<u64>,
+    /// A block received while waiting for the length, not read yet.
+    early: Option<Block>,
 }
 
 impl BlockReader {
     pub(crate) fn new(blocks: std::sync::mpsc::Receiver<Block>) -> BlockReader {
-        BlockReader { blocks, current: Vec::new(), at: 0 }
+        BlockReader { blocks, current: Vec::new(), at: 0, len: None, early: None }
+    }
+
+    /// Wait for the section's length (0 when the reading thread failed before sending it).
+    pub(crate) fn size_hint(&mut self) -> usize {
+        if self.len.is_none() && self.early.is_none() {
+            match self.blocks.recv() {
+                Ok(Block::Len(n)) => self.len = Some(n),
+                Ok(other) => self.early = Some(other),
+                Err(_) => {}
+            }
+        }
+        self.len.map_or(0, |n| usize::try_from(n).unwrap_or(0))
     }
 }
 
 impl Read for BlockReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         while self.at >= self.current.len() {
-            match self.blocks.recv() {
-                Ok(Ok(block)) if block.is_empty() => return Ok(0),
-                Ok(Ok(block)) => (self.current, self.at) = (block, 0),
-                Ok(Err(e)) => return Err(std::io::Error::other(e)),
+            let next = match self.early.take() {
+                Some(block) => Ok(block),
+                None => self.blocks.recv(),
+            };
+            match next {
+                Ok(Block::Len(n)) => self.len = Some(n),
+                Ok(Block::Data(block)) => (self.current, self.at) = (block, 0),
+                Ok(Block::Failed(e)) => return Err(std::io::Error::other(e)),
+                Ok(Block::End) => return Ok(0),
                 Err(_) => return Err(std::io::Error::other("the reading thread stopped unexpectedly")),
             }
         }

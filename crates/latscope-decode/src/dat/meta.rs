@@ -399,12 +399,13 @@ fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, defer_kallsyms: Opt
     Ok(())
 }
 
-/// The kallsyms text of the v7 section at `off` (located by [`read_meta`]), inflated as it is read.
+/// The kallsyms text of the v7 section at `off` (located by [`read_meta`]), inflated as it is read, and
+/// its length.
 pub(crate) fn kallsyms_reader<R: Read + Seek>(
     inp: &mut Input<R>,
     m: &Meta,
     off: u64,
-) -> InResult<Box<dyn Read + Send>> {
+) -> InResult<(Box<dyn Read + Send>, u64)> {
     inp.big_endian = m.big_endian;
     inp.seek(off)?;
     let _id = inp.u16()?;
@@ -425,7 +426,7 @@ pub(crate) fn kallsyms_reader<R: Read + Seek>(
     if n > super::compress::MAX_BLOCK {
         return Err(format!("section at 0x{off:x}: kallsyms claims {n} bytes (limit {})", super::compress::MAX_BLOCK));
     }
-    Ok(Box::new(text.take(n)))
+    Ok((Box::new(text.take(n)), n))
 }
 
 fn v7_meta_section<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, oid: u16, off: u64) -> InResult<()> {

@@ -282,7 +282,9 @@ fn load_kallsyms(path: &Path, meta: &Meta, off: u64) -> Arc<Loading> {
         input::send_blocks(text, &blocks);
     });
     let _ = std::thread::Builder::new().name("dat-kallsyms".into()).spawn(move || {
-        let symbols = Kallsyms::from_reader(input::BlockReader::new(received));
+        let mut blocks = input::BlockReader::new(received);
+        let size = blocks.size_hint();
+        let symbols = Kallsyms::from_reader(blocks, size);
         guard.0.finish(symbols.map_err(|e| format!("section at 0x{off:x}: {e}")));
     });
     loading

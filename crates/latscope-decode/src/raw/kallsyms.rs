@@ -3,17 +3,41 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-/// `ADDR TYPE NAME[ \t[MODULE]]` ➜ (address, name); `None` for anything else. Hand-rolled: a `.dat`
+/// The value of each byte as a hex digit, 0xff when it is none.
+const HEX: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// `ADDR TYPE NAME[\t[MODULE]]` ➜ (address, name); `None` for anything else. Hand-rolled for the
+/// kernel's own layout (one space between the columns), with a tolerant path for other spacing: a `.dat`
 /// carries 100k+ of these lines and the decoding waits for them.
 fn symbol_line(line: &[u8]) -> Option<(u64, &[u8])> {
     let mut i = 0;
     let mut addr = 0u64;
-    while let Some(d) = line.get(i).and_then(|&c| (c as char).to_digit(16)) {
+    while let Some(&d) = line.get(i).map(|&c| &HEX[usize::from(c)]).filter(|&&d| d != 0xff) {
         addr = (addr << 4) | u64::from(d);
         i += 1;
     }
     if i == 0 || i > 16 {
         return None;
+    }
+    if let [b' ', ty, b' ', rest @ ..] = &line[i..] {
+        if !ty.is_ascii_whitespace() {
+            let len = rest.iter().position(u8::is_ascii_whitespace).unwrap_or(rest.len());
+            return (len > 0).then(|| (addr, &rest[..len]));
+        }
     }
     let skip_blanks = |mut i: usize| {
         while line.get(i).is_some_and(u8::is_ascii_whitespace) {
@@ -42,18 +66,73 @@ pub struct Kallsyms {
     syms: Vec<(u64, u32, u32)>,
 }
 
+/// A [`Kallsyms`] being parsed: names as bytes, checked as UTF-8 once at the end.
+#[derive(Default)]
+struct Builder {
+    names: Vec<u8>,
+    syms: Vec<(u64, u32, u32)>,
+}
+
+impl Builder {
+    /// Room for the symbols of about `text_len` bytes of kallsyms text.
+    fn with_size_hint(text_len: usize) -> Builder {
+        let text_len = text_len.min(64 << 20);
+        Builder { names: Vec::with_capacity(text_len / 2), syms: Vec::with_capacity(text_len / 40) }
+    }
+
+    /// Add the symbols of whole lines.
+    fn add_lines(&mut self, text: &[u8]) {
+        let mut at = 0;
+        while at < text.len() {
+            let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
+            let line = &text[at..end];
+            at = end + 1;
+            let Some((addr, name)) = symbol_line(line) else { continue };
+            let start = self.names.len();
+            if addr == 0 || u32::try_from(start + name.len()).is_err() {
+                continue;
+            }
+            self.names.extend_from_slice(name);
+            self.syms.push((addr, start as u32, name.len() as u32));
+        }
+    }
+
+    fn finish(self) -> Kallsyms {
+        let Builder { names, mut syms } = self;
+        let names = match String::from_utf8(names) {
+            Ok(n) => n,
+            // Some name is not UTF-8 (never in a real kernel): each name made valid on its own.
+            Err(e) => {
+                let bytes = e.into_bytes();
+                let mut names = String::new();
+                for s in &mut syms {
+                    let start = names.len();
+                    names.push_str(&String::from_utf8_lossy(&bytes[s.1 as usize..(s.1 + s.2) as usize]));
+                    (s.1, s.2) = (start as u32, (names.len() - start) as u32);
+                }
+                names
+            }
+        };
+        // Stable: the first name listed at an address wins. The kernel lists most in order already.
+        if !syms.windows(2).all(|w| w[0].0 <= w[1].0) {
+            syms.sort_by_key(|s| s.0);
+        }
+        Kallsyms { names, syms }
+    }
+}
+
 impl Kallsyms {
     /// Parse `ADDR TYPE NAME [MODULE]` lines; malformed lines are ignored.
     pub fn parse(text: &str) -> Kallsyms {
-        let mut k = Kallsyms::default();
-        k.add_lines(text.as_bytes());
-        k.finish()
+        let mut b = Builder::with_size_hint(text.len());
+        b.add_lines(text.as_bytes());
+        b.finish()
     }
 
     /// [`parse`](Self::parse) text as it is read (inflated), a block at a time: the whole text is never
-    /// held in memory.
-    pub fn from_reader<R: Read>(mut r: R) -> std::io::Result<Kallsyms> {
-        let mut k = Kallsyms::default();
+    /// held in memory. `size_hint` is the text's expected length (0 when unknown).
+    pub fn from_reader<R: Read>(mut r: R, size_hint: usize) -> std::io::Result<Kallsyms> {
+        let mut k = Builder::with_size_hint(size_hint);
         let mut buf = vec![0u8; 256 * 1024];
         let mut filled = 0;
         loop {
@@ -79,34 +158,6 @@ impl Kallsyms {
                 return Ok(k.finish());
             }
         }
-    }
-
-    /// Add the symbols of whole lines.
-    fn add_lines(&mut self, text: &[u8]) {
-        let mut at = 0;
-        while at < text.len() {
-            let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
-            let line = &text[at..end];
-            at = end + 1;
-            let Some((addr, name)) = symbol_line(line) else { continue };
-            let start = self.names.len();
-            if addr == 0 || u32::try_from(start + 4 * name.len()).is_err() {
-                continue;
-            }
-            match std::str::from_utf8(name) {
-                Ok(n) => self.names.push_str(n),
-                Err(_) => self.names.push_str(&String::from_utf8_lossy(name)),
-            }
-            self.syms.push((addr, start as u32, (self.names.len() - start) as u32));
-        }
-    }
-
-    fn finish(mut self) -> Kallsyms {
-        // Stable: the first name listed at an address wins. The kernel lists most in order already.
-        if !self.syms.windows(2).all(|w| w[0].0 <= w[1].0) {
-            self.syms.sort_by_key(|s| s.0);
-        }
-        self
     }
 
     fn name(&self, i: usize) -> &str {
@@ -202,6 +253,29 @@ mod tests {
         assert_eq!(k.lookup(0xffffffff81000104).map(|(n, o)| (n.to_string(), o)), Some(("foo".into(), 4)));
         assert_eq!(k.exact(0xffffffff81000000).map(|n| n.to_string()), Some("_stext".into()));
         assert!(k.lookup(1).is_none());
+    }
+
+    #[test]
+    fn odd_spacing_unsorted_lines_and_bad_bytes() {
+        let mut text = b"ffffffff81000200  t   spaced\t[mod]\nffffffff81000100 T first\n".to_vec();
+        text.extend_from_slice(b"ffffffff81000300 T bad\xffname\n0000000000000000 T zero\nnot a line\n");
+        let k = Kallsyms::from_reader(&text[..], 0).expect("reads");
+        assert_eq!(k.len(), 3);
+        assert_eq!(k.lookup(0xffffffff81000104), Some(("first", 4)));
+        assert_eq!(k.exact(0xffffffff81000200), Some("spaced"));
+        assert_eq!(k.exact(0xffffffff81000300), Some("bad\u{fffd}name"));
+        // A reader that hands out a byte at a time: lines are joined across reads.
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let Some((&b, rest)) = self.0.split_first() else { return Ok(0) };
+                buf[0] = b;
+                self.0 = rest;
+                Ok(1)
+            }
+        }
+        let t = Kallsyms::from_reader(Trickle(&text), text.len()).expect("reads");
+        assert_eq!((t.len(), t.exact(0xffffffff81000200)), (3, Some("spaced")));
     }
 
     #[test]
