@@ -3,7 +3,7 @@
 # Records the .dat here (root, tracefs): a private instance with sched, irq, irq_vectors, timer and raw_syscalls
 # under stress-ng, written with `trace-cmd extract` (this kernel cannot run `trace-cmd record`: no function
 # tracer). Prints both times, the ratio (target: latscope >= 20x faster) and latscope's max RSS.
-# Usage: scripts/bench-decode-dat.sh [EXISTING.dat]    (env TARGET_EVENTS=1000000)
+# Usage: scripts/bench-decode-dat.sh [EXISTING.dat]    (env TARGET_EVENTS=1000000, ROUNDS=7)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGET_EVENTS=${TARGET_EVENTS:-1000000}
@@ -56,11 +56,21 @@ if ! "${lat[@]}" >/dev/null 2>&1; then
 fi
 
 t_us() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
+median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 "${lat[@]}" | head -3
-tc_us=$(t_us trace-cmd report -i "$dat")
-lat_us=$(t_us "${lat[@]}")
+# Alternated rounds, medians: this VM's speed drifts by tens of percent within a minute.
+ROUNDS=${ROUNDS:-7}
+tc=(); lt=()
+for _ in $(seq 1 "$ROUNDS"); do
+    tc+=("$(t_us trace-cmd report -i "$dat")")
+    lt+=("$(t_us "${lat[@]}")")
+done
+tc_us=$(median "${tc[@]}")
+lat_us=$(median "${lt[@]}")
 rss=$(/usr/bin/time -v "${lat[@]}" 2>&1 >/dev/null | awk -F: '/Maximum resident/ {gsub(/ /, "", $2); print $2}')
 tc_rss=$(/usr/bin/time -v trace-cmd report -i "$dat" 2>&1 >/dev/null | awk -F: '/Maximum resident/ {gsub(/ /, "", $2); print $2}')
-echo "trace-cmd report: $((tc_us / 1000)) ms, max RSS ${tc_rss} KiB"
-echo "latscope:         $((lat_us / 1000)) ms, max RSS ${rss} KiB"
+echo "rounds: $ROUNDS alternated; trace-cmd ms: $(printf '%s ' "${tc[@]}" | awk '{for (i = 1; i <= NF; i++) printf "%d ", $i / 1000}')"
+echo "                        latscope ms:  $(printf '%s ' "${lt[@]}" | awk '{for (i = 1; i <= NF; i++) printf "%d ", $i / 1000}')"
+echo "trace-cmd report: $((tc_us / 1000)) ms median, max RSS ${tc_rss} KiB"
+echo "latscope:         $((lat_us / 1000)) ms median, max RSS ${rss} KiB"
 awk -v a="$tc_us" -v b="$lat_us" 'BEGIN { printf "ratio: latscope is %.1fx faster than trace-cmd report (target >= 20x)\n", a / (b > 0 ? b : 1) }'

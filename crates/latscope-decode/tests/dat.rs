@@ -241,6 +241,27 @@ fn truncated_and_corrupt_files_warn_or_error_never_panic() {
     assert!(e.to_string().contains("notes.txt"), "{e}");
 }
 
+#[test]
+fn the_fuzz_corpus_decodes_from_memory_and_from_disk_without_panicking() {
+    // The inputs the `dat` fuzz target found interesting (fuzz/corpus/dat), also through the path a file on
+    // disk takes (decoding threads, kernel symbols loaded on their own threads), which the fuzz target
+    // (bytes in memory) does not reach.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/dat");
+    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    let copy = std::env::temp_dir().join(format!("latscope-corpus-{}.dat", std::process::id()));
+    let mut n = 0;
+    for entry in entries {
+        let bytes = std::fs::read(entry.expect("dir entry").path()).expect("reads");
+        let in_memory = decode_dat_bytes(&bytes, "corpus.dat").map(|t| t.events.len());
+        std::fs::write(&copy, &bytes).expect("writes");
+        let on_disk = decode_dat_file(&copy).map(|t| t.events.len());
+        assert_eq!(in_memory.is_ok(), on_disk.is_ok());
+        n += 1;
+    }
+    let _ = std::fs::remove_file(&copy);
+    assert!(n > 100, "only {n} corpus inputs in {}", dir.display());
+}
+
 /// One event as `trace-cmd report -R -t` prints it.
 struct Reported {
     ts: u64,
