@@ -162,11 +162,12 @@ impl<R: Read + Seek> DatReader<R> {
             }
         }
         decoder.set_printk_formats(&meta.printk);
-        decoder.set_cmdlines(&meta.cmdlines);
+        let cmdlines = Cmdlines::parse(&meta.cmdlines);
+        decoder.set_cmdline_table(cmdlines.clone());
         let shared = Rc::new(RefCell::new(Shared { input, warnings, name: name.to_string() }));
         // Task names are given in time order by the reader (see `TaskNames`), not per CPU.
         decoder.leave_task_names(latscope_model::Text::from(""));
-        let names = TaskNames::new(Cmdlines::parse(&meta.cmdlines));
+        let names = TaskNames::new(cmdlines);
         let cpus: Vec<&CpuData> = meta.buffers.iter().flat_map(|b| &b.cpus).collect();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let pooled = path

@@ -200,7 +200,12 @@ impl RawDecoder {
 
     /// Task names by pid (`saved_cmdlines`).
     pub fn set_cmdlines(&mut self, text: &str) {
-        self.cmdlines = Cmdlines::parse(text);
+        self.set_cmdline_table(Cmdlines::parse(text));
+    }
+
+    /// Task names by pid, already parsed.
+    pub fn set_cmdline_table(&mut self, cmdlines: Cmdlines) {
+        self.cmdlines = cmdlines;
         self.last_comm = None;
     }
 

@@ -56,6 +56,7 @@ impl SyscallPlan {
     }
 
     /// The typed event of one record; `None` when the record is too short for the plan.
+    #[inline]
     pub fn build(&self, data: &[u8], big_endian: bool) -> Option<EventKind> {
         let int = |(offset, size, signed): IntAt| {
             let v = read_uint(data, offset, size, big_endian)?;
