@@ -1,4 +1,5 @@
-//! Fuzz the ring-buffer page decoder through `RawDecoder::decode_page` (64- and 32-bit layouts).
+//! Fuzz the ring-buffer page decoder through `RawDecoder::decode_page` (64- and 32-bit layouts), the
+//! `raw_syscalls` plan and a format parsed at its first record included.
 #![no_main]
 
 use latscope_decode::raw::header_page::PageLayout;
@@ -38,6 +39,22 @@ const DYN: &str = "name: irq_handler_entry\nID: 4\nformat:\n\
 \tfield:int irq;\toffset:8;\tsize:4;\tsigned:1;\n\
 \tfield:__data_loc char[] name;\toffset:12;\tsize:4;\tsigned:0;\n";
 
+const SYS_ENTER: &str = "name: sys_enter\nID: 5\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\
+\tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n\
+\tfield:unsigned long args[6];\toffset:16;\tsize:48;\tsigned:0;\n";
+
+const SYS_EXIT: &str = "name: sys_exit\nID: 6\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\
+\tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n\
+\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n";
+
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, page)) = data.split_first() else { return };
     let layout = PageLayout::default_for(if mode & 1 == 0 { 8 } else { 4 }, mode & 2 != 0);
@@ -45,6 +62,9 @@ fuzz_target!(|data: &[u8]| {
     for f in [SWITCH, PRINT, BPRINT, DYN] {
         let _ = dec.add_format("sched", f);
     }
+    // raw_syscalls go through their plan; sys_exit is parsed when its first record comes.
+    let _ = dec.add_format("raw_syscalls", SYS_ENTER);
+    let _ = dec.add_format_later("raw_syscalls", SYS_EXIT.to_string());
     dec.set_printk_formats("0x0 : \"%d %s %pS %llx %c %5.2x\\n\"\n");
     dec.set_kallsyms("0000000000001000 T a\n0000000000002000 t b\n");
     let mut n = 0usize;
