@@ -493,6 +493,28 @@ mod tests {
     }
 
     #[test]
+    fn a_format_parsed_at_its_first_record_warns_once_when_broken() {
+        let mut dec = RawDecoder::new(HEADER_PAGE, false).expect("decoder");
+        dec.add_format("sched", WAKING).expect("format");
+        let broken = "name: broken\nID: 9\nformat:\n\tfield:int a;\toffset:zz;\tsize:4;\tsigned:1;\n";
+        dec.add_format_later("sched", broken.to_string()).expect("only the ID is read now");
+        dec.add_format_later("sched", WAKING.replace("ID: 7", "ID: 8")).expect("later");
+        let mut rec = vec![9, 0, 0, 0, 12, 0, 0, 0];
+        rec.extend_from_slice(&[0; 20]);
+        let mut good = rec.clone();
+        good[0] = 8;
+        let page = PageBuilder::new(1_000).data(10, &rec).data(5, &good).data(5, &rec).finish(None);
+        let mut got = Vec::new();
+        let first = dec.decode_page(CpuId(0), &page, &mut |e| got.push(e));
+        let again = dec.decode_page(CpuId(0), &page, &mut |e| got.push(e));
+        assert_eq!(first.warnings.len(), 1, "{:?}", first.warnings);
+        assert!(first.warnings[0].contains("id 9"), "{:?}", first.warnings);
+        assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+        assert_eq!(got.len(), 2, "the format parsed later decodes its records");
+        assert_eq!(dec.unknown_ids().get(&9), Some(&4));
+    }
+
+    #[test]
     fn decodes_a_page_into_events() {
         let mut dec = RawDecoder::new(HEADER_PAGE, false).expect("decoder");
         dec.add_format("sched", WAKING).expect("format");
