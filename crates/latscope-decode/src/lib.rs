@@ -30,6 +30,33 @@ pub struct Streamed {
 /// as it is decoded: memory stays flat whatever the file size. Events come in time order for `.dat`
 /// (per-CPU streams merged) and in file order for text (ftrace prints them merged already).
 pub fn stream_file(path: &Path, sink: &mut dyn FnMut(Event)) -> Result<Streamed, DecodeError> {
+    stream_path(path, Sink::Owned(sink))
+}
+
+/// [`stream_file`] for a consumer that only looks at the events: each is lent to `visit` instead of
+/// moved to it (a `.dat` stream then never copies an event out of its decoded chunk).
+pub fn visit_file(path: &Path, visit: &mut dyn FnMut(&Event)) -> Result<Streamed, DecodeError> {
+    stream_path(path, Sink::Lent(visit))
+}
+
+/// Where [`stream_path`] hands the events.
+enum Sink<'a> {
+    /// Each event given away.
+    Owned(&'a mut dyn FnMut(Event)),
+    /// Each event lent.
+    Lent(&'a mut dyn FnMut(&Event)),
+}
+
+impl Sink<'_> {
+    fn give(&mut self, e: Event) {
+        match self {
+            Sink::Owned(s) => s(e),
+            Sink::Lent(v) => v(&e),
+        }
+    }
+}
+
+fn stream_path(path: &Path, mut sink: Sink<'_>) -> Result<Streamed, DecodeError> {
     let name = path.display().to_string();
     let io = |source| DecodeError::Io { path: name.clone(), source };
     let mut f = std::fs::File::open(path).map_err(io)?;
@@ -38,37 +65,31 @@ pub fn stream_file(path: &Path, sink: &mut dyn FnMut(Event)) -> Result<Streamed,
     match detect::detect(&head) {
         detect::InputKind::Dat => {
             drop(f);
-            stream_dat(dat::DatReader::open(path)?, sink)
+            let mut r = dat::DatReader::open(path)?;
+            match sink {
+                Sink::Owned(s) => stream_dat(r, s),
+                Sink::Lent(v) => {
+                    r.for_each_ref(|e| v(e));
+                    Ok(Streamed { info: r.info(), warnings: r.take_warnings() })
+                }
+            }
         }
         detect::InputKind::AtraceZlib(off) => {
             f.seek(SeekFrom::Start(off as u64)).map_err(io)?;
             let z = flate2::read::ZlibDecoder::new(std::io::BufReader::new(f));
-            text_result(text::decode_text_reader(&name, z, true, sink))
+            text_result(text::decode_text_reader(&name, z, true, &mut |e| sink.give(e)))
         }
         detect::InputKind::Html => {
             let mut all = head;
             f.read_to_end(&mut all).map_err(io)?;
-            text_result(text::decode_text_bytes(&name, &all, sink))
+            text_result(text::decode_text_bytes(&name, &all, &mut |e| sink.give(e)))
         }
         detect::InputKind::Text => {
-            text_result(text::decode_text_reader(&name, std::io::Cursor::new(head).chain(f), false, sink))
+            text_result(text::decode_text_reader(&name, std::io::Cursor::new(head).chain(f), false, &mut |e| {
+                sink.give(e)
+            }))
         }
     }
-}
-
-/// [`stream_file`] for a consumer that only looks at the events: each is lent to `visit` instead of
-/// moved to it (a `.dat` stream then never copies an event out of its decoded chunk).
-pub fn visit_file(path: &Path, visit: &mut dyn FnMut(&Event)) -> Result<Streamed, DecodeError> {
-    let mut head = Vec::with_capacity(detect::HEAD_LEN);
-    let name = path.display().to_string();
-    let io = |source| DecodeError::Io { path: name.clone(), source };
-    std::fs::File::open(path).map_err(io)?.take(detect::HEAD_LEN as u64).read_to_end(&mut head).map_err(io)?;
-    if let detect::InputKind::Dat = detect::detect(&head) {
-        let mut r = dat::DatReader::open(path)?;
-        r.for_each_ref(|e| visit(e));
-        return Ok(Streamed { info: r.info(), warnings: r.take_warnings() });
-    }
-    stream_file(path, &mut |e| visit(&e))
 }
 
 /// Decode an input held in memory; `name` is used in messages. See [`stream_file`].
