@@ -304,7 +304,8 @@ fn simple_option(id: u16, data: &[u8], m: &mut Meta) {
 }
 
 /// Read one v7 section at `off`, decompressed. Returns (section id, contents).
-fn section<R: Read + Seek>(inp: &mut Input<R>, m: &Meta, off: u64) -> InResult<(u16, Vec<u8>)> {
+/// The v7 section at `off` as stored: its id, its bytes, and their inflated size when compressed.
+fn stored_section<R: Read + Seek>(inp: &mut Input<R>, off: u64) -> InResult<(u16, Vec<u8>, Option<u64>)> {
     inp.seek(off)?;
     let id = inp.u16()?;
     let flags = inp.u16()?;
@@ -313,12 +314,20 @@ fn section<R: Read + Seek>(inp: &mut Input<R>, m: &Meta, off: u64) -> InResult<(
     if flags & 1 != 0 {
         let csize = inp.u32()?;
         let usize_ = inp.u32()?;
-        let data = inp.bytes(u64::from(csize))?;
-        let out =
-            m.compression.decompress(&data, u64::from(usize_)).map_err(|e| format!("section at 0x{off:x}: {e}"))?;
-        Ok((id, out))
+        Ok((id, inp.bytes(u64::from(csize))?, Some(u64::from(usize_))))
     } else {
-        Ok((id, inp.bytes(size)?))
+        Ok((id, inp.bytes(size)?, None))
+    }
+}
+
+/// The v7 section at `off`: its id and its (inflated) bytes.
+fn section<R: Read + Seek>(inp: &mut Input<R>, m: &Meta, off: u64) -> InResult<(u16, Vec<u8>)> {
+    match stored_section(inp, off)? {
+        (id, data, Some(size)) => {
+            let out = m.compression.decompress(&data, size).map_err(|e| format!("section at 0x{off:x}: {e}"))?;
+            Ok((id, out))
+        }
+        (id, data, None) => Ok((id, data)),
     }
 }
 
@@ -408,19 +417,9 @@ pub(crate) fn kallsyms_reader<R: Read + Seek>(
     off: u64,
 ) -> InResult<(Box<dyn Read + Send>, u64)> {
     inp.big_endian = m.big_endian;
-    inp.seek(off)?;
-    let _id = inp.u16()?;
-    let flags = inp.u16()?;
-    let _desc = inp.u32()?;
-    let size = inp.u64()?;
-    let mut text = if flags & 1 != 0 {
-        let csize = inp.u32()?;
-        let _usize = inp.u32()?;
-        m.compression.reader(inp.bytes(u64::from(csize))?)
-    } else {
-        Compression::None.reader(inp.bytes(size)?)
-    }
-    .map_err(|e| format!("section at 0x{off:x}: {e}"))?;
+    let (_id, data, inflated) = stored_section(inp, off)?;
+    let compression = if inflated.is_some() { m.compression } else { Compression::None };
+    let mut text = compression.reader(data).map_err(|e| format!("section at 0x{off:x}: {e}"))?;
     let mut n = [0u8; 4];
     text.read_exact(&mut n).map_err(|e| format!("section at 0x{off:x}: {e}"))?;
     let n = u64::from(if m.big_endian { u32::from_be_bytes(n) } else { u32::from_le_bytes(n) });
