@@ -178,6 +178,17 @@ impl Shared {
         }
     }
 
+    /// Decode `job` (claimed under `st`) with `worker`, the lock released meanwhile, and put the chunk where
+    /// the merge takes it; the lock is held again on return.
+    fn work_on<'a>(&'a self, mut st: MutexGuard<'a, State>, job: &Job, worker: &mut Worker) -> MutexGuard<'a, State> {
+        let events = st.spare.pop().unwrap_or_else(|| VecDeque::with_capacity(1024));
+        drop(st);
+        let chunk = self.run(job, &mut worker.decoder, &mut worker.bufs, events);
+        let mut st = self.lock();
+        Shared::deliver(&mut st, job, chunk);
+        st
+    }
+
     /// Put a decoded chunk where the merge takes it.
     fn deliver(st: &mut State, job: &Job, chunk: Chunk) {
         let c = &mut st.cpus[job.cpu];
@@ -260,10 +271,16 @@ impl Drop for PoolGuard {
     }
 }
 
-/// What the merge thread decodes with when it helps.
-struct Helper {
+/// What a thread decodes jobs with: its own decoder and reused read/inflate buffers.
+struct Worker {
     decoder: RawDecoder,
     bufs: (Vec<u8>, Vec<u8>),
+}
+
+impl Worker {
+    fn new(decoder: &RawDecoder) -> Worker {
+        Worker { decoder: decoder.fork(), bufs: (Vec::new(), Vec::new()) }
+    }
 }
 
 /// One CPU's events as decoded by the pool.
@@ -271,7 +288,7 @@ pub struct PoolStream {
     shared: Arc<Shared>,
     /// The merge thread's own decoder, shared by its streams: while the chunk the merge needs is not
     /// ready, the merge decodes another instead of waiting.
-    helper: Rc<RefCell<Helper>>,
+    helper: Rc<RefCell<Worker>>,
     index: usize,
     current: VecDeque<Event>,
     warnings: Vec<Warning>,
@@ -318,14 +335,7 @@ impl PoolStream {
                     break None;
                 }
                 if let Some(job) = sh.claim(&mut st) {
-                    let events = st.spare.pop().unwrap_or_else(|| VecDeque::with_capacity(1024));
-                    drop(st);
-                    let chunk = {
-                        let helper = &mut *self.helper.borrow_mut();
-                        sh.run(&job, &mut helper.decoder, &mut helper.bufs, events)
-                    };
-                    st = sh.lock();
-                    Shared::deliver(&mut st, &job, chunk);
+                    st = sh.work_on(st, &job, &mut self.helper.borrow_mut());
                     continue;
                 }
                 st = sh.ready.wait(st).unwrap_or_else(|p| p.into_inner());
@@ -423,35 +433,26 @@ pub(crate) fn start(
         big_endian: meta.big_endian,
     });
     let mut started = 0;
-    // The merge thread decodes too (see `Helper`): one worker fewer than cores.
+    // The merge thread decodes too (see `PoolStream::helper`): one worker fewer than cores.
     for t in 0..threads.saturating_sub(1).max(1) {
         let sh = shared.clone();
-        let mut dec = decoder.fork();
-        dec.leave_task_names(Text::from(""));
+        let mut worker = Worker::new(decoder);
         let spawned = std::thread::Builder::new().name(format!("dat-decode{t}")).spawn(move || {
-            let mut bufs = (Vec::new(), Vec::new());
+            let mut st = sh.lock();
             loop {
-                let (job, events) = {
-                    let mut st = sh.lock();
-                    loop {
-                        if st.stop {
-                            return;
-                        }
-                        if let Some(job) = sh.claim(&mut st) {
-                            break (job, st.spare.pop().unwrap_or_else(|| VecDeque::with_capacity(1024)));
-                        }
-                        if st.cpus.iter().all(|c| c.exhausted) {
-                            sh.ready.notify_all();
-                            return;
-                        }
-                        st = sh.work.wait(st).unwrap_or_else(|p| p.into_inner());
-                    }
-                };
-                let chunk = sh.run(&job, &mut dec, &mut bufs, events);
-                let mut st = sh.lock();
-                Shared::deliver(&mut st, &job, chunk);
-                drop(st);
-                sh.ready.notify_all();
+                if st.stop {
+                    return;
+                }
+                if let Some(job) = sh.claim(&mut st) {
+                    st = sh.work_on(st, &job, &mut worker);
+                    sh.ready.notify_all();
+                    continue;
+                }
+                if st.cpus.iter().all(|c| c.exhausted) {
+                    sh.ready.notify_all();
+                    return;
+                }
+                st = sh.work.wait(st).unwrap_or_else(|p| p.into_inner());
             }
         });
         if spawned.is_ok() {
@@ -461,9 +462,7 @@ pub(crate) fn start(
     if started == 0 {
         return None;
     }
-    let mut decoder = decoder.fork();
-    decoder.leave_task_names(Text::from(""));
-    let helper = Rc::new(RefCell::new(Helper { decoder, bufs: (Vec::new(), Vec::new()) }));
+    let helper = Rc::new(RefCell::new(Worker::new(decoder)));
     let streams = (0..cpus.len())
         .map(|index| PoolStream {
             shared: shared.clone(),
