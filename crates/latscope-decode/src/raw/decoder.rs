@@ -31,7 +31,6 @@ use super::page::{decode_page, read_uint, PageSummary};
 use super::record::{CompiledFormat, RawRecord};
 use super::source::RecordSource;
 use super::symbols::{Loading, Symbols};
-use super::syscall_plan::SyscallPlan;
 use crate::typed::{self, FastHash, Interner};
 use latscope_model::{CpuId, Event, Nanos, Text};
 use std::cell::RefCell;
@@ -106,7 +105,6 @@ impl RawDecoder {
     /// unknown-id counts are its own.
     pub fn fork(&self) -> RawDecoder {
         RawDecoder {
-            page: self.page,
             headers: self.headers,
             formats: self.formats.clone(),
             later: self.later.clone(),
@@ -114,13 +112,9 @@ impl RawDecoder {
             cmdlines: self.cmdlines.clone(),
             kallsyms: self.kallsyms.clone(),
             printk: self.printk.clone(),
-            unknown_ids: HashMap::new(),
-            interner: RefCell::new(Interner::default()),
-            symbols: RefCell::default(),
-            name_cache: RefCell::new(Vec::new()),
-            scratch: Vec::new(),
-            last_comm: None,
             names_later: self.names_later.clone(),
+            // Caches, scratch space and unknown-id counts start empty.
+            ..RawDecoder::with_layout(self.page)
         }
     }
 
@@ -135,9 +129,7 @@ impl RawDecoder {
         if let Some(ct) = f.field("common_type") {
             self.common_type = (ct.offset as usize, ct.size as usize);
         }
-        let mut c = CompiledFormat::new(f);
-        c.syscall = SyscallPlan::of(&c.format, self.page.commit_size);
-        self.insert_format(Arc::new(c));
+        self.insert_format(Arc::new(CompiledFormat::new(f, self.page.commit_size)));
         Ok(())
     }
 
@@ -177,11 +169,7 @@ impl RawDecoder {
         let long_size = self.page.commit_size;
         let parsed = later.parsed.get_or_init(|| {
             first = true;
-            parse_format(&later.system, &later.text).map(|f| {
-                let mut c = CompiledFormat::new(f);
-                c.syscall = SyscallPlan::of(&c.format, long_size);
-                Arc::new(c)
-            })
+            parse_format(&later.system, &later.text).map(|f| Arc::new(CompiledFormat::new(f, long_size)))
         });
         match parsed {
             Ok(c) => {

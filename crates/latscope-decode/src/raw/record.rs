@@ -7,6 +7,17 @@ use super::syscall_plan::SyscallPlan;
 use latscope_model::{Field, FieldValue, Flags, Pid, Text};
 use std::sync::Arc;
 
+/// The integer of `size` bytes at `offset` of `data`, sign-extended when `signed`; `None` when out of range.
+pub(crate) fn read_int(data: &[u8], offset: usize, size: usize, signed: bool, big_endian: bool) -> Option<i64> {
+    let v = read_uint(data, offset, size, big_endian)?;
+    Some(if signed && size < 8 {
+        let shift = 64 - 8 * size as u32;
+        ((v << shift) as i64) >> shift
+    } else {
+        v as i64
+    })
+}
+
 /// An event format prepared for fast decoding: the common fields located, the payload fields listed.
 #[derive(Clone, Debug)]
 pub struct CompiledFormat {
@@ -21,16 +32,16 @@ pub struct CompiledFormat {
     /// Offsets of `common_flags` (1 byte), `common_preempt_count` (1 byte) and `common_pid` (4 bytes) when
     /// they have those sizes (every kernel so far): read directly, once per record.
     common_fast: Option<(usize, usize, usize)>,
-    /// For `raw_syscalls` events: their fields located once (set by the decoder, which knows the word
-    /// size).
+    /// For `raw_syscalls` events: their fields located once.
     pub syscall: Option<SyscallPlan>,
     /// Indices into `format.fields` of the non-`common_` fields.
     payload: Vec<usize>,
 }
 
 impl CompiledFormat {
-    /// Locate the common fields and the payload once.
-    pub fn new(format: EventFormat) -> CompiledFormat {
+    /// Locate the common fields and the payload once; `long_size` is the recording kernel's word size
+    /// (the element size of `unsigned long` arrays).
+    pub fn new(format: EventFormat, long_size: usize) -> CompiledFormat {
         let get = |n: &str| format.field(n).cloned();
         let common_lazy = get("common_preempt_lazy_count");
         let sized = |n: &str, size: u32| format.field(n).filter(|f| f.size == size).map(|f| f.offset as usize);
@@ -39,7 +50,7 @@ impl CompiledFormat {
             _ => None,
         };
         CompiledFormat {
-            syscall: None,
+            syscall: SyscallPlan::of(&format, long_size),
             common_fast,
             common_flags: get("common_flags"),
             common_preempt: get("common_preempt_count"),
@@ -84,13 +95,7 @@ impl<'a> RawRecord<'a> {
         if !(1..=8).contains(&size) {
             return None;
         }
-        let v = read_uint(self.data, f.offset as usize, size, self.big_endian)?;
-        Some(if f.signed && size < 8 {
-            let shift = 64 - 8 * size as u32;
-            ((v << shift) as i64) >> shift
-        } else {
-            v as i64
-        })
+        read_int(self.data, f.offset as usize, size, f.signed, self.big_endian)
     }
 
     /// The text of a string field (`char[N]`, `__data_loc char[]`, `__rel_loc`), cut at the first NUL.
@@ -223,7 +228,7 @@ mod tests {
 \tfield:__data_loc char[] name;\toffset:16;\tsize:4;\tsigned:0;\n",
         )
         .expect("format");
-        let c = CompiledFormat::new(fmt);
+        let c = CompiledFormat::new(fmt, 8);
         let mut d = vec![5, 0, 0x09, 0x12, 7, 0, 0, 0, b'a', b'b', 0, 0, 0xfe, 0xff, 0, 0];
         d.extend_from_slice(&((3u32 << 16) | 20).to_le_bytes());
         d.extend_from_slice(b"hi\0\0");

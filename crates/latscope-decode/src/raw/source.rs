@@ -5,6 +5,7 @@ use super::bprint::format_bprint;
 use super::decoder::RawDecoder;
 use super::format::FieldKind;
 use super::record::RawRecord;
+use super::syscall_plan::syscall_words;
 use crate::typed::FieldSource;
 use latscope_model::{Field, SyscallArgs, Text};
 
@@ -75,13 +76,10 @@ impl FieldSource for RecordSource<'_> {
         let elem = if f.is_long { self.dec.page_layout().commit_size } else { 4 };
         let be = self.rec.big_endian;
         match f.kind {
-            FieldKind::Array { count: 6 } if bytes.len() == 6 * elem => {
-                let mut words = [0u64; 6];
-                for (i, w) in words.iter_mut().enumerate() {
-                    *w = super::page::read_uint(bytes, i * elem, elem, be)?;
-                }
-                Some(SyscallArgs::Words(words))
-            }
+            FieldKind::Array { count: 6 } => match syscall_words(bytes, elem, be) {
+                Some(words) => Some(SyscallArgs::Words(words)),
+                None => self.text(name).map(SyscallArgs::Text),
+            },
             _ => self.text(name).map(SyscallArgs::Text),
         }
     }

@@ -7,6 +7,7 @@
 
 use super::format::{EventFormat, FieldDef, FieldKind};
 use super::page::read_uint;
+use super::record::read_int;
 use latscope_model::{EventKind, SyscallArgs};
 
 /// An integer field: (offset, size, signed).
@@ -58,30 +59,30 @@ impl SyscallPlan {
     /// The typed event of one record; `None` when the record is too short for the plan.
     #[inline]
     pub fn build(&self, data: &[u8], big_endian: bool) -> Option<EventKind> {
-        let int = |(offset, size, signed): IntAt| {
-            let v = read_uint(data, offset, size, big_endian)?;
-            Some(if signed && size < 8 {
-                let shift = 64 - 8 * size as u32;
-                ((v << shift) as i64) >> shift
-            } else {
-                v as i64
-            })
-        };
+        let int = |(offset, size, signed): IntAt| read_int(data, offset, size, signed, big_endian);
         let nr = |id| int(id).and_then(|v| i32::try_from(v).ok());
         Some(match *self {
             SyscallPlan::Enter { id, args: (offset, elem) } => {
-                let bytes = data.get(offset..offset.checked_add(6 * elem)?)?;
-                let mut words = [0u64; 6];
-                for (w, b) in words.iter_mut().zip(bytes.chunks_exact(elem)) {
-                    *w = match (b.len(), big_endian) {
-                        (8, false) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
-                        (8, true) => u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
-                        _ => read_uint(b, 0, b.len(), big_endian)?,
-                    };
-                }
+                let words = syscall_words(data.get(offset..offset.checked_add(6 * elem)?)?, elem, big_endian)?;
                 EventKind::SysEnter { nr: nr(id), name: None, args: SyscallArgs::Words(words) }
             }
             SyscallPlan::Exit { id, ret } => EventKind::SysExit { nr: nr(id), name: None, ret: int(ret)? },
         })
     }
+}
+
+/// `unsigned long args[6]`'s words from its `6 * elem` bytes; `None` when they are not that many.
+pub fn syscall_words(bytes: &[u8], elem: usize, big_endian: bool) -> Option<[u64; 6]> {
+    if elem == 0 || bytes.len() != 6 * elem {
+        return None;
+    }
+    let mut words = [0u64; 6];
+    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(elem)) {
+        *w = match (b.len(), big_endian) {
+            (8, false) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+            (8, true) => u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+            _ => read_uint(b, 0, b.len(), big_endian)?,
+        };
+    }
+    Some(words)
 }
