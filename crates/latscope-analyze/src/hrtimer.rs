@@ -282,7 +282,7 @@ pub fn activity_components(
         }
         let key = match &s.activity {
             // One entry per task regardless of the prio the segment knew.
-            Activity::Task { comm, pid, .. } => Activity::Task { comm: comm.clone(), pid: *pid, prio: None },
+            Activity::Task { comm, pid, .. } => Activity::Task { comm: *comm, pid: *pid, prio: None },
             a => a.clone(),
         };
         let prio = match &s.activity {

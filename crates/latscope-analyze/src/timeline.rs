@@ -3,7 +3,7 @@
 
 use latscope_model::event::softirq_name;
 use latscope_model::event::Toggle;
-use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, Text};
+use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, TaskName, Text};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -18,7 +18,7 @@ pub enum Activity {
     /// A task (pid 0 is idle and reported as [`Activity::Idle`]). `prio` is the kernel prio when known.
     Task {
         /// Task name.
-        comm: Text,
+        comm: TaskName,
         /// Pid.
         pid: Pid,
         /// Kernel priority (0..99 RT, 100..139 normal) when a scheduler event showed it.
@@ -137,7 +137,7 @@ pub struct IrqsOffSection {
     /// When they were enabled again.
     pub end: Nanos,
     /// Task running at the time.
-    pub comm: Text,
+    pub comm: TaskName,
     /// Its pid.
     pub pid: Pid,
     /// How the section was found.
@@ -248,7 +248,7 @@ struct OpenIrqsOff {
     caller: Text,
     parent: Text,
     start_index: usize,
-    comm: Text,
+    comm: TaskName,
     pid: Pid,
 }
 
@@ -257,7 +257,7 @@ struct FlagRun {
     last: Nanos,
     start_index: usize,
     last_index: usize,
-    comm: Text,
+    comm: TaskName,
     pid: Pid,
 }
 
@@ -274,11 +274,11 @@ struct CpuState {
     flag_runs: Vec<IrqsOffSection>,
 }
 
-fn task_activity(comm: &Text, pid: Pid, prio: Option<i32>) -> Activity {
+fn task_activity(comm: &TaskName, pid: Pid, prio: Option<i32>) -> Activity {
     if pid == 0 {
         Activity::Idle
     } else {
-        Activity::Task { comm: comm.clone(), pid, prio }
+        Activity::Task { comm: *comm, pid, prio }
     }
 }
 
@@ -436,7 +436,7 @@ impl CpuState {
                         caller: caller.clone(),
                         parent: parent.clone(),
                         start_index: idx,
-                        comm: e.comm.clone(),
+                        comm: e.comm,
                         pid: e.pid,
                     });
                 }
@@ -494,7 +494,7 @@ impl CpuState {
                         last: e.ts,
                         start_index: idx,
                         last_index: idx,
-                        comm: e.comm.clone(),
+                        comm: e.comm,
                         pid: e.pid,
                     })
                 }

@@ -7,7 +7,7 @@ use crate::hints;
 use crate::hrtimer::{activity_components, window_components, HrtimerExpiry};
 use crate::timeline::{Activity, ContextSpan, Segment, Timeline};
 use latscope_model::event::WakeupKind;
-use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, Text};
+use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, TaskName, Text};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -67,7 +67,7 @@ pub struct KnownSample {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TaskRef {
     /// Name.
-    pub comm: Text,
+    pub comm: TaskName,
     /// Pid.
     pub pid: Pid,
     /// Kernel priority at wakeup.
@@ -229,9 +229,7 @@ impl WakeupContext<'_> {
 
     fn task_of(&self, r: &Record) -> Option<TaskRef> {
         match &self.events[r.waking_index].kind {
-            EventKind::SchedWakeup { comm, pid, prio, .. } => {
-                Some(TaskRef { comm: comm.clone(), pid: *pid, prio: *prio })
-            }
+            EventKind::SchedWakeup { comm, pid, prio, .. } => Some(TaskRef { comm: *comm, pid: *pid, prio: *prio }),
             _ => None,
         }
     }
@@ -519,7 +517,7 @@ pub fn throttle_gaps(events: &[Event], timeline: &Timeline) -> Vec<ThrottleGap> 
         let Some((prev_comm, prev_pid, prev_prio, prev_state, _, next_prio)) = switch else { continue };
         let w = waiting.entry(e.cpu).or_default();
         if is_rt(*prev_prio) && prev_state.starts_with('R') && *prev_pid != 0 {
-            w.push((i, TaskRef { comm: prev_comm.clone(), pid: *prev_pid, prio: *prev_prio }));
+            w.push((i, TaskRef { comm: *prev_comm, pid: *prev_pid, prio: *prev_prio }));
         }
         if !is_rt(next_prio) && !w.is_empty() {
             open.entry(e.cpu).or_insert(i);

@@ -126,11 +126,19 @@ impl<I: EventStream> Iterator for Merge<I> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latscope_model::{Flags, Nanos};
+    use latscope_model::{Flags, Nanos, TaskName};
     use std::sync::Arc;
 
     fn ev(ts: u64, cpu: u32, pid: i32, kind: EventKind) -> Event {
-        Event { ts: Nanos(ts), cpu: CpuId(cpu), pid, tgid: None, comm: Arc::from("x"), flags: Flags::default(), kind }
+        Event {
+            ts: Nanos(ts),
+            cpu: CpuId(cpu),
+            pid,
+            tgid: None,
+            comm: TaskName::from("x"),
+            flags: Flags::default(),
+            kind,
+        }
     }
     fn other(ts: u64, cpu: u32, pid: i32) -> Event {
         ev(ts, cpu, pid, EventKind::Other { system: None, name: Arc::from("e"), fields: vec![] })

@@ -41,7 +41,7 @@
 
 use latscope_model::event::SOFTIRQ_NAMES;
 use latscope_model::event::{OsnoiseKind, TimerOp, TimerlatContext, Toggle, WakeupKind};
-use latscope_model::{CpuId, EventKind, Field, FieldValue, Nanos, SyscallArgs, Text};
+use latscope_model::{CpuId, EventKind, Field, FieldValue, Nanos, SyscallArgs, TaskName, Text};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -60,6 +60,10 @@ pub trait FieldSource {
     /// Code-address field `name` as a symbol name.
     fn func(&self, name: &str) -> Option<Text> {
         self.text(name)
+    }
+    /// Task-name field `name` (`comm`, `prev_comm`): binary sources read the kernel's fixed-size field.
+    fn task_name(&self, name: &str) -> Option<TaskName> {
+        self.text(name).map(|t| TaskName::new(&t))
     }
     /// `sys_enter`'s arguments field `name`: binary sources give the words, text sources the text.
     fn syscall_args(&self, name: &str) -> Option<SyscallArgs> {
@@ -195,11 +199,11 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
             }
         }
         "sched_switch" => EventKind::SchedSwitch {
-            prev_comm: f.text("prev_comm").unwrap_or_else(empty),
+            prev_comm: f.task_name("prev_comm").unwrap_or_default(),
             prev_pid: f.int("prev_pid")? as i32,
             prev_prio: f.int("prev_prio").unwrap_or(-1) as i32,
             prev_state: prev_state(f),
-            next_comm: f.text("next_comm").unwrap_or_else(empty),
+            next_comm: f.task_name("next_comm").unwrap_or_default(),
             next_pid: f.int("next_pid")? as i32,
             next_prio: f.int("next_prio").unwrap_or(-1) as i32,
         },
@@ -209,13 +213,13 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
                 "sched_wakeup" => WakeupKind::Wakeup,
                 _ => WakeupKind::WakeupNew,
             },
-            comm: f.text("comm").unwrap_or_else(empty),
+            comm: f.task_name("comm").unwrap_or_default(),
             pid: f.int("pid")? as i32,
             prio: f.int("prio").unwrap_or(-1) as i32,
             target_cpu: f.int("target_cpu").and_then(cpu),
         },
         "sched_migrate_task" => EventKind::SchedMigrate {
-            comm: f.text("comm").unwrap_or_else(empty),
+            comm: f.task_name("comm").unwrap_or_default(),
             pid: f.int("pid")? as i32,
             prio: f.int("prio").unwrap_or(-1) as i32,
             orig_cpu: cpu(f.int("orig_cpu")?)?,

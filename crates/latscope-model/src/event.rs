@@ -1,6 +1,6 @@
 //! The typed event every decoder produces and every analysis consumes.
 
-use crate::{CpuId, Flags, Nanos, SyscallArgs};
+use crate::{CpuId, Flags, Nanos, SyscallArgs, TaskName};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -22,7 +22,7 @@ pub struct Event {
     /// Thread-group id when the format shows it.
     pub tgid: Option<Pid>,
     /// Current task's name (may be truncated by the format, e.g. 8 chars in latency output).
-    pub comm: Text,
+    pub comm: TaskName,
     /// Context flags.
     pub flags: Flags,
     /// What happened.
@@ -150,18 +150,18 @@ pub enum EventKind {
     Timer { op: TimerOp, timer: u64, function: Option<Text>, expires: Option<u64>, now: Option<u64> },
     /// `sched:sched_switch`. `prev_state` as the kernel prints it (`R`, `S`, `D`, `R+`, `I`…).
     SchedSwitch {
-        prev_comm: Text,
+        prev_comm: TaskName,
         prev_pid: Pid,
         prev_prio: i32,
         prev_state: Text,
-        next_comm: Text,
+        next_comm: TaskName,
         next_pid: Pid,
         next_prio: i32,
     },
     /// `sched:sched_waking`, `sched_wakeup`, `sched_wakeup_new`
-    SchedWakeup { kind: WakeupKind, comm: Text, pid: Pid, prio: i32, target_cpu: Option<CpuId> },
+    SchedWakeup { kind: WakeupKind, comm: TaskName, pid: Pid, prio: i32, target_cpu: Option<CpuId> },
     /// `sched:sched_migrate_task`
-    SchedMigrate { comm: Text, pid: Pid, prio: i32, orig_cpu: CpuId, dest_cpu: CpuId },
+    SchedMigrate { comm: TaskName, pid: Pid, prio: i32, orig_cpu: CpuId, dest_cpu: CpuId },
     /// `preemptirq:*` with the caller and its parent (`console_unlock+0xc0/0x510`).
     Preemptirq { toggle: Toggle, caller: Text, parent: Text },
     /// `nmi:nmi_handler`

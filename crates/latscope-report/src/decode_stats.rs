@@ -229,6 +229,7 @@ fn static_name(k: &EventKind) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use latscope_model::TaskName;
     use latscope_model::{Flags, Text};
 
     fn ev(ts: u64, cpu: u32, kind: EventKind) -> Event {
@@ -237,7 +238,7 @@ mod tests {
             cpu: CpuId(cpu),
             pid: 1,
             tgid: None,
-            comm: Text::from("x"),
+            comm: TaskName::from("x"),
             flags: Flags::default(),
             kind,
         }

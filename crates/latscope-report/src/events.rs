@@ -121,10 +121,19 @@ pub fn write_json_line<W: Write>(mut out: W, e: &Event) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use latscope_model::TaskName;
     use latscope_model::{CpuId, Text};
 
     fn ev(kind: EventKind, flags: Flags) -> Event {
-        Event { ts: Nanos(1_500_000_001), cpu: CpuId(3), pid: 12, tgid: None, comm: Text::from("bash"), flags, kind }
+        Event {
+            ts: Nanos(1_500_000_001),
+            cpu: CpuId(3),
+            pid: 12,
+            tgid: None,
+            comm: TaskName::from("bash"),
+            flags,
+            kind,
+        }
     }
 
     #[test]

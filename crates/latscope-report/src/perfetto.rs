@@ -241,7 +241,8 @@ pub fn check(doc: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latscope_model::{CpuId, CpuTimer, Flags, Nanos, RunMetadata, Text, TimerOptions, WakeupSample};
+    use latscope_model::TaskName;
+    use latscope_model::{CpuId, CpuTimer, Flags, Nanos, RunMetadata, TimerOptions, WakeupSample};
 
     fn ev(ts: u64, cpu: u32, kind: EventKind) -> Event {
         Event {
@@ -249,7 +250,7 @@ mod tests {
             cpu: CpuId(cpu),
             pid: 5,
             tgid: None,
-            comm: Text::from("task"),
+            comm: TaskName::from("task"),
             flags: Flags::default(),
             kind,
         }

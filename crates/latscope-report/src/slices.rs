@@ -225,10 +225,18 @@ pub fn nest(slices: &mut [Slice]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latscope_model::{Flags, Text};
+    use latscope_model::{Flags, TaskName};
 
     fn ev(ts: u64, cpu: u32, comm: &str, pid: Pid, kind: EventKind) -> Event {
-        Event { ts: Nanos(ts), cpu: CpuId(cpu), pid, tgid: None, comm: Text::from(comm), flags: Flags::default(), kind }
+        Event {
+            ts: Nanos(ts),
+            cpu: CpuId(cpu),
+            pid,
+            tgid: None,
+            comm: TaskName::from(comm),
+            flags: Flags::default(),
+            kind,
+        }
     }
 
     fn switch(ts: u64, cpu: u32, prev: (&str, Pid), next: (&str, Pid, i32)) -> Event {

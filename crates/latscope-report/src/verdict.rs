@@ -406,7 +406,8 @@ mod tests {
     use super::*;
     use crate::slices;
     use latscope_model::noise_result::{CounterInfo, CpuNoise, NoiseOptions, RtThrottling};
-    use latscope_model::{CpuTimer, Event, EventKind, Flags, RunMetadata, Text, TimerOptions, WakeupSample};
+    use latscope_model::TaskName;
+    use latscope_model::{CpuTimer, Event, EventKind, Flags, RunMetadata, TimerOptions, WakeupSample};
 
     fn switch(ts: u64, prev: (&str, Pid, i32), next: (&str, Pid, i32)) -> Event {
         Event {
@@ -414,7 +415,7 @@ mod tests {
             cpu: CpuId(1),
             pid: prev.1,
             tgid: None,
-            comm: Text::from(prev.0),
+            comm: TaskName::from(prev.0),
             flags: Flags::default(),
             kind: EventKind::SchedSwitch {
                 prev_comm: prev.0.into(),
@@ -471,7 +472,7 @@ mod tests {
             cpu: CpuId(1),
             pid,
             tgid: None,
-            comm: Text::from(comm),
+            comm: TaskName::from(comm),
             flags: Flags::default(),
             kind,
         };

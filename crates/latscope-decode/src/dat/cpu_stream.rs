@@ -7,12 +7,11 @@ use super::meta::CpuData;
 use crate::merge::EventStream;
 use crate::raw::{Missed, RawDecoder};
 use crate::Warning;
-use latscope_model::{CpuId, Event, EventKind, Nanos};
+use latscope_model::{CpuId, Event, EventKind, Nanos, TaskName};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Seek};
 use std::rc::Rc;
-use std::sync::Arc;
 
 /// Pages read per block from an uncompressed file.
 const PAGES_PER_BLOCK: u64 = 16;
@@ -177,7 +176,7 @@ impl<R: Read + Seek> CpuStream<R> {
                 cpu,
                 pid: -1,
                 tgid: None,
-                comm: Arc::from(""),
+                comm: TaskName::EMPTY,
                 flags: Default::default(),
                 kind: EventKind::Lost { count },
             };

@@ -166,7 +166,7 @@ impl<R: Read + Seek> DatReader<R> {
         decoder.set_cmdline_table(cmdlines.clone());
         let shared = Rc::new(RefCell::new(Shared { input, warnings, name: name.to_string() }));
         // Task names are given in time order by the reader (see `TaskNames`), not per CPU.
-        decoder.leave_task_names(latscope_model::Text::from(""));
+        decoder.leave_task_names();
         let names = TaskNames::new(cmdlines);
         let cpus: Vec<&CpuData> = meta.buffers.iter().flat_map(|b| &b.cpus).collect();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

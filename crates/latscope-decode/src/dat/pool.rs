@@ -13,7 +13,7 @@ use super::meta::{CpuData, Meta};
 use crate::merge::EventStream;
 use crate::raw::{Missed, RawDecoder};
 use crate::Warning;
-use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
+use latscope_model::{CpuId, Event, EventKind, Nanos, TaskName};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
@@ -208,10 +208,6 @@ impl Shared {
         events: VecDeque<Event>,
     ) -> Chunk {
         let cpu = CpuId(job.cpu_id);
-        // A placeholder name of this chunk's own: its reference count is written by this thread while
-        // decoding and by the merge thread (as it names the events) only afterwards, so the two cores do
-        // not pass the count's cache line back and forth for every event.
-        decoder.leave_task_names(Text::from(""));
         let mut chunk = Chunk { events, warnings: Vec::new(), unknown: HashMap::new(), last: false };
         let (raw, buf) = (&mut bufs.0, &mut bufs.1);
         let data = if self.compression == Compression::None {
@@ -243,7 +239,7 @@ impl Shared {
                     cpu,
                     pid: -1,
                     tgid: None,
-                    comm: Text::from(""),
+                    comm: TaskName::EMPTY,
                     flags: Default::default(),
                     kind: EventKind::Lost { count },
                 };

@@ -1,24 +1,14 @@
 //! `saved_cmdlines` (`PID COMM` per line): task names by pid for raw records, which carry only the pid.
 
 use crate::typed::FastHash;
-use latscope_model::{Event, EventKind, FieldValue, Pid, Text};
+use latscope_model::{Event, EventKind, FieldValue, Pid, TaskName};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::Arc;
 
 /// Task names by pid.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Cmdlines {
-    by_pid: HashMap<Pid, Text, BuildHasherDefault<FastHash>>,
-    /// `<idle>` and `<...>`, shared rather than allocated per event.
-    idle: Text,
-    unknown: Text,
-}
-
-impl Default for Cmdlines {
-    fn default() -> Self {
-        Cmdlines { by_pid: HashMap::default(), idle: Arc::from("<idle>"), unknown: Arc::from("<...>") }
-    }
+    by_pid: HashMap<Pid, TaskName, BuildHasherDefault<FastHash>>,
 }
 
 impl Cmdlines {
@@ -29,7 +19,7 @@ impl Cmdlines {
             let line = line.trim_start();
             let Some((pid, comm)) = line.split_once(' ') else { continue };
             if let Ok(pid) = pid.parse::<Pid>() {
-                c.by_pid.insert(pid, Arc::from(comm.trim_end()));
+                c.by_pid.insert(pid, TaskName::new(comm.trim_end()));
             }
         }
         c
@@ -37,21 +27,17 @@ impl Cmdlines {
 
     /// Record a name learned from the trace itself (e.g. `sched_switch` next_comm).
     pub fn learn(&mut self, pid: Pid, comm: &str) {
-        if self.by_pid.get(&pid).map_or(true, |c| &**c != comm) {
-            self.by_pid.insert(pid, Arc::from(comm));
+        if self.by_pid.get(&pid).map_or(true, |c| c != comm) {
+            self.by_pid.insert(pid, TaskName::new(comm));
         }
     }
 
     /// The name of `pid`: `<idle>` for 0, `<...>` when unknown (as ftrace prints them).
-    pub fn comm(&self, pid: Pid) -> Text {
-        if let Some(c) = self.by_pid.get(&pid) {
-            return c.clone();
+    pub fn comm(&self, pid: Pid) -> TaskName {
+        if let Some(&c) = self.by_pid.get(&pid) {
+            return c;
         }
-        if pid == 0 {
-            self.idle.clone()
-        } else {
-            self.unknown.clone()
-        }
+        TaskName::new(if pid == 0 { "<idle>" } else { "<...>" })
     }
 
     /// Number of known pids.
@@ -74,9 +60,9 @@ pub struct TaskNames {
     cmdlines: Cmdlines,
     /// saved_cmdlines as the file has it (the names at the end of the recording).
     saved: Cmdlines,
-    idle: HashMap<u32, Text, BuildHasherDefault<FastHash>>,
+    idle: HashMap<u32, TaskName, BuildHasherDefault<FastHash>>,
     /// Per CPU (the first 1024): the last pid named and its name.
-    last: Vec<Option<(Pid, Text)>>,
+    last: Vec<Option<(Pid, TaskName)>>,
 }
 
 impl TaskNames {
@@ -91,12 +77,12 @@ impl TaskNames {
         match &e.kind {
             EventKind::Lost { .. } => return,
             EventKind::SchedSwitch { prev_comm, prev_pid, next_comm, next_pid, .. } => {
-                let (pc, pp, nc, np) = (prev_comm.clone(), *prev_pid, next_comm.clone(), *next_pid);
+                let (pc, pp, nc, np) = (*prev_comm, *prev_pid, *next_comm, *next_pid);
                 self.learn(cpu, pp, pc);
                 self.learn(cpu, np, nc);
             }
             EventKind::SchedWakeup { comm, pid, .. } | EventKind::SchedMigrate { comm, pid, .. } => {
-                let (c, p) = (comm.clone(), *pid);
+                let (c, p) = (*comm, *pid);
                 self.learn(cpu, p, c);
             }
             EventKind::Other { system: Some(sys), name, fields }
@@ -110,8 +96,7 @@ impl TaskNames {
                 });
                 if let Some(pid) = pid {
                     match self.saved.by_pid.get(&pid) {
-                        Some(c) => {
-                            let c = c.clone();
+                        Some(&c) => {
                             self.cmdlines.by_pid.insert(pid, c);
                         }
                         None => {
@@ -130,7 +115,7 @@ impl TaskNames {
                 };
                 let text = |n: &str| {
                     fields.iter().find(|f| &*f.name == n).and_then(|f| match &f.value {
-                        FieldValue::Str(s) if &**s != "?" => Some(s.clone()),
+                        FieldValue::Str(s) if &**s != "?" => Some(TaskName::new(s)),
                         _ => None,
                     })
                 };
@@ -147,26 +132,26 @@ impl TaskNames {
             _ => {}
         }
         let slot = cpu as usize;
-        if let Some(Some((p, c))) = self.last.get(slot) {
-            if *p == e.pid {
-                e.comm = c.clone();
+        if let Some(&Some((p, c))) = self.last.get(slot) {
+            if p == e.pid {
+                e.comm = c;
                 return;
             }
         }
         let comm = match self.idle.get(&cpu) {
-            Some(c) if e.pid == 0 => c.clone(),
+            Some(&c) if e.pid == 0 => c,
             _ => self.cmdlines.comm(e.pid),
         };
         if slot < 1024 {
             if self.last.len() <= slot {
                 self.last.resize(slot + 1, None);
             }
-            self.last[slot] = Some((e.pid, comm.clone()));
+            self.last[slot] = Some((e.pid, comm));
         }
         e.comm = comm;
     }
 
-    fn learn(&mut self, cpu: u32, pid: Pid, comm: Text) {
+    fn learn(&mut self, cpu: u32, pid: Pid, comm: TaskName) {
         if comm.is_empty() {
             return;
         }
@@ -192,6 +177,7 @@ impl TaskNames {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn parses_and_falls_back() {
@@ -209,7 +195,7 @@ mod tests {
             cpu: latscope_model::CpuId(cpu),
             pid,
             tgid: None,
-            comm: Arc::from(""),
+            comm: TaskName::EMPTY,
             flags: Default::default(),
             kind,
         }
@@ -220,11 +206,11 @@ mod tests {
             cpu,
             prev.1,
             EventKind::SchedSwitch {
-                prev_comm: Arc::from(prev.0),
+                prev_comm: TaskName::new(prev.0),
                 prev_pid: prev.1,
                 prev_prio: 120,
                 prev_state: Default::default(),
-                next_comm: Arc::from(next.0),
+                next_comm: TaskName::new(next.0),
                 next_pid: next.1,
                 next_prio: 120,
             },

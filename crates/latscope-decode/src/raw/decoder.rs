@@ -32,7 +32,7 @@ use super::record::{CompiledFormat, RawRecord};
 use super::source::RecordSource;
 use super::symbols::{Loading, Symbols};
 use crate::typed::{self, FastHash, Interner};
-use latscope_model::{CpuId, Event, Nanos, Text};
+use latscope_model::{CpuId, Event, Nanos, TaskName, Text};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -67,10 +67,10 @@ pub struct RawDecoder {
     /// Records of the page being decoded (ts, id, start, end): kept to reuse its allocation.
     scratch: Vec<(u64, u16, u32, u32)>,
     /// The last task name looked up (consecutive records are mostly of one task).
-    last_comm: Option<(i32, Text)>,
-    /// Task names are left to the caller: every event gets `placeholder` (see
+    last_comm: Option<(i32, TaskName)>,
+    /// Task names are left to the caller: every event's name is empty (see
     /// [`leave_task_names`](Self::leave_task_names)).
-    names_later: Option<Text>,
+    names_later: bool,
 }
 
 impl RawDecoder {
@@ -96,7 +96,7 @@ impl RawDecoder {
             name_cache: RefCell::new(Vec::new()),
             scratch: Vec::new(),
             last_comm: None,
-            names_later: None,
+            names_later: false,
         }
     }
 
@@ -112,7 +112,7 @@ impl RawDecoder {
             cmdlines: self.cmdlines.clone(),
             kallsyms: self.kallsyms.clone(),
             printk: self.printk.clone(),
-            names_later: self.names_later.clone(),
+            names_later: self.names_later,
             // Caches, scratch space and unknown-id counts start empty.
             ..RawDecoder::with_layout(self.page)
         }
@@ -281,10 +281,10 @@ impl RawDecoder {
     }
 
     /// Leave task names to the caller (who sees the events in time order across CPUs, see
-    /// [`TaskNames`](crate::raw::cmdlines::TaskNames)): every event's `comm` is `placeholder` and no
-    /// name is learned from `sched` records here.
-    pub fn leave_task_names(&mut self, placeholder: Text) {
-        self.names_later = Some(placeholder);
+    /// [`TaskNames`](crate::raw::cmdlines::TaskNames)): every event's `comm` is empty and no name is
+    /// learned from `sched` records here.
+    pub fn leave_task_names(&mut self) {
+        self.names_later = true;
     }
 
     /// The name of the function containing `addr` without the offset (as `%ps` prints it), or hex.
@@ -343,8 +343,8 @@ impl RawDecoder {
             };
             let rec = RawRecord { format: fmt, data: &page[start as usize..end as usize], big_endian: be };
             let pid = rec.pid();
-            let comm = if let Some(p) = &self.names_later {
-                p.clone()
+            let comm = if self.names_later {
+                TaskName::EMPTY
             } else {
                 if &*fmt.format.system == "sched" {
                     for (c, p) in learned_comms(self, &rec) {
@@ -356,11 +356,11 @@ impl RawDecoder {
                         }
                     }
                 }
-                match &self.last_comm {
-                    Some((p, c)) if *p == pid => c.clone(),
+                match self.last_comm {
+                    Some((p, c)) if p == pid => c,
                     _ => {
                         let c = self.cmdlines.comm(pid);
-                        self.last_comm = Some((pid, c.clone()));
+                        self.last_comm = Some((pid, c));
                         c
                     }
                 }

@@ -7,7 +7,7 @@ use super::format::FieldKind;
 use super::record::RawRecord;
 use super::syscall_plan::syscall_words;
 use crate::typed::FieldSource;
-use latscope_model::{Field, SyscallArgs, Text};
+use latscope_model::{Field, SyscallArgs, TaskName, Text};
 
 /// One record plus the decoder's symbol tables.
 pub struct RecordSource<'a> {
@@ -59,6 +59,14 @@ impl FieldSource for RecordSource<'_> {
                 let s = if &**self.rec.format.name() == "print" { s.trim_end_matches('\n') } else { s };
                 Some(self.dec.intern(s))
             }
+        }
+    }
+
+    fn task_name(&self, name: &str) -> Option<TaskName> {
+        let f = self.field(name)?;
+        match f.kind {
+            FieldKind::Int => None,
+            _ => Some(TaskName::from_c_bytes(self.rec.bytes_of(f)?)),
         }
     }
 

@@ -8,7 +8,7 @@ use super::graph::{parse_graph_body, GraphBody};
 use super::latency::switch_record;
 use crate::typed::{build, FieldSource, Interner};
 use latscope_model::event::WakeupKind;
-use latscope_model::{CpuId, EventKind, Nanos, SyscallArgs, Text};
+use latscope_model::{CpuId, EventKind, Nanos, SyscallArgs, TaskName};
 use std::cell::RefCell;
 
 /// The meaning of an event body.
@@ -63,10 +63,10 @@ pub fn classify<'a>(body: &'a str, tracer: &str, comm: &str, interner: &RefCell<
     }
     if let Some(r) = switch_record(t) {
         let i = &mut *interner.borrow_mut();
-        let comm_next = r.comm.map_or_else(|| Text::from(""), |c| i.intern(c));
+        let comm_next = r.comm.map(TaskName::new).unwrap_or_default();
         return Some(Body::Kind(if r.switch {
             EventKind::SchedSwitch {
-                prev_comm: i.intern(comm),
+                prev_comm: TaskName::new(comm),
                 prev_pid: r.cur.0,
                 prev_prio: r.cur.1,
                 prev_state: i.intern(r.cur.2),

@@ -9,7 +9,7 @@ use super::line::{parse_prefix, split_task, Prefix};
 use crate::trace::LatencyHeader;
 use crate::typed::Interner;
 use crate::{Format, TraceInfo, Warning};
-use latscope_model::{CpuId, Event, EventKind, Flags, Nanos, Text};
+use latscope_model::{CpuId, Event, EventKind, Flags, Nanos, TaskName, Text};
 use std::borrow::Cow;
 use std::cell::RefCell;
 
@@ -41,23 +41,21 @@ pub struct TextDecoder {
     frames: Vec<Text>,
     last_ts: Nanos,
     graph: Vec<GraphCpu>,
-    empty: Text,
     untimed_graph_warned: bool,
-    last_comm: Option<Text>,
+    last_comm: Option<TaskName>,
 }
 
 /// Per-CPU function_graph state: the running task (from `=>` banners / proc column) and the call stack.
 #[derive(Clone, Default)]
 struct GraphCpu {
-    task: Option<(Text, i32)>,
+    task: Option<(TaskName, i32)>,
     calls: Vec<Text>,
 }
 
 impl TextDecoder {
     /// A decoder for the input called `name` (used in warning locations).
     pub fn new(name: &str) -> TextDecoder {
-        let mut interner = Interner::default();
-        let empty = interner.intern("");
+        let interner = Interner::default();
         TextDecoder {
             name: name.to_string(),
             interner: RefCell::new(interner),
@@ -76,7 +74,6 @@ impl TextDecoder {
             frames: Vec::new(),
             last_ts: Nanos::ZERO,
             graph: Vec::new(),
-            empty,
             untimed_graph_warned: false,
             last_comm: None,
         }
@@ -204,7 +201,7 @@ impl TextDecoder {
                 cpu,
                 pid: -1,
                 tgid: None,
-                comm: self.empty.clone(),
+                comm: TaskName::EMPTY,
                 flags: Flags::default(),
                 kind: EventKind::Lost { count },
             };
@@ -246,7 +243,7 @@ impl TextDecoder {
             if let Some((cpu, prev)) = l.split_once(')') {
                 if let (Ok(cpu), Some(_)) = (cpu.trim_ascii().parse::<usize>(), split_task(prev.trim_ascii())) {
                     if let Some((comm, pid, _)) = split_task(r.trim_ascii()) {
-                        let comm = self.interner.borrow_mut().intern(comm);
+                        let comm = TaskName::new(comm);
                         if let Some(g) = self.graph_cpu(cpu) {
                             g.task = Some((comm, pid));
                             g.calls.clear();
@@ -265,11 +262,11 @@ impl TextDecoder {
             self.warn("event line without an event");
             return;
         };
-        let comm = match &self.last_comm {
-            Some(c) if **c == *p.comm => c.clone(),
+        let comm = match self.last_comm {
+            Some(c) if c == p.comm => c,
             _ => {
-                let c = self.interner.borrow_mut().intern(p.comm);
-                self.last_comm = Some(c.clone());
+                let c = TaskName::new(p.comm);
+                self.last_comm = Some(c);
                 c
             }
         };
@@ -305,7 +302,7 @@ impl TextDecoder {
     fn graph_line(&mut self, g: GraphLine<'_>, sink: &mut dyn FnMut(Event)) {
         let cpu = g.cpu.unwrap_or(0);
         if let Some((comm, pid)) = g.task {
-            let comm = self.interner.borrow_mut().intern(comm);
+            let comm = TaskName::new(comm);
             if let Some(c) = self.graph_cpu(cpu as usize) {
                 c.task = Some((comm, pid));
             }
@@ -324,8 +321,7 @@ impl TextDecoder {
             }
         };
         self.last_ts = ts;
-        let (comm, pid) =
-            self.graph.get(cpu as usize).and_then(|c| c.task.clone()).unwrap_or_else(|| (self.empty.clone(), -1));
+        let (comm, pid) = self.graph.get(cpu as usize).and_then(|c| c.task).unwrap_or((TaskName::EMPTY, -1));
         let e = Event { ts, cpu: CpuId(cpu), pid, tgid: None, comm, flags: g.flags.unwrap_or_default(), kind };
         self.graph_events += 1;
         self.emit(e, sink);
