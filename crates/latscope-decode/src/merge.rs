@@ -8,16 +8,24 @@ use std::collections::{BTreeMap, BinaryHeap};
 pub trait EventStream: Iterator<Item = Event> {
     /// The time of the next event; `None` at the end.
     fn peek_ts(&mut self) -> Option<u64>;
-    /// The next event, left in place (for visiting without moving it).
-    fn front_mut(&mut self) -> Option<&mut Event>;
+    /// The next events that are at hand (decoded, contiguous), left in place for visiting without moving
+    /// them; empty only at the end.
+    fn front_run_mut(&mut self) -> &mut [Event];
+    /// Drop the first `n` events of [`front_run_mut`](Self::front_run_mut) where they are.
+    fn consume(&mut self, n: usize);
 }
 
 impl EventStream for std::vec::IntoIter<Event> {
     fn peek_ts(&mut self) -> Option<u64> {
         self.as_slice().first().map(|e| e.ts.0)
     }
-    fn front_mut(&mut self) -> Option<&mut Event> {
-        self.as_mut_slice().first_mut()
+    fn front_run_mut(&mut self) -> &mut [Event] {
+        self.as_mut_slice()
+    }
+    fn consume(&mut self, n: usize) {
+        if let Some(last) = n.checked_sub(1) {
+            self.nth(last);
+        }
     }
 }
 
@@ -88,12 +96,23 @@ impl<I: EventStream> Merge<I> {
     /// Hand every remaining event to `visit` in order, in place: the same order and lost counts as the
     /// iterator, without moving each event out of its stream (a consumer that only looks at the events,
     /// like `decode --stats`, saves the copies).
+    ///
+    /// The events of the chosen stream are taken as a run, up to the next event of the others, and
+    /// dropped in place together.
     pub fn for_each_mut(&mut self, mut visit: impl FnMut(&mut Event)) {
         while let Some(i) = self.pick() {
-            let Some(event) = self.streams[i].front_mut() else { continue };
-            Self::count_lost(&mut self.lost, &mut self.lost_unknown, event);
-            visit(event);
-            self.streams[i].next();
+            let others = self.heap.peek().map(|&Reverse(next)| next);
+            let run = self.streams[i].front_run_mut();
+            let mut n = 0;
+            for event in run.iter_mut() {
+                if n > 0 && others.is_some_and(|next| next < (event.ts.0, i)) {
+                    break;
+                }
+                Self::count_lost(&mut self.lost, &mut self.lost_unknown, event);
+                visit(event);
+                n += 1;
+            }
+            self.streams[i].consume(n);
         }
     }
 

@@ -220,8 +220,12 @@ impl<R: Read + Seek> EventStream for CpuStream<R> {
         self.pending.front().map(|e| e.ts.0)
     }
 
-    fn front_mut(&mut self) -> Option<&mut Event> {
+    fn front_run_mut(&mut self) -> &mut [Event] {
         self.fill();
-        self.pending.front_mut()
+        self.pending.as_mut_slices().0
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pending.drain(..n.min(self.pending.len()));
     }
 }

@@ -80,10 +80,17 @@ impl<R: Read + Seek> EventStream for Source<R> {
         }
     }
 
-    fn front_mut(&mut self) -> Option<&mut Event> {
+    fn front_run_mut(&mut self) -> &mut [Event] {
         match self {
-            Source::Local(s) => s.front_mut(),
-            Source::Pool(s) => s.front_mut(),
+            Source::Local(s) => s.front_run_mut(),
+            Source::Pool(s) => s.front_run_mut(),
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        match self {
+            Source::Local(s) => s.consume(n),
+            Source::Pool(s) => s.consume(n),
         }
     }
 }

@@ -381,9 +381,13 @@ impl EventStream for PoolStream {
         self.current.front().map(|e| e.ts.0)
     }
 
-    fn front_mut(&mut self) -> Option<&mut Event> {
+    fn front_run_mut(&mut self) -> &mut [Event] {
         self.fill();
-        self.current.front_mut()
+        self.current.as_mut_slices().0
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.current.drain(..n.min(self.current.len()));
     }
 }
 
