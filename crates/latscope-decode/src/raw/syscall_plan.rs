@@ -72,11 +72,19 @@ impl SyscallPlan {
 }
 
 /// `unsigned long args[6]`'s words from its `6 * elem` bytes; `None` when they are not that many.
+#[inline]
 pub fn syscall_words(bytes: &[u8], elem: usize, big_endian: bool) -> Option<[u64; 6]> {
     if elem == 0 || bytes.len() != 6 * elem {
         return None;
     }
     let mut words = [0u64; 6];
+    if elem == 8 && !big_endian {
+        // The usual case (64-bit little-endian kernels), without a match per word.
+        for (w, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+            *w = u64::from_le_bytes(b.try_into().ok()?);
+        }
+        return Some(words);
+    }
     for (w, b) in words.iter_mut().zip(bytes.chunks_exact(elem)) {
         *w = match (b.len(), big_endian) {
             (8, false) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
