@@ -95,7 +95,7 @@ impl Meta {
         m
     }
 
-    fn empty(version: u32, big_endian: bool, long_size: u8, page_size: u32) -> Meta {
+    pub(crate) fn empty(version: u32, big_endian: bool, long_size: u8, page_size: u32) -> Meta {
         Meta {
             version,
             big_endian,

@@ -113,6 +113,13 @@ impl Shared {
         Ok(crate::raw::page::read_uint(&b, 0, 4, self.big_endian).unwrap_or(0) as u32)
     }
 
+    /// A compressed chunk's header at `offset`: (length, size inflated), in one read.
+    fn chunk_header(&self, offset: u64) -> Result<(u64, u64), String> {
+        let mut b = [0u8; 8];
+        self.file.read_exact_at(&mut b, offset).map_err(|e| format!("offset 0x{offset:x}: {e}"))?;
+        Ok(chunk_header(&b, self.big_endian))
+    }
+
     /// The next job of CPU `i` (under the lock; reads the chunk header); `None` when its data has ended.
     fn job_of(&self, st: &mut State, i: usize) -> Option<Job> {
         let c = &mut st.cpus[i];
@@ -136,8 +143,7 @@ impl Shared {
             if left == 0 || at >= c.end {
                 return Ok(None);
             }
-            let csize = u64::from(self.u32_at(at)?);
-            let usize_ = u64::from(self.u32_at(at + 4)?);
+            let (csize, usize_) = self.chunk_header(at)?;
             Ok(Some((at + 8, csize, usize_, Some(left - 1))))
         };
         match header() {
@@ -485,23 +491,62 @@ pub(crate) fn whole_pages(file: &File, d: &CpuData, meta: &Meta) -> bool {
     }
     let page = u64::from(meta.page_size.max(1));
     let be = meta.big_endian;
-    let u32_at = |at: u64| -> Option<u64> {
-        let mut b = [0u8; 4];
-        file.read_exact_at(&mut b, at).ok()?;
-        crate::raw::page::read_uint(&b, 0, 4, be)
-    };
     let end = d.offset.saturating_add(d.size);
-    let Some(count) = u32_at(d.offset) else { return true };
+    let mut count = [0u8; 4];
+    if file.read_exact_at(&mut count, d.offset).is_err() {
+        return true;
+    }
+    let count = crate::raw::page::read_uint(&count, 0, 4, be).unwrap_or(0);
     let mut at = d.offset + 4;
     for i in 0..count {
         if at >= end {
             break;
         }
-        let (Some(csize), Some(size)) = (u32_at(at), u32_at(at + 4)) else { return true };
+        let mut header = [0u8; 8];
+        if file.read_exact_at(&mut header, at).is_err() {
+            return true;
+        }
+        let (csize, size) = chunk_header(&header, be);
         if size % page != 0 && i + 1 < count && at + 8 + csize < end {
             return false;
         }
         at += 8 + csize;
     }
     true
+}
+
+/// A v7 chunk header's two words: compressed length and size inflated.
+fn chunk_header(b: &[u8; 8], big_endian: bool) -> (u64, u64) {
+    let word = |at| crate::raw::page::read_uint(b, at, 4, big_endian).unwrap_or(0);
+    (word(0), word(4))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file holding one CPU's v7 chunk list: the count, then each chunk's header and 10 bytes of data.
+    fn chunk_list(sizes: &[u32], path: &std::path::Path) -> (File, CpuData) {
+        let mut bytes = (sizes.len() as u32).to_le_bytes().to_vec();
+        for &size in sizes {
+            bytes.extend_from_slice(&10u32.to_le_bytes());
+            bytes.extend_from_slice(&size.to_le_bytes());
+            bytes.extend_from_slice(&[0; 10]);
+        }
+        std::fs::write(path, &bytes).expect("write the chunk list");
+        let d = CpuData { cpu: 0, offset: 0, size: bytes.len() as u64 };
+        (File::open(path).expect("open it"), d)
+    }
+
+    #[test]
+    fn chunks_of_whole_pages_but_the_last_can_be_decoded_apart() {
+        let mut meta = Meta::empty(7, false, 8, 4096);
+        meta.compression = Compression::Zstd;
+        let path = std::env::temp_dir().join(format!("latscope-whole-pages-{}", std::process::id()));
+        let (f, d) = chunk_list(&[4096, 8192, 100], &path);
+        assert!(whole_pages(&f, &d, &meta), "only the last chunk ends inside a page");
+        let (f, d) = chunk_list(&[4096, 100, 4096], &path);
+        assert!(!whole_pages(&f, &d, &meta), "a page would straddle chunks 2 and 3");
+        let _ = std::fs::remove_file(&path);
+    }
 }
