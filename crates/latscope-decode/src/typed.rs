@@ -76,7 +76,7 @@ pub trait FieldSource {
     }
 }
 
-/// A small string cache so repeated task and function names share one allocation.
+/// A small string cache so repeated function, IRQ and event names share one allocation.
 ///
 /// Bounded: when it holds `capacity` strings it starts over (names in a trace repeat heavily, so a
 /// reset costs a few allocations, never memory growth on pathological input).

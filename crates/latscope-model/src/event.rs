@@ -4,7 +4,8 @@ use crate::{CpuId, Flags, Nanos, SyscallArgs, TaskName};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// Shared immutable text (task names, function names): decoders intern repeated strings.
+/// Shared immutable text (function, IRQ and event names): decoders intern repeated strings. Task names
+/// are [`TaskName`]s.
 pub type Text = Arc<str>;
 
 /// A process or thread id as the kernel prints it (0 is the idle task; -1 when unknown).
