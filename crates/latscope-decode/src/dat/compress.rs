@@ -35,16 +35,6 @@ impl Compression {
         Ok(out)
     }
 
-    /// A reader inflating `data` as it is read (for sections too large to inflate at once).
-    pub fn reader(self, data: Vec<u8>) -> Result<Box<dyn Read + Send>, String> {
-        let data = std::io::Cursor::new(data);
-        Ok(match self {
-            Compression::None => Box::new(data),
-            Compression::Zlib => Box::new(flate2::read::ZlibDecoder::new(data)),
-            Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(data).map_err(|e| e.to_string())?),
-        })
-    }
-
     /// [`decompress`](Self::decompress) into `out` (its content replaced), reusing its allocation.
     pub fn decompress_into(self, data: &[u8], size: u64, out: &mut Vec<u8>) -> Result<(), String> {
         if size > MAX_BLOCK {

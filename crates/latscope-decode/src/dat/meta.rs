@@ -131,7 +131,7 @@ pub(crate) type KallsymsFound<'a> = &'a mut dyn FnMut(&Meta, u64);
 
 /// Read the metadata. Errors name the offset of the damage. With `defer_kallsyms`, a v7 file's kallsyms
 /// section is not read, only located (`Meta::kallsyms_section`) and handed to the callback before the
-/// other sections are read, so it can be loaded on another thread meanwhile (see [`kallsyms_reader`]).
+/// other sections are read, so it can be loaded on another thread meanwhile (see [`read_kallsyms_section`]).
 pub(crate) fn read_meta<R: Read + Seek>(inp: &mut Input<R>, defer_kallsyms: Option<KallsymsFound>) -> InResult<Meta> {
     let magic = inp.bytes(10).map_err(|_| "too short for a trace-cmd file".to_string())?;
     if magic != MAGIC {
@@ -409,24 +409,25 @@ fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, defer_kallsyms: Opt
     Ok(())
 }
 
-/// The kallsyms text of the v7 section at `off` (located by [`read_meta`]), inflated as it is read, and
-/// its length.
-pub(crate) fn kallsyms_reader<R: Read + Seek>(
+/// The kallsyms section at `off` (located by [`read_meta`]), inflated in one piece: its bytes and where
+/// the text starts in them (after the 4-byte length). A length past the section's end keeps what is there.
+pub(crate) fn read_kallsyms_section<R: Read + Seek>(
     inp: &mut Input<R>,
     m: &Meta,
     off: u64,
-) -> InResult<(Box<dyn Read + Send>, u64)> {
+) -> InResult<(Vec<u8>, usize)> {
     inp.big_endian = m.big_endian;
     let (_id, data, inflated) = stored_section(inp, off)?;
-    let compression = if inflated.is_some() { m.compression } else { Compression::None };
-    let mut text = compression.reader(data).map_err(|e| format!("section at 0x{off:x}: {e}"))?;
-    let mut n = [0u8; 4];
-    text.read_exact(&mut n).map_err(|e| format!("section at 0x{off:x}: {e}"))?;
-    let n = u64::from(if m.big_endian { u32::from_be_bytes(n) } else { u32::from_le_bytes(n) });
-    if n > super::compress::MAX_BLOCK {
-        return Err(format!("section at 0x{off:x}: kallsyms claims {n} bytes (limit {})", super::compress::MAX_BLOCK));
-    }
-    Ok((Box::new(text.take(n)), n))
+    let mut bytes = match inflated {
+        Some(size) => m.compression.decompress(&data, size).map_err(|e| format!("section at 0x{off:x}: {e}"))?,
+        None => data,
+    };
+    let Some(&[a, b, c, d]) = bytes.get(..4) else {
+        return Err(format!("section at 0x{off:x}: {} bytes, too short for the kallsyms length", bytes.len()));
+    };
+    let n = if m.big_endian { u32::from_be_bytes([a, b, c, d]) } else { u32::from_le_bytes([a, b, c, d]) };
+    bytes.truncate(4usize.saturating_add(n as usize));
+    Ok((bytes, 4))
 }
 
 fn v7_meta_section<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, oid: u16, off: u64) -> InResult<()> {

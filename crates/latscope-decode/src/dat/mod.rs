@@ -273,27 +273,20 @@ impl<R: Read + Seek> Iterator for DatReader<R> {
     }
 }
 
-/// Start reading the kallsyms section at `off` of the file at `path`: one thread inflates it block by
-/// block, another parses the blocks as they come (on this kind of machine either takes as long as the
-/// other, and the decoding waits for both). Should no thread start, the table is empty and
-/// [`Loading::take_problem`] says so.
+/// Start loading the kallsyms section at `off` of the file at `path` on a thread of its own: inflated in
+/// one piece and parsed in place (the names stay in the inflated text). Should the thread not start, the
+/// table is empty and [`Loading::take_problem`] says so.
 fn load_kallsyms(path: &Path, meta: &Meta, off: u64) -> Arc<Loading> {
     let loading = Arc::new(Loading::default());
     let guard = LoadingGuard(loading.clone());
     let (path, header) = (path.to_path_buf(), meta.clone_header());
-    let (blocks, received) = std::sync::mpsc::sync_channel(8);
-    let _ = std::thread::Builder::new().name("dat-kallsyms-inflate".into()).spawn(move || {
-        let text = File::open(&path)
+    let _ = std::thread::Builder::new().name("dat-kallsyms".into()).spawn(move || {
+        let table = File::open(&path)
             .map_err(|e| e.to_string())
             .and_then(Input::new)
-            .and_then(|mut inp| meta::kallsyms_reader(&mut inp, &header, off));
-        input::send_blocks(text, &blocks);
-    });
-    let _ = std::thread::Builder::new().name("dat-kallsyms".into()).spawn(move || {
-        let mut blocks = input::BlockReader::new(received);
-        let size = blocks.size_hint();
-        let symbols = Kallsyms::from_reader(blocks, size);
-        guard.0.finish(symbols.map_err(|e| format!("section at 0x{off:x}: {e}")));
+            .and_then(|mut inp| meta::read_kallsyms_section(&mut inp, &header, off))
+            .map(|(bytes, start)| Kallsyms::from_bytes(bytes, start));
+        guard.0.finish(table);
     });
     loading
 }

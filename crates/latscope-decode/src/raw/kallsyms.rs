@@ -1,7 +1,6 @@
 //! `/proc/kallsyms` and `printk_formats`: function names for addresses, `bprint` formats by pointer.
 
 use std::collections::HashMap;
-use std::io::Read;
 
 /// The value of each byte as a hex digit, 0xff when it is none.
 const HEX: [u8; 256] = {
@@ -36,7 +35,9 @@ fn symbol_line(line: &[u8]) -> Option<(u64, &[u8])> {
     if let [b' ', ty, b' ', rest @ ..] = &line[i..] {
         if !ty.is_ascii_whitespace() {
             let len = rest.iter().position(u8::is_ascii_whitespace).unwrap_or(rest.len());
-            return (len > 0).then(|| (addr, &rest[..len]));
+            if len > 0 {
+                return Some((addr, &rest[..len]));
+            }
         }
     }
     let skip_blanks = |mut i: usize| {
@@ -57,112 +58,161 @@ fn symbol_line(line: &[u8]) -> Option<(u64, &[u8])> {
     (len > 0).then(|| (addr, &line[start..start + len]))
 }
 
-/// Kernel symbols sorted by address. The names are packed into one string (a trace may carry 100k+
-/// symbols, of which it uses a few): parsing allocates nothing per symbol.
+/// Kernel symbols sorted by address. The names stay in the kallsyms text they were parsed from (a trace
+/// may carry 100k+ symbols, of which it uses a few): parsing allocates nothing per symbol and copies no name.
 #[derive(Clone, Debug, Default)]
 pub struct Kallsyms {
-    names: String,
-    /// (address, name start, name length) into `names`.
+    /// The text the names are in (ASCII in every real kernel; repacked as valid UTF-8 otherwise).
+    text: Vec<u8>,
+    /// (address, name start, name length) into `text`.
     syms: Vec<(u64, u32, u32)>,
+    /// Where `_stext` is, when listed (the base of `preemptirq` caller offsets).
+    stext: Option<u64>,
 }
 
-/// A [`Kallsyms`] being parsed: names as bytes, checked as UTF-8 once at the end.
+/// A [`Kallsyms`] being parsed.
 #[derive(Default)]
 struct Builder {
-    names: Vec<u8>,
     syms: Vec<(u64, u32, u32)>,
+    stext: Option<u64>,
+    /// Bits of every name byte or-ed together: a name with its top bit set is not ASCII.
+    high: u64,
+}
+
+/// Every byte of a word set to `b`.
+const fn splat(b: u8) -> u64 {
+    u64::from_ne_bytes([b; 8])
+}
+
+/// The 16 hex digits of a 64-bit address, or `None` when one is not a hex digit.
+fn hex16(digits: &[u8]) -> Option<u64> {
+    let (mut addr, mut bad) = (0u64, 0u8);
+    for &c in digits {
+        let d = HEX[usize::from(c)];
+        bad |= d;
+        addr = (addr << 4) | u64::from(d & 0xf);
+    }
+    (bad & 0xf0 == 0).then_some(addr)
+}
+
+/// The end of the name starting at `start`: the first byte at or below a space (`\t`, `\n`, ` `), or the
+/// end of `text`. Eight bytes at a time; the bits of the name's bytes are or-ed into `high`.
+fn name_end(text: &[u8], start: usize, high: &mut u64) -> usize {
+    let mut i = start;
+    while let Some(word) = text.get(i..i + 8) {
+        let x = u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
+        // The lowest byte below 0x21 sets its top bit here (bytes above it may be flagged wrongly: unused).
+        let below = x.wrapping_sub(splat(0x21)) & !x & splat(0x80);
+        if below != 0 {
+            let n = (below.trailing_zeros() / 8) as usize;
+            *high |= x & ((1u64 << (8 * n)) - 1);
+            return i + n;
+        }
+        *high |= x;
+        i += 8;
+    }
+    while let Some(&b) = text.get(i).filter(|&&b| b > b' ') {
+        *high |= u64::from(b);
+        i += 1;
+    }
+    i
 }
 
 impl Builder {
     /// Room for the symbols of about `text_len` bytes of kallsyms text.
     fn with_size_hint(text_len: usize) -> Builder {
-        let text_len = text_len.min(64 << 20);
-        Builder { names: Vec::with_capacity(text_len / 2), syms: Vec::with_capacity(text_len / 40) }
+        Builder { syms: Vec::with_capacity(text_len.min(64 << 20) / 40), ..Builder::default() }
     }
 
-    /// Add the symbols of whole lines.
-    fn add_lines(&mut self, text: &[u8]) {
-        let mut at = 0;
+    /// Add the symbols of the lines of `text[at..]`, names by their place in `text`.
+    fn add_lines(&mut self, text: &[u8], mut at: usize) {
         while at < text.len() {
-            let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
-            let line = &text[at..end];
-            at = end + 1;
-            let Some((addr, name)) = symbol_line(line) else { continue };
-            let start = self.names.len();
-            if addr == 0 || u32::try_from(start + name.len()).is_err() {
-                continue;
-            }
-            self.names.extend_from_slice(name);
-            self.syms.push((addr, start as u32, name.len() as u32));
+            // The kernel's own layout: 16 hex digits, one space, the type, one space, the name, then
+            // `\n` or `\t[module]\n`. Anything else goes the tolerant way.
+            let fast = text
+                .get(at..at + 19)
+                .filter(|h| h[16] == b' ' && h[17] > b' ' && h[18] == b' ')
+                .and_then(|h| hex16(&h[..16]))
+                .map(|addr| (addr, name_end(text, at + 19, &mut self.high)))
+                .filter(|&(_, end)| end > at + 19);
+            let line_end = match fast {
+                Some((addr, end)) => {
+                    self.push(text, addr, at + 19, end);
+                    match text.get(end) {
+                        Some(b'\n') => end,
+                        _ => memchr::memchr(b'\n', &text[end..]).map_or(text.len(), |i| end + i),
+                    }
+                }
+                None => {
+                    let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
+                    if let Some((addr, name)) = symbol_line(&text[at..end]) {
+                        let start = name.as_ptr() as usize - text.as_ptr() as usize;
+                        name.iter().for_each(|&b| self.high |= u64::from(b));
+                        self.push(text, addr, start, start + name.len());
+                    }
+                    end
+                }
+            };
+            at = line_end + 1;
         }
     }
 
-    fn finish(self) -> Kallsyms {
-        let Builder { names, mut syms } = self;
-        let names = match String::from_utf8(names) {
-            Ok(n) => n,
-            // Some name is not UTF-8 (never in a real kernel): each name made valid on its own.
-            Err(e) => {
-                let bytes = e.into_bytes();
-                let mut names = String::new();
-                for s in &mut syms {
-                    let start = names.len();
-                    names.push_str(&String::from_utf8_lossy(&bytes[s.1 as usize..(s.1 + s.2) as usize]));
-                    (s.1, s.2) = (start as u32, (names.len() - start) as u32);
-                }
-                names
+    fn push(&mut self, text: &[u8], addr: u64, start: usize, end: usize) {
+        let (Ok(s), Ok(len)) = (u32::try_from(start), u32::try_from(end - start)) else { return };
+        if addr == 0 || end == start || u32::try_from(end).is_err() {
+            return;
+        }
+        if len == 6 && self.stext.is_none() && &text[start..end] == b"_stext" {
+            self.stext = Some(addr);
+        }
+        self.syms.push((addr, s, len));
+    }
+
+    fn finish(self, text: Vec<u8>) -> Kallsyms {
+        let Builder { mut syms, stext, high } = self;
+        let text = if high & splat(0x80) == 0 {
+            text
+        } else {
+            // Some name is not ASCII (never in a real kernel): each name made valid UTF-8 on its own.
+            let mut names = String::new();
+            for s in &mut syms {
+                let start = names.len();
+                names.push_str(&String::from_utf8_lossy(&text[s.1 as usize..(s.1 + s.2) as usize]));
+                (s.1, s.2) = (start as u32, (names.len() - start) as u32);
             }
+            names.into_bytes()
         };
         // Stable: the first name listed at an address wins. The kernel lists most in order already.
         if !syms.windows(2).all(|w| w[0].0 <= w[1].0) {
             syms.sort_by_key(|s| s.0);
         }
-        Kallsyms { names, syms }
+        Kallsyms { text, syms, stext }
     }
 }
 
 impl Kallsyms {
     /// Parse `ADDR TYPE NAME [MODULE]` lines; malformed lines are ignored.
     pub fn parse(text: &str) -> Kallsyms {
-        let mut b = Builder::with_size_hint(text.len());
-        b.add_lines(text.as_bytes());
-        b.finish()
+        Kallsyms::from_bytes(text.as_bytes().to_vec(), 0)
     }
 
-    /// [`parse`](Self::parse) text as it is read (inflated), a block at a time: the whole text is never
-    /// held in memory. `size_hint` is the text's expected length (0 when unknown).
-    pub fn from_reader<R: Read>(mut r: R, size_hint: usize) -> std::io::Result<Kallsyms> {
-        let mut k = Builder::with_size_hint(size_hint);
-        let mut buf = vec![0u8; 256 * 1024];
-        let mut filled = 0;
-        loop {
-            let n = r.read(&mut buf[filled..])?;
-            filled += n;
-            let whole = if n == 0 {
-                filled
-            } else {
-                match memchr::memrchr(b'\n', &buf[..filled]) {
-                    Some(i) => i + 1,
-                    // One line longer than the buffer: let it grow.
-                    None if filled == buf.len() => {
-                        buf.resize(buf.len() * 2, 0);
-                        continue;
-                    }
-                    None => continue,
-                }
-            };
-            k.add_lines(&buf[..whole]);
-            buf.copy_within(whole..filled, 0);
-            filled -= whole;
-            if n == 0 {
-                return Ok(k.finish());
-            }
-        }
+    /// Parse the kallsyms text in `bytes[start..]`, keeping `bytes` for the names (no copy).
+    pub fn from_bytes(bytes: Vec<u8>, start: usize) -> Kallsyms {
+        let mut b = Builder::with_size_hint(bytes.len());
+        b.add_lines(&bytes, start);
+        b.finish(bytes)
+    }
+
+    /// Where `_stext` is, when listed.
+    pub fn stext(&self) -> Option<u64> {
+        self.stext
     }
 
     fn name(&self, i: usize) -> &str {
         let (_, start, len) = self.syms[i];
-        self.names.get(start as usize..(start + len) as usize).unwrap_or("")
+        // Every name is valid UTF-8 (see `Builder::finish`): checking a short name costs little.
+        let bytes = self.text.get(start as usize..(start + len) as usize).unwrap_or_default();
+        std::str::from_utf8(bytes).unwrap_or_default()
     }
 
     /// The symbol containing `addr` (the nearest one at or below it): its number (for caches), name and
@@ -180,11 +230,6 @@ impl Kallsyms {
     /// The symbol whose address is exactly `addr`.
     pub fn exact(&self, addr: u64) -> Option<&str> {
         self.lookup(addr).and_then(|(n, off)| (off == 0).then_some(n))
-    }
-
-    /// The address of the symbol called `name` (first match; a linear scan, for rare lookups).
-    pub fn address_of(&self, name: &str) -> Option<u64> {
-        (0..self.syms.len()).find(|&i| self.name(i) == name).map(|i| self.syms[i].0)
     }
 
     /// Number of symbols.
@@ -259,23 +304,41 @@ mod tests {
     fn odd_spacing_unsorted_lines_and_bad_bytes() {
         let mut text = b"ffffffff81000200  t   spaced\t[mod]\nffffffff81000100 T first\n".to_vec();
         text.extend_from_slice(b"ffffffff81000300 T bad\xffname\n0000000000000000 T zero\nnot a line\n");
-        let k = Kallsyms::from_reader(&text[..], 0).expect("reads");
+        let k = Kallsyms::from_bytes(text, 0);
         assert_eq!(k.len(), 3);
         assert_eq!(k.lookup(0xffffffff81000104), Some(("first", 4)));
         assert_eq!(k.exact(0xffffffff81000200), Some("spaced"));
         assert_eq!(k.exact(0xffffffff81000300), Some("bad\u{fffd}name"));
-        // A reader that hands out a byte at a time: lines are joined across reads.
-        struct Trickle<'a>(&'a [u8]);
-        impl Read for Trickle<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                let Some((&b, rest)) = self.0.split_first() else { return Ok(0) };
-                buf[0] = b;
-                self.0 = rest;
-                Ok(1)
+    }
+
+    #[test]
+    fn the_kernel_layout_and_the_tolerant_path_agree() {
+        // Names of every length around the 8-byte steps, with and without a module, the last line
+        // without its newline, and the same lines spaced oddly (which takes the tolerant path).
+        let names: Vec<String> = (1..=20).map(|n| "abcdefghijklmnopqrstu"[..n].to_string()).collect();
+        let mut kernel = String::new();
+        let mut odd = String::new();
+        for (i, name) in names.iter().enumerate() {
+            let addr = 0xffff_ffff_8100_0000u64 + 0x100 * i as u64;
+            let module = if i % 3 == 0 { "\t[some_mod]" } else { "" };
+            kernel.push_str(&format!("{addr:016x} t {name}{module}\n"));
+            odd.push_str(&format!("{addr:x}  t\t{name}  {module}\n"));
+        }
+        kernel.push_str("ffffffff82000000 T _stext");
+        odd.push_str("ffffffff82000000 T   _stext");
+        let mut prefixed = b"\x07\x00\x80\xff".to_vec();
+        prefixed.extend_from_slice(kernel.as_bytes());
+        for k in [Kallsyms::parse(&kernel), Kallsyms::parse(&odd), Kallsyms::from_bytes(prefixed, 4)] {
+            assert_eq!(k.len(), names.len() + 1);
+            assert_eq!(k.stext(), Some(0xffff_ffff_8200_0000));
+            for (i, name) in names.iter().enumerate() {
+                let addr = 0xffff_ffff_8100_0000u64 + 0x100 * i as u64;
+                assert_eq!(k.lookup(addr + 4), Some((name.as_str(), 4)));
             }
         }
-        let t = Kallsyms::from_reader(Trickle(&text), text.len()).expect("reads");
-        assert_eq!((t.len(), t.exact(0xffffffff81000200)), (3, Some("spaced")));
+        // 32-bit kernels' 8-digit addresses.
+        let k = Kallsyms::parse("c0008000 T _stext\nc0008100 t v7_setup\n");
+        assert_eq!((k.stext(), k.exact(0xc000_8100)), (Some(0xc000_8000), Some("v7_setup")));
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub struct Loaded {
 impl Loaded {
     /// The table with its `_stext` looked up.
     pub fn new(table: Kallsyms) -> Loaded {
-        Loaded { stext: table.address_of("_stext"), table }
+        Loaded { stext: table.stext(), table }
     }
 }
 
