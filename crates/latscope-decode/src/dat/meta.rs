@@ -3,17 +3,22 @@
 
 use super::compress::Compression;
 use super::input::{Bytes, InResult, Input};
+use crate::raw::time_map::{parse_c_integer, TimeMap};
 use std::io::{Read, Seek};
 
 /// The `.dat` magic: 0x17 0x08 0x44 "tracing".
 pub const MAGIC: &[u8; 10] = b"\x17\x08\x44tracing";
 
 const OPT_DONE: u16 = 0;
+const OPT_DATE: u16 = 1;
 const OPT_CPUSTAT: u16 = 2;
 const OPT_BUFFER: u16 = 3;
 const OPT_TRACECLOCK: u16 = 4;
 const OPT_UNAME: u16 = 5;
+const OPT_OFFSET: u16 = 7;
 const OPT_CPUCOUNT: u16 = 8;
+const OPT_TIME_SHIFT: u16 = 12;
+const OPT_TSC2NSEC: u16 = 14;
 const OPT_HEADER_INFO: u16 = 16;
 const OPT_FTRACE_EVENTS: u16 = 17;
 const OPT_EVENT_FORMATS: u16 = 18;
@@ -80,6 +85,8 @@ pub struct Meta {
     pub clock: Option<String>,
     /// UNAME option.
     pub uname: Option<String>,
+    /// How raw timestamps become times (the TSC2NSEC, DATE and OFFSET options).
+    pub time: TimeMap,
     /// The buffers with data.
     pub buffers: Vec<Buffer>,
     /// Recoverable problems in the metadata.
@@ -113,6 +120,7 @@ impl Meta {
             cpus: 0,
             clock: None,
             uname: None,
+            time: TimeMap::default(),
             buffers: Vec::new(),
             warnings: Vec::new(),
         }
@@ -298,6 +306,26 @@ fn simple_option(id: u16, data: &[u8], m: &mut Meta) {
         OPT_CPUCOUNT if data.len() >= 4 => {
             m.cpus = crate::raw::page::read_uint(data, 0, 4, m.big_endian).unwrap_or(0) as u32;
         }
+        // `--date`: microseconds from the trace clock to the time of day, as C text (`0x…`).
+        OPT_DATE => match parse_c_integer(&text()) {
+            Some(us) => m.time.offset_ns = m.time.offset_ns.wrapping_add(us.wrapping_mul(1000)),
+            None => m.warnings.push(format!("DATE option `{}` is not a number; timestamps are not shifted", text())),
+        },
+        // `--ts-offset`: nanoseconds, as C text.
+        OPT_OFFSET => match parse_c_integer(&text()) {
+            Some(ns) => m.time.offset_ns = m.time.offset_ns.wrapping_add(ns),
+            None => m.warnings.push(format!("OFFSET option `{}` is not a number; timestamps are not shifted", text())),
+        },
+        OPT_TSC2NSEC if data.len() >= 16 => {
+            let word = |at| crate::raw::page::read_uint(data, at, 4, m.big_endian).unwrap_or(0) as u32;
+            let (mult, shift) = (word(0), word(4));
+            m.time.tsc2nsec = (mult != 0).then_some((mult, shift));
+        }
+        OPT_TIME_SHIFT => m.warnings.push(
+            "this is a guest's trace with the host's time-sync data (TIME_SHIFT option), which latscope does \
+             not apply: timestamps are the guest's own clock"
+                .into(),
+        ),
         OPT_CPUSTAT => {}
         _ => {}
     }

@@ -157,6 +157,7 @@ impl<R: Read + Seek> DatReader<R> {
             })?
         };
         decoder.set_header_event(&meta.header_event);
+        decoder.set_time_map(meta.time);
         match &symbols {
             Some(loading) => decoder.set_kallsyms_loading(loading.clone()),
             None => decoder.set_kallsyms_table(Kallsyms::parse(&meta.kallsyms)),

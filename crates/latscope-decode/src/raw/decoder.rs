@@ -31,6 +31,7 @@ use super::page::{decode_page, read_uint, PageSummary};
 use super::record::{CompiledFormat, RawRecord};
 use super::source::RecordSource;
 use super::symbols::{Loading, Symbols};
+use super::time_map::TimeMap;
 use crate::typed::{self, FastHash, Interner};
 use latscope_model::{CpuId, Event, Nanos, TaskName, Text};
 use std::cell::RefCell;
@@ -71,6 +72,8 @@ pub struct RawDecoder {
     /// Task names are left to the caller: every event's name is empty (see
     /// [`leave_task_names`](Self::leave_task_names)).
     names_later: bool,
+    /// Raw timestamps to times (a `.dat`'s TSC conversion and offsets).
+    time: TimeMap,
 }
 
 impl RawDecoder {
@@ -97,6 +100,7 @@ impl RawDecoder {
             scratch: Vec::new(),
             last_comm: None,
             names_later: false,
+            time: TimeMap::default(),
         }
     }
 
@@ -113,6 +117,7 @@ impl RawDecoder {
             kallsyms: self.kallsyms.clone(),
             printk: self.printk.clone(),
             names_later: self.names_later,
+            time: self.time,
             // Caches, scratch space and unknown-id counts start empty.
             ..RawDecoder::with_layout(self.page)
         }
@@ -212,6 +217,11 @@ impl RawDecoder {
     pub fn set_kallsyms_loading(&mut self, loading: Arc<Loading>) {
         self.kallsyms = Symbols::pending(loading);
         self.symbols.borrow_mut().clear();
+    }
+
+    /// Convert every raw timestamp with `time` (events and page summaries).
+    pub fn set_time_map(&mut self, time: TimeMap) {
+        self.time = time;
     }
 
     /// The address of `_stext` (base of `preemptirq` caller offsets) when kallsyms has it.
@@ -317,7 +327,8 @@ impl RawDecoder {
     }
 
     /// Decode one page recorded on `cpu`, calling `sink` for every event in order. The summary carries
-    /// the page's lost-events marker and warnings (records without a known format are counted in
+    /// the page's time (converted like the events' by the [`TimeMap`]), its lost-events marker and
+    /// warnings (records without a known format are counted in
     /// [`unknown_ids`](Self::unknown_ids) and skipped). Never panics on malformed input.
     pub fn decode_page<S: FnMut(Event) + ?Sized>(&mut self, cpu: CpuId, page: &[u8], sink: &mut S) -> PageSummary {
         let layout = self.page;
@@ -333,6 +344,8 @@ impl RawDecoder {
             // Pages are far smaller than 4 GiB (the commit length has 27 bits).
             pending.push((ts, id, start as u32, (start + data.len()) as u32));
         });
+        let time = self.time;
+        summary.ts = time.apply(summary.ts);
         for &(ts, id, start, end) in &pending {
             // A reference, not a clone: the formats are shared by the decoding threads, and a reference
             // count written per record would pass its cache line between the cores.
@@ -366,7 +379,7 @@ impl RawDecoder {
                 }
             };
             let event = Event {
-                ts: Nanos(ts),
+                ts: Nanos(time.apply(ts)),
                 cpu,
                 pid,
                 tgid: None,

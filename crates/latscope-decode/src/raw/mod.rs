@@ -12,6 +12,8 @@ pub mod record;
 pub mod source;
 pub mod symbols;
 pub mod syscall_plan;
+pub mod time_map;
 
 pub use decoder::RawDecoder;
 pub use page::{Missed, PageSummary};
+pub use time_map::TimeMap;

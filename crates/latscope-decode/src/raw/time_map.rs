@@ -1,0 +1,81 @@
+//! [`TimeMap`]: how a recording's raw ring-buffer timestamps become the times `trace-cmd report` prints
+//! (a TSC-to-nanoseconds conversion, then a fixed offset), as a `.dat`'s options ask.
+
+/// A timestamp conversion: `raw × mult >> shift` when the file was recorded in TSC cycles (the `TSC2NSEC`
+/// option of `trace-cmd record --tsc2nsec`), then plus `offset_ns` (the `DATE` and `OFFSET` options of
+/// `--date` and `--ts-offset`). The default changes nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimeMap {
+    /// TSC cycles to nanoseconds: (mult, shift).
+    pub tsc2nsec: Option<(u32, u32)>,
+    /// Added to every timestamp (after the conversion), in nanoseconds.
+    pub offset_ns: i64,
+}
+
+impl TimeMap {
+    /// True when the map leaves timestamps as they are.
+    pub fn is_identity(&self) -> bool {
+        self.tsc2nsec.is_none() && self.offset_ns == 0
+    }
+
+    /// The time of raw timestamp `ts`.
+    #[inline]
+    pub fn apply(&self, ts: u64) -> u64 {
+        let ts = match self.tsc2nsec {
+            Some((mult, shift)) => (u128::from(ts) * u128::from(mult)).checked_shr(shift).unwrap_or(0) as u64,
+            None => ts,
+        };
+        ts.wrapping_add(self.offset_ns as u64)
+    }
+}
+
+/// An integer as C's `strtoll(text, NULL, 0)` reads it: blanks, a sign, then `0x` hex, `0` octal or
+/// decimal digits, up to the first other character. `None` when there are no digits (or too many).
+pub fn parse_c_integer(text: &str) -> Option<i64> {
+    let t = text.trim_start();
+    let (negative, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        (16, h)
+    } else if t.len() > 1 && t.starts_with('0') {
+        (8, &t[1..])
+    } else {
+        (10, t)
+    };
+    let end = digits.find(|c: char| !c.is_digit(radix)).unwrap_or(digits.len());
+    let magnitude = i64::from_str_radix(&digits[..end], radix).ok()?;
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_and_tsc_conversion() {
+        assert!(TimeMap::default().is_identity());
+        assert_eq!(TimeMap::default().apply(123), 123);
+        let back = TimeMap { tsc2nsec: None, offset_ns: -100 };
+        assert_eq!(back.apply(1_000), 900);
+        // A 3 GHz TSC: mult/2^shift = 1/3.
+        let tsc = TimeMap { tsc2nsec: Some((1 << 30, 30 + 2)), offset_ns: 5 };
+        assert_eq!(tsc.apply(4_000), 1_005);
+        assert_eq!(TimeMap { tsc2nsec: Some((3, 200)), offset_ns: 0 }.apply(u64::MAX), 0, "no panic on a huge shift");
+    }
+
+    #[test]
+    fn c_integers() {
+        assert_eq!(parse_c_integer("0x1f"), Some(31));
+        assert_eq!(parse_c_integer("  -0X10zz"), Some(-16));
+        assert_eq!(parse_c_integer("017"), Some(15));
+        assert_eq!(parse_c_integer("0"), Some(0));
+        assert_eq!(parse_c_integer("+42\0"), Some(42));
+        assert_eq!(parse_c_integer("1700000000123456"), Some(1_700_000_000_123_456));
+        assert_eq!(parse_c_integer(""), None);
+        assert_eq!(parse_c_integer("0x"), None);
+        assert_eq!(parse_c_integer("date"), None);
+    }
+}
