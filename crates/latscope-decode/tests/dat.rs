@@ -420,6 +420,9 @@ fn with_v6_option(file: &[u8], cpus: u32, id: u16, value: &[u8]) -> Vec<u8> {
     out
 }
 
+/// An option case: what it is, the option id, its value, and the time it makes of a plain timestamp.
+type OptionCase<'a> = (&'a str, u16, &'a [u8], fn(u64) -> u64);
+
 #[test]
 fn date_offset_and_tsc2nsec_options_convert_timestamps_as_trace_cmd_does() {
     let name = "buildroot-5.15.18-i686-sched_switch-v6.dat";
@@ -427,7 +430,7 @@ fn date_offset_and_tsc2nsec_options_convert_timestamps_as_trace_cmd_does() {
     let plain = decode(name);
     let cpus = DatReader::open(&fixture(name)).expect("opens").meta().cpus;
     let tsc: Vec<u8> = [5u32.to_le_bytes(), 2u32.to_le_bytes()].concat();
-    let cases: [(&str, u16, &[u8], fn(u64) -> u64); 4] = [
+    let cases: [OptionCase; 4] = [
         ("date", 1, b"0x1e240", |t| t + 123_456_000),
         ("offset", 7, b"1000000007", |t| t + 1_000_000_007),
         ("negative offset", 7, b"-500", |t| t - 500),
