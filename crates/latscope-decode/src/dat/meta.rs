@@ -72,7 +72,7 @@ pub struct Meta {
     pub event_formats: Vec<(String, String)>,
     /// `/proc/kallsyms` (empty when left in the file: see `kallsyms_section`).
     pub kallsyms: String,
-    /// Where the kallsyms section is (v7), when it was left in the file to be loaded on other threads (as
+    /// Where the kallsyms section is (v7), when it was left in the file to be loaded on another thread (as
     /// `DatReader::open` does).
     pub kallsyms_section: Option<u64>,
     /// `printk_formats`.

@@ -126,7 +126,7 @@ impl<R: Read + Seek> DatReader<R> {
     /// own (the merged stream is the same).
     fn build(r: R, name: &str, path: Option<&Path>) -> Result<DatReader<R>, DecodeError> {
         let mut input = Input::new(r).map_err(|why| DecodeError::NotATrace { path: name.into(), why })?;
-        // With a path, the kallsyms section is read by threads of their own, started as soon as it is
+        // With a path, the kallsyms section is read by a thread of its own, started as soon as it is
         // located; a decoder waits for the symbols only at its first code address.
         let mut symbols = None;
         let mut load = |m: &Meta, off: u64| symbols = path.map(|p| load_kallsyms(p, m, off));
