@@ -378,19 +378,15 @@ impl RawDecoder {
                     }
                 }
             };
-            let event = Event {
-                ts: Nanos(time.apply(ts)),
-                cpu,
-                pid,
-                tgid: None,
-                comm,
-                flags: rec.flags(),
-                kind: match fmt.syscall.and_then(|plan| plan.build(rec.data, be)) {
-                    Some(kind) => kind,
-                    None => typed::build(Some(fmt.system()), fmt.name(), &RecordSource { rec, dec: self }),
-                },
-            };
-            sink(event);
+            let (ts, flags) = (Nanos(time.apply(ts)), rec.flags());
+            // Each event is built where it is handed over: a syscall's (most events of a busy trace) is
+            // not built first and then copied, 128 bytes at a time.
+            if let Some(kind) = fmt.syscall.and_then(|plan| plan.build(rec.data, be)) {
+                sink(Event { ts, cpu, pid, tgid: None, comm, flags, kind });
+                continue;
+            }
+            let kind = typed::build(Some(fmt.system()), fmt.name(), &RecordSource { rec, dec: self });
+            sink(Event { ts, cpu, pid, tgid: None, comm, flags, kind });
         }
         self.scratch = pending;
         summary

@@ -57,7 +57,7 @@ impl SyscallPlan {
     }
 
     /// The typed event of one record; `None` when the record is too short for the plan.
-    #[inline]
+    #[inline(always)]
     pub fn build(&self, data: &[u8], big_endian: bool) -> Option<EventKind> {
         let int = |(offset, size, signed): IntAt| read_int(data, offset, size, signed, big_endian);
         let nr = |id| int(id).and_then(|v| i32::try_from(v).ok());
