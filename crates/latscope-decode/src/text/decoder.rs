@@ -97,8 +97,6 @@ impl TextDecoder {
 
     /// Decode one line (without its `\n`).
     pub fn line(&mut self, raw: &[u8], sink: &mut dyn FnMut(Event)) {
-        self.line_no += 1;
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let text: Cow<'_, str> = match std::str::from_utf8(raw) {
             Ok(s) => Cow::Borrowed(s),
             Err(_) => String::from_utf8_lossy(raw),
@@ -109,7 +107,14 @@ impl TextDecoder {
         } else {
             text
         };
-        self.decode(&text, sink);
+        self.plain_line(&text, sink);
+    }
+
+    /// Decode one line (without its `\n`) already known to be text without no-break spaces (the reader
+    /// checks a whole block of lines at once).
+    pub fn plain_line(&mut self, line: &str, sink: &mut dyn FnMut(Event)) {
+        self.line_no += 1;
+        self.decode(line.strip_suffix('\r').unwrap_or(line), sink);
     }
 
     fn decode(&mut self, line: &str, sink: &mut dyn FnMut(Event)) {

@@ -125,6 +125,18 @@ fn dec_warn_io(dec: &mut TextDecoder, name: &str, e: &std::io::Error) {
 }
 
 fn feed_lines(dec: &mut TextDecoder, bytes: &[u8], js: bool, sink: &mut dyn FnMut(Event)) {
+    // The usual block, valid UTF-8 without no-break spaces, is checked once rather than line by line.
+    if let Some(text) = std::str::from_utf8(bytes).ok().filter(|_| !js && memchr::memchr(0xc2, bytes).is_none()) {
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', bytes) {
+            dec.plain_line(&text[start..nl], sink);
+            start = nl + 1;
+        }
+        if start < text.len() {
+            dec.plain_line(&text[start..], sink);
+        }
+        return;
+    }
     let mut start = 0;
     for nl in memchr::memchr_iter(b'\n', bytes) {
         feed_one(dec, &bytes[start..nl], js, sink);
