@@ -331,32 +331,21 @@ fn simple_option(id: u16, data: &[u8], m: &mut Meta) {
     }
 }
 
-/// Read one v7 section at `off`, decompressed. Returns (section id, contents).
-/// The v7 section at `off` as stored: its id, its bytes, and their inflated size when compressed.
-fn stored_section<R: Read + Seek>(inp: &mut Input<R>, off: u64) -> InResult<(u16, Vec<u8>, Option<u64>)> {
+/// The v7 section at `off`: its id and its (inflated) bytes.
+fn section<R: Read + Seek>(inp: &mut Input<R>, m: &Meta, off: u64) -> InResult<(u16, Vec<u8>)> {
     inp.seek(off)?;
     let id = inp.u16()?;
     let flags = inp.u16()?;
     let _desc = inp.u32()?;
     let size = inp.u64()?;
-    if flags & 1 != 0 {
-        let csize = inp.u32()?;
-        let usize_ = inp.u32()?;
-        Ok((id, inp.bytes(u64::from(csize))?, Some(u64::from(usize_))))
-    } else {
-        Ok((id, inp.bytes(size)?, None))
+    if flags & 1 == 0 {
+        return Ok((id, inp.bytes(size)?));
     }
-}
-
-/// The v7 section at `off`: its id and its (inflated) bytes.
-fn section<R: Read + Seek>(inp: &mut Input<R>, m: &Meta, off: u64) -> InResult<(u16, Vec<u8>)> {
-    match stored_section(inp, off)? {
-        (id, data, Some(size)) => {
-            let out = m.compression.decompress(&data, size).map_err(|e| format!("section at 0x{off:x}: {e}"))?;
-            Ok((id, out))
-        }
-        (id, data, None) => Ok((id, data)),
-    }
+    let csize = inp.u32()?;
+    let inflated = inp.u32()?;
+    let data = inp.bytes(u64::from(csize))?;
+    let out = m.compression.decompress(&data, u64::from(inflated)).map_err(|e| format!("section at 0x{off:x}: {e}"))?;
+    Ok((id, out))
 }
 
 fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, defer_kallsyms: Option<KallsymsFound>) -> InResult<()> {
@@ -445,11 +434,7 @@ pub(crate) fn read_kallsyms_section<R: Read + Seek>(
     off: u64,
 ) -> InResult<(Vec<u8>, usize)> {
     inp.big_endian = m.big_endian;
-    let (_id, data, inflated) = stored_section(inp, off)?;
-    let mut bytes = match inflated {
-        Some(size) => m.compression.decompress(&data, size).map_err(|e| format!("section at 0x{off:x}: {e}"))?,
-        None => data,
-    };
+    let (_id, mut bytes) = section(inp, m, off)?;
     let Some(&[a, b, c, d]) = bytes.get(..4) else {
         return Err(format!("section at 0x{off:x}: {} bytes, too short for the kallsyms length", bytes.len()));
     };

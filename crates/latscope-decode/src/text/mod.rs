@@ -126,24 +126,18 @@ fn dec_warn_io(dec: &mut TextDecoder, name: &str, e: &std::io::Error) {
 
 fn feed_lines(dec: &mut TextDecoder, bytes: &[u8], js: bool, sink: &mut dyn FnMut(Event)) {
     // The usual block, valid UTF-8 without no-break spaces, is checked once rather than line by line.
-    if let Some(text) = std::str::from_utf8(bytes).ok().filter(|_| !js && memchr::memchr(0xc2, bytes).is_none()) {
-        let mut start = 0;
-        for nl in memchr::memchr_iter(b'\n', bytes) {
-            dec.plain_line(&text[start..nl], sink);
-            start = nl + 1;
-        }
-        if start < text.len() {
-            dec.plain_line(&text[start..], sink);
-        }
-        return;
-    }
+    let plain = if js || memchr::memchr(0xc2, bytes).is_some() { None } else { std::str::from_utf8(bytes).ok() };
+    let mut line = |start: usize, end: usize| match plain {
+        Some(text) => dec.plain_line(&text[start..end], sink),
+        None => feed_one(dec, &bytes[start..end], js, sink),
+    };
     let mut start = 0;
     for nl in memchr::memchr_iter(b'\n', bytes) {
-        feed_one(dec, &bytes[start..nl], js, sink);
+        line(start, nl);
         start = nl + 1;
     }
     if start < bytes.len() {
-        feed_one(dec, &bytes[start..], js, sink);
+        line(start, bytes.len());
     }
 }
 
