@@ -362,12 +362,10 @@ impl CpuState {
             Activity::Idle => Some(0),
             _ => None,
         };
-        if !matches!(e.kind, EventKind::SchedSwitch { .. } | EventKind::Lost { .. })
-            && current != Some(e.pid)
-            && e.pid >= 0
-        {
-            // Another task is current but its switch is not in the trace (lost, filtered or elided events): it
-            // took over after the previous task's last event.
+        if !matches!(e.kind, EventKind::Lost { .. }) && current != Some(e.pid) && e.pid >= 0 {
+            // Another task is current but its switch is not in the trace (lost, filtered or elided events; some
+            // kernels do not trace the switch away from a polling idle task): it took over after the previous
+            // task's last event. A `sched_switch` away from a task the trace never switched to says the same.
             let at = self.last_ts;
             self.cut(at, out);
             self.task = task_activity(&e.comm, e.pid, None);
@@ -593,6 +591,27 @@ mod tests {
         let cpu = tl.cpu(CpuId(0)).expect("cpu");
         assert_eq!(cpu.activity_at(Nanos(5000)), Some(&Activity::Idle));
         assert_eq!(cpu.task_at(Nanos(9200)), Some(&Activity::Idle));
+    }
+
+    #[test]
+    fn a_switch_away_from_a_task_never_switched_to_starts_it_after_the_last_event() {
+        // As on a kernel that does not trace the switch away from a polling idle task: the CPU idles, the
+        // thread is woken, and the next scheduler event is the thread going back to sleep.
+        let events = trace(
+            "\
+ cyclictest-10      [001] d..2.     0.000100: sched_switch: prev_comm=cyclictest prev_pid=10 prev_prio=4 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+     <idle>-0       [001] d.h..     0.001010: sched_wakeup: comm=cyclictest pid=10 prio=4 target_cpu=001
+ cyclictest-10      [001] d..2.     0.001050: sched_switch: prev_comm=cyclictest prev_pid=10 prev_prio=4 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+",
+        );
+        let tl = Timeline::build(&events);
+        let cpu = tl.cpu(CpuId(1)).expect("cpu 1");
+        let labels: Vec<_> = cpu.segments.iter().map(|s| (s.start.0, s.end.0, s.activity.label())).collect();
+        assert_eq!(
+            labels,
+            vec![(100_000, 1_010_000, "idle".to_string()), (1_010_000, 1_050_000, "cyclictest:10".to_string()),]
+        );
+        assert_eq!(cpu.segments[1].activity, Activity::Task { comm: "cyclictest".into(), pid: 10, prio: Some(4) });
     }
 
     #[test]
