@@ -162,7 +162,12 @@ pub const MIN_THROTTLE_GAP: Nanos = Nanos::from_ms(1);
 
 struct Record {
     waking_index: usize,
+    /// The `sched_switch` that ran the task, or, when the trace lacks it, the task's first event after
+    /// the wakeup (on the CPU it then ran on).
     switch_index: usize,
+    /// When the task was switched in: the switch's time, or for an untraced switch the time of the CPU's
+    /// last event before the task's first one (as [`Timeline`] places it).
+    switch_at: Nanos,
     exit_index: Option<usize>,
     expiry: Option<usize>,
 }
@@ -187,8 +192,28 @@ impl WakeupContext<'_> {
         let mut in_expiry: HashMap<CpuId, usize> = HashMap::new();
         let mut pending: HashMap<Pid, (usize, Option<usize>)> = HashMap::new();
         let mut awaiting_exit: HashMap<Pid, usize> = HashMap::new();
+        // Per CPU: the task current by the events so far, and the time of the last event.
+        let mut current: HashMap<CpuId, Pid> = HashMap::new();
+        let mut last_ts: HashMap<CpuId, Nanos> = HashMap::new();
         let mut out: Vec<Record> = Vec::new();
         for (i, e) in self.events.iter().enumerate() {
+            let before = last_ts.insert(e.cpu, e.ts).unwrap_or(e.ts);
+            if !matches!(e.kind, EventKind::Lost { .. }) && e.pid >= 0 && current.get(&e.cpu) != Some(&e.pid) {
+                // An event in the context of a task that was not current: it was switched in without a traced
+                // `sched_switch` (lost events, or a kernel that does not trace the switch away from a polling
+                // idle task), after the CPU's previous event.
+                current.insert(e.cpu, e.pid);
+                if let Some((w, x)) = pending.remove(&e.pid) {
+                    awaiting_exit.insert(e.pid, out.len());
+                    out.push(Record {
+                        waking_index: w,
+                        switch_index: i,
+                        switch_at: before,
+                        exit_index: None,
+                        expiry: x,
+                    });
+                }
+            }
             match &e.kind {
                 EventKind::HrtimerExpireEntry { .. } => {
                     if let Some(x) = by_event.get(&i) {
@@ -202,6 +227,7 @@ impl WakeupContext<'_> {
                     pending.entry(*pid).or_insert((i, in_expiry.get(&e.cpu).copied()));
                 }
                 EventKind::SchedSwitch { prev_pid, next_pid, .. } => {
+                    current.insert(e.cpu, *next_pid);
                     awaiting_exit.remove(prev_pid);
                     // A waking seen while the task still ran cannot end a sleep that starts now.
                     if prev_pid != next_pid {
@@ -209,7 +235,13 @@ impl WakeupContext<'_> {
                     }
                     if let Some((w, x)) = pending.remove(next_pid) {
                         awaiting_exit.insert(*next_pid, out.len());
-                        out.push(Record { waking_index: w, switch_index: i, exit_index: None, expiry: x });
+                        out.push(Record {
+                            waking_index: w,
+                            switch_index: i,
+                            switch_at: e.ts,
+                            exit_index: None,
+                            expiry: x,
+                        });
                     }
                 }
                 EventKind::SysExit { .. } => {
@@ -262,7 +294,7 @@ impl WakeupContext<'_> {
     }
 
     fn end_of(&self, r: &Record) -> Nanos {
-        r.exit_index.map(|x| self.events[x].ts).unwrap_or(self.events[r.switch_index].ts)
+        r.exit_index.map(|x| self.events[x].ts).unwrap_or(r.switch_at)
     }
 
     fn decompose(&self, r: &Record, forced: Option<(Nanos, Nanos)>) -> Option<WakeupBreakdown> {
@@ -336,7 +368,7 @@ impl WakeupContext<'_> {
                 window_start = window_start.max(c.end);
             }
         }
-        let switch_end = se.ts.min(end);
+        let switch_end = r.switch_at.min(end);
         if let Some(tl) = self.timeline.cpu(cpu) {
             if switch_end > window_start {
                 let mut segs = tl.segments_in(window_start, switch_end);
@@ -368,8 +400,8 @@ impl WakeupContext<'_> {
         }
         evidence.push(r.switch_index);
         if let Some(x) = r.exit_index {
-            if end > se.ts {
-                let mut c = Component::new(ComponentKind::ReturnToUser, "sys_exit", end - se.ts, cpu);
+            if end > r.switch_at {
+                let mut c = Component::new(ComponentKind::ReturnToUser, "sys_exit", end - r.switch_at, cpu);
                 c.pid = Some(task.pid);
                 components.push(c);
             }
@@ -387,7 +419,7 @@ impl WakeupContext<'_> {
             start,
             start_point,
             waking: we.ts,
-            switch_in: se.ts,
+            switch_in: r.switch_at,
             end,
             latency,
             timer,
@@ -712,6 +744,47 @@ mod tests {
         let none = decompose_wakeups(&ctx, &WakeupSelection { task: Some(TaskFilter::parse("other")), top: 5 });
         assert!(none.is_empty());
         assert_eq!(TaskFilter::parse("50"), TaskFilter::Pid(50));
+    }
+
+    #[test]
+    fn a_wakeup_from_idle_without_a_traced_switch_in_is_found() {
+        // As this VM's kernel records it while the CPU polls in idle: no `sched_switch` from swapper, so the
+        // thread's switch-in is placed after the CPU's last event before its own first one.
+        let us = |v: u64| v * 1000;
+        let events = trace(
+            "\
+ cyclictest-50      [001] d..1.   100.000010: hrtimer_start: hrtimer=0000000000000001 function=hrtimer_wakeup expires=100000100000 softexpires=100000100000 mode=ABS
+ cyclictest-50      [001] d..2.   100.000012: sched_switch: prev_comm=cyclictest prev_pid=50 prev_prio=4 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+     <idle>-0       [001] d.h..   100.000130: local_timer_entry: vector=236
+     <idle>-0       [001] d.h1.   100.000131: hrtimer_expire_entry: hrtimer=0000000000000001 function=hrtimer_wakeup now=100000131000
+     <idle>-0       [001] d.h2.   100.000132: sched_waking: comm=cyclictest pid=50 prio=4 target_cpu=001
+     <idle>-0       [001] d.h1.   100.000133: hrtimer_expire_exit: hrtimer=0000000000000001
+     <idle>-0       [001] d.h..   100.000136: local_timer_exit: vector=236
+ cyclictest-50      [001] .....   100.000140: sys_exit: NR 230 = 0
+ cyclictest-50      [001] d..2.   100.000150: sched_switch: prev_comm=cyclictest prev_pid=50 prev_prio=4 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+",
+        );
+        let tl = Timeline::build(&events);
+        let x = crate::hrtimer::expiries(&events);
+        let ctx = WakeupContext { events: &events, timeline: &tl, expiries: &x };
+        let b = decompose_wakeups(&ctx, &WakeupSelection::default());
+        assert_eq!(b.len(), 1, "the wakeup is not found");
+        let b = &b[0];
+        assert_eq!(b.switch_in, Nanos(100_000_000_000 + us(136)));
+        assert_eq!(b.latency, Nanos(us(40)));
+        let find = |k| b.components.iter().find(|c| c.kind == k).map(|c| c.duration);
+        assert_eq!(find(ComponentKind::TimerIrqDelay), Some(Nanos(us(30))));
+        assert_eq!(find(ComponentKind::IrqHandler), Some(Nanos(us(6))));
+        assert_eq!(find(ComponentKind::ReturnToUser), Some(Nanos(us(4))));
+        assert_eq!(b.remainder, 0);
+        // The sample the thread measured finds it too.
+        let s = decompose_task_sample(
+            &ctx,
+            KnownSample { cpu: CpuId(1), expected: Nanos(100_000_000_000 + us(100)), latency: Nanos(us(41)) },
+            50,
+            Nanos::from_us(200),
+        );
+        assert_eq!(s.map(|s| s.end), Some(Nanos(100_000_000_000 + us(140))));
     }
 
     #[test]
