@@ -2,8 +2,8 @@
 //! vectors, softirqs, NMIs), properly nested per CPU — the shared input of the Perfetto export and the CPU
 //! timeline plot.
 
-use latscope_model::event::softirq_name;
-use latscope_model::{CpuId, Event, EventKind, Nanos, Pid};
+use latscope_analyze::timeline::{Activity, CpuTimeline, Timeline};
+use latscope_model::{CpuId, Event, Nanos, Pid};
 use std::collections::BTreeMap;
 
 /// What a slice is.
@@ -73,125 +73,83 @@ pub struct CpuSlices {
     pub unclosed: u64,
 }
 
-#[derive(Clone, Debug)]
-struct Open {
-    kind: SliceKind,
-    key: u64,
-    start: Nanos,
-    name: String,
-}
-
-#[derive(Default)]
-struct CpuState {
-    first: Option<Nanos>,
-    last: Nanos,
-    task: Option<(Nanos, String, Pid, Option<i32>)>,
-    open: Vec<Open>,
-    out: Vec<Slice>,
-}
-
-/// Builds the per-CPU slices of `events` (any order; they are processed in timestamp order per CPU).
+/// Builds the per-CPU slices of `events` (any order) from the analysis' [`Timeline`], so that the export
+/// and the plots show what the explanations used: a task runs from its switch-in, or, when the trace lacks
+/// that switch (lost events, or a kernel that does not trace the switch away from a polling idle task),
+/// from the CPU's last event before its first one.
 pub fn build(events: &[Event]) -> CpuSlices {
-    let mut order: Vec<&Event> = events.iter().collect();
-    order.sort_by_key(|e| (e.cpu, e.ts));
-    let mut state: BTreeMap<CpuId, CpuState> = BTreeMap::new();
-    let mut result = CpuSlices::default();
-    for e in order {
-        let st = state.entry(e.cpu).or_default();
-        if st.first.is_none() {
-            st.first = Some(e.ts);
-            st.task = Some((e.ts, e.comm.to_string(), e.pid, None));
-        }
-        st.last = e.ts;
-        let cpu = e.cpu;
-        let push_open =
-            |st: &mut CpuState, kind, key, name: String| st.open.push(Open { kind, key, start: e.ts, name });
-        match &e.kind {
-            EventKind::SchedSwitch { prev_comm, prev_pid, prev_prio, next_comm, next_pid, next_prio, .. } => {
-                let (start, _, _, _) =
-                    st.task.take().unwrap_or((st.first.unwrap_or(e.ts), String::new(), *prev_pid, None));
-                if e.ts > start {
-                    st.out.push(task_slice(cpu, start, e.ts, prev_comm, *prev_pid, Some(*prev_prio)));
-                }
-                st.task = Some((e.ts, next_comm.to_string(), *next_pid, Some(*next_prio)));
+    let sorted: Vec<Event>;
+    let events = if events.windows(2).all(|w| w[0].ts <= w[1].ts) {
+        events
+    } else {
+        sorted = {
+            let mut v = events.to_vec();
+            v.sort_by_key(|e| e.ts);
+            v
+        };
+        &sorted
+    };
+    let timeline = Timeline::build(events);
+    let mut result = CpuSlices { unmatched_exits: timeline.unmatched_exits.values().sum(), ..CpuSlices::default() };
+    for (cpu, t) in &timeline.cpus {
+        let mut slices = task_slices(*cpu, t);
+        for c in &t.contexts {
+            if c.exit_index.is_none() {
+                result.unclosed += 1;
             }
-            EventKind::IrqHandlerEntry { irq, name } => {
-                push_open(st, SliceKind::Irq, u64::from(*irq), format!("irq {irq} {name}"))
-            }
-            EventKind::IrqHandlerExit { irq, .. } => close(st, SliceKind::Irq, u64::from(*irq), e, &mut result),
-            EventKind::SoftirqEntry { vec, .. } => {
-                push_open(st, SliceKind::Softirq, u64::from(*vec), format!("softirq {}", softirq_name(*vec)))
-            }
-            EventKind::SoftirqExit { vec, .. } => close(st, SliceKind::Softirq, u64::from(*vec), e, &mut result),
-            EventKind::VectorEntry { name, .. } => push_open(st, SliceKind::Vector, hash(name), name.to_string()),
-            EventKind::VectorExit { name, .. } => close(st, SliceKind::Vector, hash(name), e, &mut result),
-            EventKind::NmiHandler { handler, delta, .. } => st.out.push(Slice {
-                cpu,
-                start: e.ts.saturating_sub(*delta),
-                end: e.ts,
-                kind: SliceKind::Nmi,
-                name: format!("nmi {handler}"),
-                pid: None,
-                prio: None,
-                depth: 0,
-            }),
-            _ => {}
+            let (kind, name) = match &c.activity {
+                Activity::Irq { irq, name } => (SliceKind::Irq, format!("irq {irq} {name}")),
+                Activity::Vector { name } => (SliceKind::Vector, name.to_string()),
+                Activity::Softirq { name, .. } => (SliceKind::Softirq, format!("softirq {name}")),
+                Activity::Nmi { handler } => (SliceKind::Nmi, format!("nmi {handler}")),
+                Activity::Task { .. } | Activity::Idle => continue,
+            };
+            slices.push(Slice { cpu: *cpu, start: c.start, end: c.end, kind, name, pid: None, prio: None, depth: 0 });
         }
-    }
-    for (cpu, mut st) in state {
-        let last = st.last;
-        if let Some((start, comm, pid, prio)) = st.task.take() {
-            if last > start {
-                st.out.push(task_slice(cpu, start, last, &comm, pid, prio));
-            }
-        }
-        for o in st.open.drain(..) {
-            result.unclosed += 1;
-            st.out.push(Slice {
-                cpu,
-                start: o.start,
-                end: last,
-                kind: o.kind,
-                name: o.name,
-                pid: None,
-                prio: None,
-                depth: 0,
-            });
-        }
-        let mut slices = st.out;
         nest(&mut slices);
-        result.cpus.insert(cpu, slices);
+        result.cpus.insert(*cpu, slices);
     }
     result
 }
 
-fn task_slice(cpu: CpuId, start: Nanos, end: Nanos, comm: &str, pid: Pid, prio: Option<i32>) -> Slice {
-    let name = if pid == 0 { "idle".to_string() } else { comm.to_string() };
-    Slice { cpu, start, end, kind: SliceKind::Task, name, pid: Some(pid), prio, depth: 0 }
-}
-
-fn close(st: &mut CpuState, kind: SliceKind, key: u64, e: &Event, result: &mut CpuSlices) {
-    match st.open.iter().rposition(|o| o.kind == kind && o.key == key) {
-        Some(i) => {
-            let o = st.open.remove(i);
-            st.out.push(Slice {
-                cpu: e.cpu,
-                start: o.start,
-                end: e.ts,
-                kind,
-                name: o.name,
-                pid: None,
-                prio: None,
-                depth: 0,
-            });
+/// One slice per run of a task (idle included) on `cpu`: consecutive segments of the same task, with the
+/// interrupts that ran inside it.
+fn task_slices(cpu: CpuId, t: &CpuTimeline) -> Vec<Slice> {
+    let mut out: Vec<Slice> = Vec::new();
+    let mut leading_interrupts: Option<Nanos> = None;
+    for seg in &t.segments {
+        let (name, pid, prio) = match &seg.activity {
+            Activity::Task { comm, pid, prio } => (comm.to_string(), *pid, *prio),
+            Activity::Idle => ("idle".to_string(), 0, None),
+            _ => {
+                match out.last_mut() {
+                    Some(run) if run.end == seg.start => run.end = seg.end,
+                    _ => leading_interrupts = leading_interrupts.or(Some(seg.start)),
+                }
+                continue;
+            }
+        };
+        match out.last_mut() {
+            Some(run) if run.pid == Some(pid) && run.end == seg.start => {
+                run.end = seg.end;
+                run.prio = run.prio.or(prio);
+            }
+            _ => {
+                let start = leading_interrupts.take().unwrap_or(seg.start);
+                out.push(Slice {
+                    cpu,
+                    start,
+                    end: seg.end,
+                    kind: SliceKind::Task,
+                    name,
+                    pid: Some(pid),
+                    prio,
+                    depth: 0,
+                });
+            }
         }
-        None => result.unmatched_exits += 1,
     }
-}
-
-fn hash(s: &str) -> u64 {
-    // FNV-1a: a stable key for vector names.
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    out
 }
 
 /// Sorts the slices of one CPU and makes them nest strictly: tasks at depth 0, a slice that overruns
@@ -225,7 +183,7 @@ pub fn nest(slices: &mut [Slice]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latscope_model::{Flags, TaskName};
+    use latscope_model::{EventKind, Flags, TaskName};
 
     fn ev(ts: u64, cpu: u32, comm: &str, pid: Pid, kind: EventKind) -> Event {
         Event {
@@ -239,7 +197,7 @@ mod tests {
         }
     }
 
-    fn switch(ts: u64, cpu: u32, prev: (&str, Pid), next: (&str, Pid, i32)) -> Event {
+    fn switch(ts: u64, cpu: u32, prev: (&str, Pid, i32), next: (&str, Pid, i32)) -> Event {
         ev(
             ts,
             cpu,
@@ -248,7 +206,7 @@ mod tests {
             EventKind::SchedSwitch {
                 prev_comm: prev.0.into(),
                 prev_pid: prev.1,
-                prev_prio: 120,
+                prev_prio: prev.2,
                 prev_state: "S".into(),
                 next_comm: next.0.into(),
                 next_pid: next.1,
@@ -260,12 +218,12 @@ mod tests {
     #[test]
     fn tasks_irqs_and_softirqs_nest() {
         let events = vec![
-            switch(1_000, 1, ("swapper/1", 0), ("spinner", 77, 2)),
+            switch(1_000, 1, ("swapper/1", 0, 120), ("spinner", 77, 2)),
             ev(2_000, 1, "spinner", 77, EventKind::IrqHandlerEntry { irq: 24, name: "virtio0".into() }),
             ev(3_500, 1, "spinner", 77, EventKind::IrqHandlerExit { irq: 24, handled: true }),
             ev(4_000, 1, "spinner", 77, EventKind::SoftirqEntry { vec: 1, name: "TIMER".into() }),
             ev(6_000, 1, "spinner", 77, EventKind::SoftirqExit { vec: 1, name: "TIMER".into() }),
-            switch(9_000, 1, ("spinner", 77), ("cyclictest", 99, 19)),
+            switch(9_000, 1, ("spinner", 77, 2), ("cyclictest", 99, 19)),
             ev(9_500, 1, "cyclictest", 99, EventKind::VectorEntry { name: "local_timer".into(), vector: Some(236) }),
             ev(12_000, 1, "cyclictest", 99, EventKind::VectorExit { name: "local_timer".into(), vector: Some(236) }),
         ];
@@ -284,8 +242,36 @@ mod tests {
             ]
         );
         assert_eq!(cpu1[0].pid, Some(77));
-        assert_eq!(cpu1[0].prio, Some(120));
+        assert_eq!(cpu1[0].prio, Some(2));
         assert_eq!((s.unmatched_exits, s.unclosed), (0, 0));
+    }
+
+    #[test]
+    fn a_task_whose_switch_in_is_not_traced_runs_from_the_last_event_before_it() {
+        // This VM's kernel does not trace the switch away from a polling idle task: the idle time before
+        // the thread's run must stay idle, not become the thread's.
+        let wakeup = EventKind::SchedWakeup {
+            comm: "timer".into(),
+            pid: 42,
+            prio: 4,
+            target_cpu: Some(CpuId(1)),
+            kind: latscope_model::event::WakeupKind::Wakeup,
+        };
+        let events = vec![
+            switch(1_000, 1, ("timer", 42, 4), ("swapper/1", 0, 120)),
+            ev(5_000, 1, "<idle>", 0, EventKind::VectorEntry { name: "local_timer".into(), vector: Some(236) }),
+            ev(5_500, 1, "<idle>", 0, wakeup),
+            ev(6_000, 1, "<idle>", 0, EventKind::VectorExit { name: "local_timer".into(), vector: Some(236) }),
+            ev(6_400, 1, "timer", 42, EventKind::Print { ip: None, text: "awake".into() }),
+            switch(7_000, 1, ("timer", 42, 4), ("swapper/1", 0, 120)),
+        ];
+        let s = build(&events);
+        let tasks: Vec<(&str, u64, u64)> = s.cpus[&CpuId(1)]
+            .iter()
+            .filter(|x| x.kind == SliceKind::Task)
+            .map(|x| (x.name.as_str(), x.start.0, x.end.0))
+            .collect();
+        assert_eq!(tasks, vec![("idle", 1_000, 6_000), ("timer", 6_000, 7_000)]);
     }
 
     #[test]
