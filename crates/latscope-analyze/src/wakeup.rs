@@ -170,7 +170,16 @@ struct Record {
     switch_at: Nanos,
     exit_index: Option<usize>,
     expiry: Option<usize>,
+    /// The switch that preempted the task on its way back to user space, right after its `sys_exit`.
+    preempt_index: Option<usize>,
+    /// When it ran again after that preemption: the wakeup ends there for the thread that slept.
+    resumed_at: Option<Nanos>,
 }
+
+/// A task switched out while still runnable this soon after its wakeup's `sys_exit` was preempted before it
+/// reached user space: the thread sees its wakeup end only when it runs again (cyclictest's break value
+/// counts that time, here measured 2 µs after the `sys_exit`).
+pub const RETURN_PREEMPT_WINDOW: Nanos = Nanos::from_us(10);
 
 /// The inputs every wakeup query needs, computed once.
 pub struct WakeupContext<'a> {
@@ -182,6 +191,42 @@ pub struct WakeupContext<'a> {
     pub expiries: &'a [HrtimerExpiry],
 }
 
+/// The state of pairing wakeups with the switch-in, the `sys_exit` and a preemption on the way back to
+/// user space of the task they woke.
+#[derive(Default)]
+struct Pairing {
+    /// Woken tasks not yet switched in: the waking's index and the hrtimer expiry it ran in.
+    pending: HashMap<Pid, (usize, Option<usize>)>,
+    /// Switched-in tasks whose record waits for the sleeping call's `sys_exit`.
+    awaiting_exit: HashMap<Pid, usize>,
+    /// Tasks whose record just got its `sys_exit`, and its time.
+    returned: HashMap<Pid, (usize, Nanos)>,
+    /// Tasks preempted on the way back to user space, waiting to run again.
+    resuming: HashMap<Pid, usize>,
+    out: Vec<Record>,
+}
+
+impl Pairing {
+    /// `pid` runs from `at` on (its switch-in, traced or not, is event `index`).
+    fn switched_in(&mut self, pid: Pid, index: usize, at: Nanos) {
+        if let Some(r) = self.resuming.remove(&pid) {
+            self.out[r].resumed_at = Some(at);
+        }
+        if let Some((w, x)) = self.pending.remove(&pid) {
+            self.awaiting_exit.insert(pid, self.out.len());
+            self.out.push(Record {
+                waking_index: w,
+                switch_index: index,
+                switch_at: at,
+                exit_index: None,
+                expiry: x,
+                preempt_index: None,
+                resumed_at: None,
+            });
+        }
+    }
+}
+
 fn is_rt(prio: i32) -> bool {
     (0..100).contains(&prio)
 }
@@ -190,12 +235,10 @@ impl WakeupContext<'_> {
     fn records(&self) -> Vec<Record> {
         let by_event: HashMap<usize, usize> = self.expiries.iter().enumerate().map(|(i, x)| (x.index, i)).collect();
         let mut in_expiry: HashMap<CpuId, usize> = HashMap::new();
-        let mut pending: HashMap<Pid, (usize, Option<usize>)> = HashMap::new();
-        let mut awaiting_exit: HashMap<Pid, usize> = HashMap::new();
+        let mut pairs = Pairing::default();
         // Per CPU: the task current by the events so far, and the time of the last event.
         let mut current: HashMap<CpuId, Pid> = HashMap::new();
         let mut last_ts: HashMap<CpuId, Nanos> = HashMap::new();
-        let mut out: Vec<Record> = Vec::new();
         for (i, e) in self.events.iter().enumerate() {
             let before = last_ts.insert(e.cpu, e.ts).unwrap_or(e.ts);
             if !matches!(e.kind, EventKind::Lost { .. }) && e.pid >= 0 && current.get(&e.cpu) != Some(&e.pid) {
@@ -203,16 +246,7 @@ impl WakeupContext<'_> {
                 // `sched_switch` (lost events, or a kernel that does not trace the switch away from a polling
                 // idle task), after the CPU's previous event.
                 current.insert(e.cpu, e.pid);
-                if let Some((w, x)) = pending.remove(&e.pid) {
-                    awaiting_exit.insert(e.pid, out.len());
-                    out.push(Record {
-                        waking_index: w,
-                        switch_index: i,
-                        switch_at: before,
-                        exit_index: None,
-                        expiry: x,
-                    });
-                }
+                pairs.switched_in(e.pid, i, before);
             }
             match &e.kind {
                 EventKind::HrtimerExpireEntry { .. } => {
@@ -224,39 +258,36 @@ impl WakeupContext<'_> {
                     in_expiry.remove(&e.cpu);
                 }
                 EventKind::SchedWakeup { kind: WakeupKind::Waking | WakeupKind::Wakeup, pid, .. } => {
-                    pending.entry(*pid).or_insert((i, in_expiry.get(&e.cpu).copied()));
+                    pairs.pending.entry(*pid).or_insert((i, in_expiry.get(&e.cpu).copied()));
                 }
-                EventKind::SchedSwitch { prev_pid, next_pid, .. } => {
+                EventKind::SchedSwitch { prev_pid, prev_state, next_pid, .. } => {
                     current.insert(e.cpu, *next_pid);
-                    awaiting_exit.remove(prev_pid);
+                    pairs.awaiting_exit.remove(prev_pid);
                     // A waking seen while the task still ran cannot end a sleep that starts now.
                     if prev_pid != next_pid {
-                        pending.remove(prev_pid);
+                        pairs.pending.remove(prev_pid);
                     }
-                    if let Some((w, x)) = pending.remove(next_pid) {
-                        awaiting_exit.insert(*next_pid, out.len());
-                        out.push(Record {
-                            waking_index: w,
-                            switch_index: i,
-                            switch_at: e.ts,
-                            exit_index: None,
-                            expiry: x,
-                        });
+                    if let Some((r, exit)) = pairs.returned.remove(prev_pid) {
+                        if prev_state.starts_with('R') && e.ts - exit <= RETURN_PREEMPT_WINDOW {
+                            pairs.out[r].preempt_index = Some(i);
+                            pairs.resuming.insert(*prev_pid, r);
+                        }
                     }
+                    pairs.switched_in(*next_pid, i, e.ts);
                 }
                 EventKind::SysExit { .. } => {
-                    if let Some(r) = awaiting_exit.remove(&e.pid) {
-                        if let Some(rec) = out.get_mut(r) {
-                            if self.events[rec.switch_index].cpu == e.cpu {
-                                rec.exit_index = Some(i);
-                            }
+                    if let Some(r) = pairs.awaiting_exit.remove(&e.pid) {
+                        let on_cpu = pairs.out.get(r).is_some_and(|rec| self.events[rec.switch_index].cpu == e.cpu);
+                        if on_cpu {
+                            pairs.out[r].exit_index = Some(i);
+                            pairs.returned.insert(e.pid, (r, e.ts));
                         }
                     }
                 }
                 _ => {}
             }
         }
-        out
+        pairs.out
     }
 
     fn task_of(&self, r: &Record) -> Option<TaskRef> {
@@ -294,7 +325,16 @@ impl WakeupContext<'_> {
     }
 
     fn end_of(&self, r: &Record) -> Nanos {
-        r.exit_index.map(|x| self.events[x].ts).unwrap_or(r.switch_at)
+        match (r.preempt_index, r.resumed_at, r.exit_index) {
+            (Some(_), Some(at), _) => at,
+            (_, _, Some(x)) => self.events[x].ts,
+            _ => r.switch_at,
+        }
+    }
+
+    /// The preemption on the way back to user space, as (preempted at, ran again at), when the trace holds both.
+    fn preempted(&self, r: &Record) -> Option<(Nanos, Nanos)> {
+        Some((self.events[r.preempt_index?].ts, r.resumed_at?))
     }
 
     fn decompose(&self, r: &Record, forced: Option<(Nanos, Nanos)>) -> Option<WakeupBreakdown> {
@@ -369,9 +409,11 @@ impl WakeupContext<'_> {
             }
         }
         let switch_end = r.switch_at.min(end);
+        let preempted = self.preempted(r);
         if let Some(tl) = self.timeline.cpu(cpu) {
+            let mut segs = Vec::new();
             if switch_end > window_start {
-                let mut segs = tl.segments_in(window_start, switch_end);
+                segs = tl.segments_in(window_start, switch_end);
                 let mut throttled = Nanos::ZERO;
                 if is_rt(task.prio) {
                     for g in gaps.iter().filter(|g| g.cpu == cpu && g.start < switch_end && g.end > window_start) {
@@ -395,13 +437,23 @@ impl WakeupContext<'_> {
                         cpu,
                     ));
                 }
-                components.extend(activity_components(&segs, cpu, Some(task.pid)));
             }
+            // Preempted on the way back to user space: what ran until the task ran again.
+            if let Some((from, back)) = preempted {
+                let (a, b) = (from.max(window_start), back.min(end));
+                if b > a {
+                    segs.extend(tl.segments_in(a, b));
+                }
+            }
+            components.extend(activity_components(&segs, cpu, Some(task.pid)));
         }
         evidence.push(r.switch_index);
+        evidence.extend(r.preempt_index);
         if let Some(x) = r.exit_index {
-            if end > r.switch_at {
-                let mut c = Component::new(ComponentKind::ReturnToUser, "sys_exit", end - r.switch_at, cpu);
+            // The task's own time from its switch-in until it returned (or was preempted on the way).
+            let own_end = preempted.map_or(end, |(from, _)| from.min(end));
+            if own_end > r.switch_at {
+                let mut c = Component::new(ComponentKind::ReturnToUser, "sys_exit", own_end - r.switch_at, cpu);
                 c.pid = Some(task.pid);
                 components.push(c);
             }
@@ -785,6 +837,41 @@ mod tests {
             Nanos::from_us(200),
         );
         assert_eq!(s.map(|s| s.end), Some(Nanos(100_000_000_000 + us(140))));
+    }
+
+    #[test]
+    fn a_task_preempted_on_its_way_back_to_user_space_waits_until_it_runs_again() {
+        // Captured here (cyclictest -b 1000 broke at 2055 µs): cyclictest is woken from idle, the spinner's
+        // timer fires in its context before it reaches user space, and it runs again only after the spin.
+        let events = trace(
+            "\
+ cyclictest-29238   [001] d..2. 10914.686326: sched_switch: prev_comm=cyclictest prev_pid=29238 prev_prio=4 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+     <idle>-0       [001] d.h1. 10914.686404: local_timer_entry: vector=236
+     <idle>-0       [001] d.h1. 10914.686404: hrtimer_expire_entry: hrtimer=00000000bc7aa51e function=hrtimer_wakeup now=10914686403884
+     <idle>-0       [001] d.h3. 10914.686404: sched_waking: comm=cyclictest pid=29238 prio=4 target_cpu=001
+     <idle>-0       [001] dNh1. 10914.686405: hrtimer_expire_exit: hrtimer=00000000bc7aa51e
+     <idle>-0       [001] dNh1. 10914.686414: local_timer_exit: vector=236
+ cyclictest-29238   [001] d.h3. 10914.686427: local_timer_entry: vector=236
+ cyclictest-29238   [001] d.h5. 10914.686427: sched_waking: comm=latscope-inject pid=29236 prio=2 target_cpu=001
+ cyclictest-29238   [001] dNh3. 10914.686437: local_timer_exit: vector=236
+ cyclictest-29238   [001] ..... 10914.686437: sys_exit: NR 230 = 0
+ cyclictest-29238   [001] d..2. 10914.686439: sched_switch: prev_comm=cyclictest prev_pid=29238 prev_prio=4 prev_state=R ==> next_comm=latscope-inject next_pid=29236 next_prio=2
+ latscope-inject-29236 [001] ..... 10914.686440: sys_exit: NR 230 = 0
+ latscope-inject-29236 [001] d..2. 10914.688448: sched_switch: prev_comm=latscope-inject prev_pid=29236 prev_prio=2 prev_state=S ==> next_comm=cyclictest next_pid=29238 next_prio=4
+",
+        );
+        let tl = Timeline::build(&events);
+        let x = crate::hrtimer::expiries(&events);
+        let ctx = WakeupContext { events: &events, timeline: &tl, expiries: &x };
+        let b = decompose_wakeups(&ctx, &WakeupSelection::default());
+        let b = b.iter().find(|b| b.task.pid == 29238).expect("cyclictest's wakeup");
+        assert_eq!(b.end, Nanos(10_914_688_448_000));
+        let find = |k| b.components.iter().find(|c| c.kind == k).map(|c| (c.name.clone(), c.duration));
+        assert_eq!(find(ComponentKind::BlockingTask), Some(("latscope-inject".into(), Nanos(2_009_000))));
+        // Its own time: from its switch-in after the timer interrupt to the preemption.
+        assert_eq!(find(ComponentKind::ReturnToUser), Some(("sys_exit".into(), Nanos(25_000))));
+        assert_eq!(b.remainder, 0, "{:?}", b.components);
+        assert!(b.explanation.contains("latscope-inject"), "{}", b.explanation);
     }
 
     #[test]

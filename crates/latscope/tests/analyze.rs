@@ -232,12 +232,17 @@ fn live_capture_script_and_analysis() {
     assert!(blocking["pid"].as_i64().unwrap_or(0) > 0);
     // Within 10% of the real overlap of the wait with the spin (trace clock = the injector's CLOCK_MONOTONIC).
     let blocked = blocking["duration_ns"].as_u64().unwrap_or(0);
-    let (waking, switch_in) = (w["waking"].as_u64().unwrap_or(0), w["switch_in"].as_u64().unwrap_or(0));
-    let (s, e) =
-        spins.iter().copied().find(|(s, e)| *s <= switch_in && waking <= *e).expect("the wait overlapped a spin");
-    let overlap = e.min(switch_in) - s.max(waking);
-    assert!(blocked.abs_diff(overlap) <= overlap / 10, "blocked {blocked} ns vs overlap {overlap} ns");
-    assert!(blocked >= (e - s) / 2, "cyclictest broke on a wakeup blocked for most of a spin");
+    // The wait ends when cyclictest is back in user space: its switch-in, or later when the spinner preempted
+    // it on the way back from the sleeping call.
+    let (waking, end) = (w["waking"].as_u64().unwrap_or(0), w["end"].as_u64().unwrap_or(0));
+    let (s, e) = spins
+        .iter()
+        .copied()
+        .find(|(s, e)| *s <= end && waking <= *e)
+        .unwrap_or_else(|| panic!("the wait overlapped no spin: {w}"));
+    let overlap = e.min(end) - s.max(waking);
+    assert!(blocked.abs_diff(overlap) <= overlap / 10, "blocked {blocked} ns vs overlap {overlap} ns: {w}");
+    assert!(blocked >= (e - s) / 2, "cyclictest broke on a wakeup blocked for most of a spin: {w}");
 
     let (v, code) = json_of(&["analyze", &out.join("rt-throttle-busyloop-trace.txt").display().to_string()]);
     assert_eq!(code, 0);
