@@ -13,12 +13,13 @@ use trace_common::can_trace;
 
 const BIN: &str = env!("CARGO_BIN_EXE_latscope");
 
-fn rt_throttling_on() -> bool {
+/// How long RT throttling stops a spinner that used its whole budget, ns (`None` when it does not throttle).
+fn full_throttle_ns() -> Option<u64> {
     let runtime = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or_default();
     let period = std::fs::read_to_string("/proc/sys/kernel/sched_rt_period_us").unwrap_or_default();
     match (runtime.trim().parse::<i64>(), period.trim().parse::<i64>()) {
-        (Ok(r), Ok(p)) => r >= 0 && r < p,
-        _ => false,
+        (Ok(r), Ok(p)) if r >= 0 && r < p => Some((p - r) as u64 * 1000),
+        _ => None,
     }
 }
 
@@ -71,14 +72,17 @@ fn noise_trace_attributes_throttling_ticks_and_silent_gaps() {
     assert!(count >= 10, "only {count} tick gaps in 3 s: {cpu}");
     assert!(total / count < 1_000_000, "tick gaps average {} ns: {cpu}", total / count);
 
-    // Every long gap (≥ 20 ms) is RT throttling, and the throttling total is those gaps.
-    let top = r["cpus"][0]["gaps"]["top"].as_array().expect("top gaps");
-    let long: Vec<u64> = top.iter().filter_map(|g| g["duration_ns"].as_u64()).filter(|d| *d >= 20_000_000).collect();
-    if !rt_throttling_on() {
+    // Every gap as long as a full throttle (period − runtime, ~50 ms here; ≥ 80% of it) is RT throttling,
+    // and the throttling total is at least those gaps. Shorter long gaps are not judged: a throttle of a
+    // budget partly used, or a stall of the vCPU (one run here had a 25.9 ms gap holding nothing but a
+    // tick, the spinner never switched out: this VM stalls 10-30 ms now and then, see the compare test).
+    let Some(full) = full_throttle_ns() else {
         eprintln!("skipped the RT throttling part: sched_rt_runtime_us does not throttle on this machine");
         return;
-    }
-    assert!(long.len() >= 2, "expected ~3 throttling gaps of ~50 ms in 3 s, got {long:?}");
+    };
+    let top = r["cpus"][0]["gaps"]["top"].as_array().expect("top gaps");
+    let long: Vec<u64> = top.iter().filter_map(|g| g["duration_ns"].as_u64()).filter(|d| *d >= full * 4 / 5).collect();
+    assert!(long.len() >= 2, "expected ~3 throttling gaps of ~{} ms in 3 s, got {long:?}", full / 1_000_000);
     let rt = find("rt_throttling").unwrap_or_else(|| panic!("no gap attributed to RT throttling: {cpu}"));
     // Shorter throttling (a budget already partly used by other RT work) may add to it, never less.
     assert!(rt["count"].as_u64().unwrap_or(0) >= long.len() as u64, "{cpu}");
