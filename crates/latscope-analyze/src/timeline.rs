@@ -166,6 +166,8 @@ pub struct CpuTimeline {
     pub irqs_off: Vec<IrqsOffSection>,
     /// First and last event time on this CPU.
     pub span: Option<(Nanos, Nanos)>,
+    /// Tasks found running without their `sched_switch` in the trace, in event order.
+    pub untraced_switches: Vec<UntracedSwitch>,
 }
 
 impl CpuTimeline {
@@ -197,6 +199,19 @@ impl CpuTimeline {
         let i = self.contexts.partition_point(|c| c.start <= ts);
         self.contexts[..i].iter().rev().take(CONTEXT_LOOKBACK).filter(|c| c.end >= ts).max_by_key(|c| c.depth)
     }
+}
+
+/// A task found running on a CPU whose switch to it is not in the trace (lost, filtered or elided events;
+/// some kernels do not trace the switch away from a polling idle task): placed after the CPU's last event
+/// before the task's first one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct UntracedSwitch {
+    /// Index of the task's first event (in the analysed slice).
+    pub index: usize,
+    /// The task (0: idle).
+    pub pid: Pid,
+    /// When it took over: the CPU's previous event.
+    pub at: Nanos,
 }
 
 /// Per-CPU timelines of a whole trace.
@@ -363,12 +378,13 @@ impl CpuState {
             _ => None,
         };
         if !matches!(e.kind, EventKind::Lost { .. }) && current != Some(e.pid) && e.pid >= 0 {
-            // Another task is current but its switch is not in the trace (lost, filtered or elided events; some
-            // kernels do not trace the switch away from a polling idle task): it took over after the previous
-            // task's last event. A `sched_switch` away from a task the trace never switched to says the same.
+            // Another task is current but its switch is not in the trace (see [`UntracedSwitch`]): it took
+            // over after the previous task's last event. A `sched_switch` away from a task the trace never
+            // switched to says the same.
             let at = self.last_ts;
             self.cut(at, out);
             self.task = task_activity(&e.comm, e.pid, None);
+            out.untraced_switches.push(UntracedSwitch { index: idx, pid: e.pid, at });
         }
         self.last_ts = e.ts;
         self.track_flags(idx, e);

@@ -5,7 +5,7 @@ use crate::analysis::human;
 use crate::component::{Component, ComponentKind};
 use crate::hints;
 use crate::hrtimer::{activity_components, window_components, HrtimerExpiry};
-use crate::timeline::{Activity, ContextSpan, Segment, Timeline};
+use crate::timeline::{Activity, ContextSpan, Segment, Timeline, UntracedSwitch};
 use latscope_model::event::WakeupKind;
 use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, TaskName, Text};
 use serde::Serialize;
@@ -236,17 +236,14 @@ impl WakeupContext<'_> {
         let by_event: HashMap<usize, usize> = self.expiries.iter().enumerate().map(|(i, x)| (x.index, i)).collect();
         let mut in_expiry: HashMap<CpuId, usize> = HashMap::new();
         let mut pairs = Pairing::default();
-        // Per CPU: the task current by the events so far, and the time of the last event.
-        let mut current: HashMap<CpuId, Pid> = HashMap::new();
-        let mut last_ts: HashMap<CpuId, Nanos> = HashMap::new();
+        // Switch-ins the trace lacks, as the timeline placed them, in event order.
+        let mut untraced: Vec<&UntracedSwitch> =
+            self.timeline.cpus.values().flat_map(|c| &c.untraced_switches).collect();
+        untraced.sort_unstable_by_key(|u| u.index);
+        let mut untraced = untraced.into_iter().peekable();
         for (i, e) in self.events.iter().enumerate() {
-            let before = last_ts.insert(e.cpu, e.ts).unwrap_or(e.ts);
-            if !matches!(e.kind, EventKind::Lost { .. }) && e.pid >= 0 && current.get(&e.cpu) != Some(&e.pid) {
-                // An event in the context of a task that was not current: it was switched in without a traced
-                // `sched_switch` (lost events, or a kernel that does not trace the switch away from a polling
-                // idle task), after the CPU's previous event.
-                current.insert(e.cpu, e.pid);
-                pairs.switched_in(e.pid, i, before);
+            while let Some(u) = untraced.next_if(|u| u.index == i) {
+                pairs.switched_in(u.pid, i, u.at);
             }
             match &e.kind {
                 EventKind::HrtimerExpireEntry { .. } => {
@@ -261,7 +258,6 @@ impl WakeupContext<'_> {
                     pairs.pending.entry(*pid).or_insert((i, in_expiry.get(&e.cpu).copied()));
                 }
                 EventKind::SchedSwitch { prev_pid, prev_state, next_pid, .. } => {
-                    current.insert(e.cpu, *next_pid);
                     pairs.awaiting_exit.remove(prev_pid);
                     // A waking seen while the task still ran cannot end a sleep that starts now.
                     if prev_pid != next_pid {
@@ -325,11 +321,7 @@ impl WakeupContext<'_> {
     }
 
     fn end_of(&self, r: &Record) -> Nanos {
-        match (r.preempt_index, r.resumed_at, r.exit_index) {
-            (Some(_), Some(at), _) => at,
-            (_, _, Some(x)) => self.events[x].ts,
-            _ => r.switch_at,
-        }
+        r.resumed_at.or(r.exit_index.map(|x| self.events[x].ts)).unwrap_or(r.switch_at)
     }
 
     /// The preemption on the way back to user space, as (preempted at, ran again at), when the trace holds both.
