@@ -1,18 +1,19 @@
 //! [`Analysis`]: everything `latscope analyze` finds in one trace (latency-tracer report, irqs-off sections,
 //! hrtimer lateness, wakeup breakdowns, RT throttling, function-graph trees and diff, IRQ statistics), and
-//! the verdict sentences that lead the report, each with the trace lines that prove it.
+//! the verdicts that lead the report, each a typed explanation with the trace lines that prove it.
 
 use crate::funcgraph::{self, CallNode, FuncGraphReport, TreeDiff};
-use crate::hints::{self, Hint};
 use crate::hrtimer::{self, HrtimerReport};
 use crate::irq_stats::{irq_stats, IrqStat};
 use crate::irqsoff::{self, IrqsOffReport};
 use crate::latency_report::{latency_report, LatencyReport};
-use crate::symbol;
-use crate::timeline::{IrqsOffSource, Timeline};
-use crate::wakeup::{self, ThrottleGap, WakeupBreakdown, WakeupContext, WakeupSelection};
+use crate::remedy::RemedyContext;
+use crate::throttling::{self, ThrottleSummary};
+use crate::timeline::Timeline;
+use crate::verdict::{self, Verdict, VerdictKind, VerdictParts};
+use crate::wakeup::{self, WakeupBreakdown, WakeupContext, WakeupSelection};
 use latscope_decode::DecodedTrace;
-use latscope_model::{CpuId, Event, Nanos};
+use latscope_model::{CpuId, Nanos};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -23,6 +24,8 @@ pub struct AnalyzeOptions {
     pub selection: WakeupSelection,
     /// Findings above this make [`Analysis::exceeded`] true.
     pub threshold: Option<Nanos>,
+    /// What the remedies may use about the machine the trace came from (nothing, by default).
+    pub remedy: RemedyContext,
 }
 
 /// Where the analysed events came from.
@@ -47,77 +50,6 @@ pub struct SourceInfo {
     pub lost_unknown: Vec<CpuId>,
     /// Decoder warnings (lines skipped).
     pub warnings: Vec<String>,
-}
-
-/// What a verdict is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VerdictKind {
-    /// A latency tracer's recorded maximum.
-    LatencyTrace,
-    /// An irqs-off section.
-    IrqsOff,
-    /// A late hrtimer.
-    HrtimerLate,
-    /// A wakeup latency breakdown.
-    Wakeup,
-    /// RT throttling.
-    RtThrottling,
-    /// A function-graph difference.
-    FuncGraphDiff,
-    /// The slowest function-graph call and where its time went.
-    FuncGraphSlowest,
-    /// Events were lost: conclusions may be incomplete.
-    LostEvents,
-}
-
-/// A trace line that proves a verdict.
-#[derive(Clone, Debug, Serialize)]
-pub struct EvidenceLine {
-    /// Index of the event in the analysed trace.
-    pub index: usize,
-    /// The event.
-    pub event: Event,
-}
-
-/// One conclusion.
-#[derive(Clone, Debug, Serialize)]
-pub struct Verdict {
-    /// What it is about.
-    pub kind: VerdictKind,
-    /// How big the finding is (the latency, section length, lateness…).
-    #[serde(rename = "magnitude_ns")]
-    pub magnitude: Nanos,
-    /// The sentence.
-    pub sentence: String,
-    /// Known causes and their remedies.
-    pub hints: Vec<Hint>,
-    /// The trace lines that prove it.
-    pub evidence: Vec<EvidenceLine>,
-}
-
-/// RT throttling over the whole trace.
-#[derive(Clone, Debug, Serialize)]
-pub struct ThrottleSummary {
-    /// Number of gaps.
-    pub count: usize,
-    /// Median gap.
-    #[serde(rename = "median_ns")]
-    pub median: Nanos,
-    /// Longest gap.
-    #[serde(rename = "max_ns")]
-    pub max: Nanos,
-    /// Sum of the gaps.
-    #[serde(rename = "total_ns")]
-    pub total: Nanos,
-    /// Time from the first gap's start to the last gap's end (over which `total` was taken away).
-    #[serde(rename = "over_ns")]
-    pub over: Nanos,
-    /// Median time from one gap's start to the next (the RT period when throttling every period).
-    #[serde(rename = "interval_ns")]
-    pub interval: Option<Nanos>,
-    /// The longest gaps.
-    pub gaps: Vec<ThrottleGap>,
 }
 
 /// Everything found in one trace.
@@ -195,17 +127,32 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
     let expiries = hrtimer::expiries(events);
     let hrtimers = hrtimer::report(events, &timeline, &expiries, top);
     let irqs_off = irqsoff::report(&timeline, &expiries, &hrtimers.printed, top);
-    let ctx = WakeupContext { events, timeline: &timeline, expiries: &expiries };
+    let ctx = WakeupContext { remedy: opts.remedy.clone(), ..WakeupContext::new(events, &timeline, &expiries) };
     let wakeups = wakeup::decompose_wakeups(&ctx, &opts.selection);
-    let throttling = throttle_summary(wakeup::throttle_gaps(events, &timeline), top);
+    let throttling = throttling::summary(throttling::throttle_gaps(events, &timeline), top);
     let trees = funcgraph::call_trees(events);
     let funcgraph = (!trees.is_empty()).then(|| funcgraph::report(&trees, top));
     let latency_trace = trace.info.latency.as_ref().map(|h| latency_report(h, events));
+    let source = source_info(name, trace);
+    let verdicts = verdict::verdicts(
+        &VerdictParts {
+            latency_trace: latency_trace.as_ref(),
+            irqs_off: &irqs_off,
+            hrtimers: &hrtimers,
+            wakeups: &wakeups,
+            throttling: throttling.as_ref(),
+            funcgraph: funcgraph.as_ref(),
+            lost: &source.lost,
+            lost_unknown: !source.lost_unknown.is_empty(),
+        },
+        events,
+        &opts.remedy,
+    );
     let mut a = Analysis {
         schema: latscope_model::wire::SCHEMA,
         kind: "analysis",
-        source: source_info(name, trace),
-        verdicts: Vec::new(),
+        source,
+        verdicts,
         latency_trace,
         irqs_off,
         hrtimers,
@@ -217,7 +164,6 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         threshold: opts.threshold,
         exceeded: false,
     };
-    a.verdicts = crate::verdict::verdicts(&a, events);
     finish(&mut a);
     a
 }
@@ -228,9 +174,8 @@ pub fn analyze_diff(normal: (&str, &DecodedTrace), abnormal: (&str, &DecodedTrac
     let n = funcgraph::call_trees(&normal.1.events);
     let ab = funcgraph::call_trees(&abnormal.1.events);
     a.diff = diff_roots(&n, &ab);
-    if let Some(v) =
-        a.diff.as_ref().and_then(|d| crate::verdict::diff_verdict(d, &format!("{} vs {}", normal.0, abnormal.0)))
-    {
+    let compared = verdict::Compared::Traces { normal: normal.0.to_string(), abnormal: abnormal.0.to_string() };
+    if let Some(v) = a.diff.as_ref().and_then(|d| verdict::diff_verdict(d, compared, &opts.remedy)) {
         a.verdicts.insert(0, v);
     }
     finish(&mut a);
@@ -245,88 +190,4 @@ fn diff_roots(normal: &[CallNode], abnormal: &[CallNode]) -> Option<TreeDiff> {
 
 fn finish(a: &mut Analysis) {
     a.exceeded = a.threshold.is_some_and(|t| a.worst() > t);
-}
-
-fn throttle_summary(mut gaps: Vec<ThrottleGap>, top: usize) -> Option<ThrottleSummary> {
-    if gaps.is_empty() {
-        return None;
-    }
-    let mut starts: Vec<Nanos> = gaps.iter().map(|g| g.start).collect();
-    starts.sort_unstable();
-    let mut intervals: Vec<Nanos> = starts.windows(2).map(|w| w[1] - w[0]).collect();
-    intervals.sort_unstable();
-    let mut durations: Vec<Nanos> = gaps.iter().map(ThrottleGap::duration).collect();
-    durations.sort_unstable();
-    let count = gaps.len();
-    let total = durations.iter().fold(Nanos::ZERO, |a, d| a + *d);
-    let first = gaps.iter().map(|g| g.start).min().unwrap_or_default();
-    let last = gaps.iter().map(|g| g.end).max().unwrap_or_default();
-    gaps.sort_by_key(|g| std::cmp::Reverse(g.duration()));
-    gaps.truncate(top);
-    Some(ThrottleSummary {
-        count,
-        median: durations[(count - 1) / 2],
-        max: durations[count - 1],
-        total,
-        over: last - first,
-        interval: (!intervals.is_empty()).then(|| intervals[(intervals.len() - 1) / 2]),
-        gaps,
-    })
-}
-
-/// A duration for a sentence: `950 ns`, `12.4 us`, `10.966 ms`, `1.5 s`.
-pub fn human(d: Nanos) -> String {
-    let n = d.0;
-    if n < 1_000 {
-        format!("{n} ns")
-    } else if n < 1_000_000 {
-        format!("{} us", trim3(n as f64 / 1e3))
-    } else if n < 1_000_000_000 {
-        format!("{} ms", trim3(n as f64 / 1e6))
-    } else {
-        format!("{} s", trim3(n as f64 / 1e9))
-    }
-}
-
-fn trim3(v: f64) -> String {
-    let s = format!("{v:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// `console_unlock+0xc0/0x510 (parent vprintk_emit)` style for an irqs-off source.
-pub fn section_where(source: &IrqsOffSource) -> Option<(String, String, String)> {
-    match source {
-        IrqsOffSource::Preemptirq { caller, parent, end_caller, .. } => Some((
-            symbol::short(caller).to_string(),
-            symbol::short(end_caller).to_string(),
-            symbol::bare(parent).to_string(),
-        )),
-        IrqsOffSource::Flags => None,
-    }
-}
-
-/// Whether a hint applies to an irqs-off section's caller or parent.
-pub fn section_hints(source: &IrqsOffSource) -> Vec<Hint> {
-    match section_where(source) {
-        Some((c, e, p))
-            if [c.as_str(), e.as_str(), p.as_str()].iter().any(|s| hints::is_console_func(symbol::bare(s))) =>
-        {
-            vec![hints::console_print()]
-        }
-        _ => Vec::new(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn human_durations() {
-        assert_eq!(human(Nanos(10_966_000)), "10.966 ms");
-        assert_eq!(human(Nanos(9_656_000)), "9.656 ms");
-        assert_eq!(human(Nanos(7_505)), "7.505 us");
-        assert_eq!(human(Nanos(950)), "950 ns");
-        assert_eq!(human(Nanos(50_000_000)), "50 ms");
-    }
 }

@@ -1,8 +1,9 @@
 //! Function-graph call trees with self and total time, and the diff of two trees aligned by call path that
 //! lists the subtrees accounting for the extra time (seed 001's normal vs abnormal timer interrupt).
 
-use crate::hints::{self, Hint};
+use crate::patterns;
 use crate::symbol;
+use latscope_model::Pattern;
 use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -268,8 +269,8 @@ pub struct TreeDiff {
     pub extra: i64,
     /// The subtrees that account for the extra time, largest first.
     pub entries: Vec<DiffEntry>,
-    /// Known causes recognised in the added subtrees.
-    pub hints: Vec<Hint>,
+    /// Known culprit patterns recognised in the added subtrees.
+    pub patterns: Vec<Pattern>,
 }
 
 fn total_ns(n: &CallNode) -> i64 {
@@ -286,16 +287,12 @@ pub fn diff(normal: &CallNode, abnormal: &CallNode) -> TreeDiff {
     let floor = (extra.abs() / 50).max(100);
     entries.retain(|e| e.extra.abs() >= floor);
     entries.sort_by_key(|e| std::cmp::Reverse(e.extra));
-    let mut hints = Vec::new();
     let rt_timer = entries.iter().any(|e| {
-        e.extra > 0
-            && matches!(e.func(), "hrtimer_start_range_ns" | "hrtimer_start" | "start_rt_bandwidth")
-            && e.path.iter().any(|p| &**p == "enqueue_task_rt" || &**p == "start_rt_bandwidth")
+        let path: Vec<&str> = e.path.iter().map(|p| &**p).collect();
+        e.extra > 0 && patterns::starts_rt_bandwidth_timer(e.func(), &path)
     });
-    if rt_timer {
-        hints.push(hints::rt_bandwidth_timer());
-    }
-    TreeDiff { root: abnormal.func.clone(), normal: normal.total, abnormal: abnormal.total, extra, entries, hints }
+    let patterns = if rt_timer { vec![Pattern::RtBandwidthTimer] } else { Vec::new() };
+    TreeDiff { root: abnormal.func.clone(), normal: normal.total, abnormal: abnormal.total, extra, entries, patterns }
 }
 
 fn align(normal: &CallNode, abnormal: &CallNode, path: &mut Vec<Text>, out: &mut Vec<DiffEntry>) {
@@ -418,7 +415,7 @@ mod tests {
             top.path.iter().map(|p| &**p).collect::<Vec<_>>(),
             ["irq", "enqueue_task_rt", "hrtimer_start_range_ns"]
         );
-        assert_eq!(d.hints[0].kind, crate::hints::HintKind::RtBandwidthTimer);
+        assert_eq!(d.patterns, [Pattern::RtBandwidthTimer]);
         let hot: Vec<&str> = hot_path(&a[0]).iter().map(|n| &*n.func).collect();
         assert_eq!(hot, ["irq", "enqueue_task_rt", "hrtimer_start_range_ns"]);
         // Both in one trace: the slowest instance against the median.

@@ -1,9 +1,10 @@
 //! hrtimer lateness: `hrtimer_start` (expires) paired with `hrtimer_expire_entry` (now) per timer; stats per
 //! timer function and CPU; for the latest expiries, what the CPU was doing just before the IRQ that ran them.
 
-use crate::component::{Component, ComponentKind};
 use crate::timeline::{Activity, Timeline};
-use latscope_model::{Bucket, CpuId, Event, EventKind, LatencyHistogram, Nanos, Summary, Text};
+use latscope_model::{
+    Bucket, CauseKind, CpuId, Culprit, Event, EventKind, Explanation, LatencyHistogram, Nanos, Summary, TaskRef, Text,
+};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -48,8 +49,8 @@ pub struct LateExpiry {
     pub irq_entry: Option<Nanos>,
     /// Name of that interrupt (`local_timer`, `irq 3 arch_timer`).
     pub irq_name: Option<String>,
-    /// What ran between the expiry and the IRQ entry, longest first.
-    pub before: Vec<Component>,
+    /// What ran between the expiry and the IRQ entry: irqs-off sections first, then the rest longest first.
+    pub before: Vec<Explanation>,
 }
 
 /// A timer lateness that a module printed itself (`delta: 9656`, `8 overruns`), from `print` events.
@@ -239,41 +240,39 @@ pub fn explain_late(timeline: &Timeline, x: &HrtimerExpiry) -> LateExpiry {
     LateExpiry { expiry: x.clone(), irq_entry, irq_name, before }
 }
 
-/// The components of `[start, end)` on `cpu`: irqs-off sections overlapping it, then what ran (by activity).
-pub fn window_components(timeline: &Timeline, cpu_id: CpuId, start: Nanos, end: Nanos) -> Vec<Component> {
+/// What happened in `[start, end)` on `cpu`: irqs-off sections overlapping it first, then what ran (by
+/// activity), longest first.
+pub fn window_components(timeline: &Timeline, cpu_id: CpuId, start: Nanos, end: Nanos) -> Vec<Explanation> {
     let Some(cpu) = timeline.cpu(cpu_id) else { return Vec::new() };
-    let mut out: Vec<Component> = Vec::new();
+    let mut out: Vec<Explanation> = Vec::new();
     for s in cpu.irqs_off.iter().filter(|s| s.start < end && s.end > start) {
         let overlap = s.end.min(end) - s.start.max(start);
-        let name = match &s.source {
-            crate::timeline::IrqsOffSource::Preemptirq { caller, parent, .. } => {
-                format!(
-                    "{} (parent {}) in {}:{}",
-                    crate::symbol::short(caller),
-                    crate::symbol::bare(parent),
-                    s.comm,
-                    s.pid
-                )
-            }
-            crate::timeline::IrqsOffSource::Flags => format!("{}:{}", s.comm, s.pid),
-        };
-        let mut c = Component::new(ComponentKind::IrqsOff, name, overlap, cpu_id);
-        c.pid = Some(s.pid);
-        out.push(c);
+        out.push(irqs_off_explanation(s, overlap));
     }
     out.extend(activity_components(&cpu.segments_in(start, end), cpu_id, None));
     // Irqs-off sections explain the time of the task they ran in: list them first.
-    out.sort_by_key(|c| (c.kind != ComponentKind::IrqsOff, std::cmp::Reverse(c.duration)));
+    out.sort_by_key(|c| (c.cause != CauseKind::IrqsOff, std::cmp::Reverse(c.magnitude)));
     out
 }
 
-/// Sums clipped segments by activity into components (IRQs, softirqs, NMIs, tasks, idle), skipping `skip_pid`.
+/// An irqs-off section (or `overlap` of it) as an explanation: the task it ran in and, from preemptirq
+/// events, the code (caller of the disable, then its parent).
+pub fn irqs_off_explanation(s: &crate::timeline::IrqsOffSection, overlap: Nanos) -> Explanation {
+    let mut culprit = Culprit::task(TaskRef::new(s.comm, s.pid, None));
+    if let crate::timeline::IrqsOffSource::Preemptirq { caller, parent, .. } = &s.source {
+        culprit.chain = vec![crate::symbol::short(caller).to_string(), crate::symbol::bare(parent).to_string()];
+    }
+    Explanation::new(CauseKind::IrqsOff, culprit, overlap, Some(s.cpu))
+}
+
+/// Sums clipped segments by activity into explanations (IRQs, softirqs, NMIs, tasks, idle), skipping
+/// `skip_pid`, in order of first appearance.
 pub fn activity_components(
     segments: &[crate::timeline::Segment],
     cpu: CpuId,
     skip_pid: Option<latscope_model::Pid>,
-) -> Vec<Component> {
-    let mut sums: Vec<(Activity, Nanos, u32)> = Vec::new();
+) -> Vec<Explanation> {
+    let mut sums: Vec<(Activity, Nanos, u64)> = Vec::new();
     for s in segments {
         if let Activity::Task { pid, .. } = &s.activity {
             if Some(*pid) == skip_pid {
@@ -308,19 +307,26 @@ pub fn activity_components(
     }
     sums.into_iter()
         .map(|(a, d, n)| {
-            let (kind, name, pid, prio) = match &a {
-                Activity::Task { comm, pid, prio } => {
-                    (ComponentKind::BlockingTask, comm.to_string(), Some(*pid), *prio)
-                }
-                Activity::Idle => (ComponentKind::Idle, "idle".to_string(), Some(0), None),
-                Activity::Irq { name, .. } => (ComponentKind::Irq, name.to_string(), None, None),
-                Activity::Vector { name } => (ComponentKind::Vector, name.to_string(), None, None),
-                Activity::Softirq { name, .. } => (ComponentKind::Softirq, name.to_string(), None, None),
-                Activity::Nmi { handler } => (ComponentKind::Nmi, handler.to_string(), None, None),
-            };
-            Component { kind, name, duration: d, pid, prio, cpu, count: n }
+            let mut e = activity_explanation(&a, d, cpu);
+            e.count = n;
+            e
         })
         .collect()
+}
+
+/// What an activity is as a cause: a task ran, the CPU was idle, an interrupt of some kind.
+pub fn activity_explanation(a: &Activity, d: Nanos, cpu: CpuId) -> Explanation {
+    let (kind, culprit) = match a {
+        Activity::Task { comm, pid, prio } => {
+            (CauseKind::BlockingTask, Culprit::task(TaskRef::new(*comm, *pid, *prio)))
+        }
+        Activity::Idle => (CauseKind::Idle, Culprit::default()),
+        Activity::Irq { irq, name } => (CauseKind::Irq, Culprit::irq(Some(*irq), name.to_string())),
+        Activity::Vector { name } => (CauseKind::Vector, Culprit::named(name.to_string())),
+        Activity::Softirq { name, .. } => (CauseKind::Softirq, Culprit::named(name.to_string())),
+        Activity::Nmi { handler } => (CauseKind::Nmi, Culprit::named(handler.to_string())),
+    };
+    Explanation::new(kind, culprit, d, Some(cpu))
 }
 
 /// Equal activities, tasks compared by name and pid only.
@@ -401,8 +407,9 @@ mod tests {
         assert!((30_170..=30_230).contains(&r.stats[0].summary.max_ns), "3 significant digits");
         let late = &r.late[0];
         assert_eq!(late.irq_entry, Some(Nanos(1_080_100)));
-        assert_eq!(late.before[0].kind, ComponentKind::IrqsOff);
-        assert_eq!(late.before[0].duration, Nanos(30_000));
-        assert!(late.before[0].name.starts_with("a+0x1 (parent b)"));
+        assert_eq!(late.before[0].cause, CauseKind::IrqsOff);
+        assert_eq!(late.before[0].magnitude, Nanos(30_000));
+        assert_eq!(late.before[0].culprit.chain, ["a+0x1", "b"]);
+        assert_eq!(late.before[0].culprit.pid(), Some(7));
     }
 }

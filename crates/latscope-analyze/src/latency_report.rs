@@ -1,11 +1,11 @@
 //! Latency-tracer traces (irqsoff, preemptoff, preemptirqsoff, wakeup, wakeup_rt): the latency, CPU, task,
 //! start and end points, stack, where the time went between entries (repeats collapsed), the entry with the
-//! big delay marker, and known-cause hints.
+//! big delay marker, and the known culprit pattern it shows.
 
-use crate::hints::{self, Hint};
+use crate::patterns;
 use crate::symbol;
 use latscope_decode::LatencyHeader;
-use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
+use latscope_model::{CpuId, Event, EventKind, Nanos, Pattern, Text};
 use serde::Serialize;
 
 /// One line of the trace (or a run of identical lines collapsed) and the time to the next one.
@@ -54,8 +54,8 @@ pub struct LatencyReport {
     pub entries: Vec<LatencyEntry>,
     /// The entry followed by the largest delay.
     pub big: Option<LatencyEntry>,
-    /// Known causes.
-    pub hints: Vec<Hint>,
+    /// The known culprit pattern the trace shows (console printing), when it shows one.
+    pub pattern: Option<Pattern>,
 }
 
 impl LatencyReport {
@@ -126,7 +126,7 @@ pub fn latency_report(header: &LatencyHeader, events: &[Event]) -> LatencyReport
         }
     }
     let frames: Vec<&str> = stack.iter().map(|f| &**f).collect();
-    let chain = hints::meaningful_chain(&frames);
+    let chain = patterns::meaningful_chain(&frames);
     let mut names: Vec<&str> = Vec::new();
     names.extend(header.started_at.as_deref().map(symbol::bare));
     names.extend(header.ended_at.as_deref().map(symbol::bare));
@@ -134,11 +134,8 @@ pub fn latency_report(header: &LatencyHeader, events: &[Event]) -> LatencyReport
         names.extend(b.func.as_deref().map(symbol::bare));
         names.extend(b.parent.as_deref().map(symbol::bare));
     }
-    let printk = frames.iter().any(|f| matches!(symbol::bare(f), "printk" | "_printk" | "vprintk" | "vprintk_emit"));
-    let mut hint_list = Vec::new();
-    if names.iter().any(|n| hints::is_console_func(n)) || (printk && header.tracer.contains("irqsoff")) {
-        hint_list.push(hints::console_print());
-    }
+    let console = patterns::any_console(names.iter().copied())
+        || (patterns::through_printk(&frames) && header.tracer.contains("irqsoff"));
     LatencyReport {
         tracer: header.tracer.clone(),
         latency: header.latency,
@@ -150,7 +147,7 @@ pub fn latency_report(header: &LatencyHeader, events: &[Event]) -> LatencyReport
         chain,
         entries,
         big,
-        hints: hint_list,
+        pattern: console.then_some(Pattern::ConsolePrint),
     }
 }
 
@@ -224,7 +221,7 @@ mod tests {
         assert_eq!(r.entries.len(), 4, "{:?}", r.entries);
         assert_eq!((r.entries[0].repeat, r.entries[0].delay), (3, Nanos(3_000)));
         assert_eq!(r.entries[3].repeat, 2);
-        assert_eq!(r.hints[0].kind, hints::HintKind::ConsolePrint);
+        assert_eq!(r.pattern, Some(Pattern::ConsolePrint));
         assert_eq!(delay_marker(Nanos::from_us(12_116)), '*');
         assert_eq!(delay_marker(Nanos::from_us(5)), ' ');
     }

@@ -2,19 +2,21 @@
 
 pub mod analysis;
 pub mod audit;
-pub mod component;
 pub mod funcgraph;
-pub mod hints;
 pub mod hrtimer;
 pub mod irq_stats;
 pub mod irqsoff;
 pub mod latency_report;
 pub mod noise;
 pub mod noise_attribution;
+pub mod patterns;
+pub mod ranking;
+pub mod remedy;
 pub mod sample_explain;
 pub mod symbol;
 #[cfg(test)]
 mod testing;
+pub mod throttling;
 pub mod timeline;
 pub mod timer_summary;
 pub mod verdict;

@@ -1,15 +1,14 @@
 //! Noise attribution: every gap a noise loop recorded (start and length on a CPU, CLOCK_MONOTONIC) is
 //! matched with a trace taken at the same time and attributed to what ran in it — RT throttling of the
-//! spinner, a hard IRQ (name), the timer tick, another vector, a softirq (vector), an NMI, another task
-//! (comm, pid, prio), another kernel event — or to nothing the kernel recorded at all ("hardware or
-//! hypervisor", as hwlat calls it). Then summarised by cause: count, total, max, share.
+//! spinner, a hard IRQ, the timer tick, another vector, a softirq, an NMI, another task, idle, another
+//! kernel event — or to nothing the kernel recorded at all ("hardware or hypervisor", as hwlat calls it).
+//! Then summarised by cause and culprit as [`Explanation`]s: count, total, longest, share.
 
-use crate::component::{Component, ComponentKind};
 use crate::hrtimer::activity_components;
+use crate::throttling::throttle_gaps;
 use crate::timeline::Timeline;
-use crate::wakeup::throttle_gaps;
 use latscope_model::noise_result::Gap;
-use latscope_model::{CpuId, CpuNoiseCauses, Event, Nanos, NoiseCause, Pid};
+use latscope_model::{CauseKind, CpuId, CpuNoiseCauses, Culprit, Event, Explanation, Nanos, Pid};
 
 /// How far outside a gap an event may fall and still count as inside it (the loop's cycle-counter
 /// timestamps and the trace clock are converted separately).
@@ -30,38 +29,14 @@ pub struct CpuGaps<'a> {
     pub steal_ns: Option<u64>,
 }
 
-/// The cause of one gap: kind, name, pid, prio.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GapCause {
-    /// See [`NoiseCause::kind`].
-    pub kind: &'static str,
-    /// Name of the IRQ, vector, softirq or task.
-    pub name: String,
-    /// Task pid.
-    pub pid: Option<Pid>,
-    /// Task kernel priority.
-    pub prio: Option<i32>,
-}
-
-impl GapCause {
-    fn plain(kind: &'static str, name: impl Into<String>) -> GapCause {
-        GapCause { kind, name: name.into(), pid: None, prio: None }
-    }
-}
-
-fn from_component(c: &Component) -> GapCause {
-    let kind = match c.kind {
-        ComponentKind::Vector if c.name == "local_timer" => "timer_tick",
-        ComponentKind::Vector => "vector",
-        ComponentKind::Irq | ComponentKind::IrqHandler => "irq",
-        ComponentKind::Softirq => "softirq",
-        ComponentKind::Nmi => "nmi",
-        ComponentKind::BlockingTask => "task",
-        _ => "other_kernel_event",
+/// What ran in a gap: the activity that took most of it, with the timer tick (the `local_timer` vector)
+/// told apart from other vectors.
+fn from_activity(c: Explanation) -> Explanation {
+    let cause = match c.cause {
+        CauseKind::Vector if c.culprit.name == "local_timer" => CauseKind::TimerTick,
+        k => k,
     };
-    let name =
-        if c.kind == ComponentKind::Idle { "the CPU went idle (spinner switched out)".into() } else { c.name.clone() };
-    GapCause { kind, name, pid: c.pid, prio: c.prio }
+    Explanation { cause, ..c }
 }
 
 /// Attributes every gap of every CPU and summarises per CPU.
@@ -79,78 +54,63 @@ pub fn attribute(events: &[Event], cpus: &[CpuGaps<'_>]) -> Vec<CpuNoiseCauses> 
             // Only gaps inside the trace's span on this CPU can be judged.
             let (first, last) = (ts.first().copied().unwrap_or(Nanos::ZERO), ts.last().copied().unwrap_or(Nanos::ZERO));
             let inside = |gap: &&Gap| gap.start_ns >= first && gap.end() <= last;
-            let causes: Vec<(GapCause, Nanos)> = g
-                .gaps
-                .iter()
-                .filter(inside)
-                .map(|gap| (gap_cause(&timeline, &ts, &windows, g, gap), gap.duration_ns))
-                .collect();
-            let mut out = summarise(g, &causes);
-            out.outside_trace = g.gaps.len() as u64 - causes.len() as u64;
+            let causes: Vec<Explanation> =
+                g.gaps.iter().filter(inside).map(|gap| gap_cause(&timeline, &ts, &windows, g, gap)).collect();
+            let mut out = summarise(g, causes);
+            out.outside_trace = g.gaps.len() as u64 - out.gaps;
             out
         })
         .collect()
 }
 
-/// The cause of one gap.
+/// The cause of one gap, as an explanation of the gap's whole duration.
 pub fn gap_cause(
     timeline: &Timeline,
     cpu_events: &[Nanos],
     throttled: &[(Nanos, Nanos)],
     g: &CpuGaps<'_>,
     gap: &Gap,
-) -> GapCause {
+) -> Explanation {
     let (start, end) = (gap.start_ns, gap.end());
+    let whole = |cause, culprit| Explanation::new(cause, culprit, gap.duration_ns, Some(g.cpu));
     let overlap = |(s, e): &(Nanos, Nanos)| e.min(&end).0.saturating_sub(s.max(&start).0);
     if throttled.iter().any(|w| overlap(w) * 2 >= gap.duration_ns.0) {
-        return GapCause::plain("rt_throttling", "RT throttling (sched_rt_runtime_us)");
+        return whole(CauseKind::RtThrottling, Culprit::named(crate::noise::RT_RUNTIME_SYSCTL));
     }
     let from = start.saturating_sub(SLACK);
     let first = cpu_events.partition_point(|t| *t < from);
     if !cpu_events.get(first).is_some_and(|t| *t <= end + SLACK) {
-        return GapCause::plain("no_kernel_event", "");
+        return whole(CauseKind::NoKernelEvent, Culprit::default());
     }
     let segs = timeline.cpu(g.cpu).map(|t| t.segments_in(from, end + SLACK)).unwrap_or_default();
     let comps = activity_components(&segs, g.cpu, Some(g.spinner));
-    match comps.iter().filter(|c| c.duration > Nanos::ZERO).max_by_key(|c| c.duration) {
-        Some(c) => from_component(c),
-        None => GapCause::plain("other_kernel_event", "events without a handler or task switch"),
+    match comps.into_iter().filter(|c| c.magnitude > Nanos::ZERO).max_by_key(|c| c.magnitude) {
+        Some(c) => {
+            let c = from_activity(c);
+            whole(c.cause, c.culprit)
+        }
+        None => whole(CauseKind::OtherKernelEvent, Culprit::default()),
     }
 }
 
-fn summarise(g: &CpuGaps<'_>, causes: &[(GapCause, Nanos)]) -> CpuNoiseCauses {
-    let mut out: Vec<NoiseCause> = Vec::new();
-    for (c, d) in causes {
-        let i = match out.iter().position(|x| x.kind == c.kind && x.name == c.name && x.pid == c.pid) {
-            Some(i) => i,
-            None => {
-                out.push(NoiseCause {
-                    kind: c.kind.to_string(),
-                    name: c.name.clone(),
-                    pid: c.pid,
-                    prio: c.prio,
-                    ..NoiseCause::default()
-                });
-                out.len() - 1
-            }
-        };
-        out[i].count += 1;
-        out[i].total_ns += d.0;
-        out[i].max_ns = out[i].max_ns.max(d.0);
-    }
-    let total: u64 = out.iter().map(|c| c.total_ns).sum();
+/// The gaps' causes summed by cause and culprit (count, total, longest, share), largest total first.
+fn summarise(g: &CpuGaps<'_>, gaps: Vec<Explanation>) -> CpuNoiseCauses {
+    let n = gaps.len();
+    let silent = gaps.iter().filter(|c| c.cause == CauseKind::NoKernelEvent).count();
+    let mut out = latscope_model::merge_same(gaps);
+    let total = out.iter().fold(Nanos::ZERO, |a, c| a + c.magnitude);
     for c in &mut out {
-        c.share_pct = if total == 0 { 0.0 } else { c.total_ns as f64 * 100.0 / total as f64 };
+        c.max = Some(c.max.unwrap_or(c.magnitude));
+        c.share = Some(if total.0 == 0 { 0.0 } else { c.magnitude.0 as f64 * 100.0 / total.0 as f64 });
     }
-    out.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-    let silent = causes.iter().filter(|(c, _)| c.kind == "no_kernel_event").count();
+    out.sort_by(|a, b| b.magnitude.cmp(&a.magnitude).then(a.culprit.name.cmp(&b.culprit.name)));
     CpuNoiseCauses {
         cpu: g.cpu,
-        gaps: causes.len() as u64,
-        attributed_ns: total,
+        gaps: n as u64,
+        attributed_ns: total.0,
         measured_noise_ns: g.measured_noise.0,
         outside_trace: 0,
-        no_kernel_event_pct: if causes.is_empty() { 0.0 } else { silent as f64 * 100.0 / causes.len() as f64 },
+        no_kernel_event_pct: if n == 0 { 0.0 } else { silent as f64 * 100.0 / n as f64 },
         steal_ns: g.steal_ns,
         causes: out,
     }
@@ -225,19 +185,20 @@ mod tests {
         assert_eq!(c.attributed_ns, measured, "every gap is attributed once");
         assert_eq!(c.steal_ns, Some(7));
         assert!((c.no_kernel_event_pct - 200.0 / 7.0).abs() < 1e-9);
-        let find = |kind: &str| c.causes.iter().find(|x| x.kind == kind).cloned().expect(kind);
-        let rt = find("rt_throttling");
-        assert_eq!((rt.count, rt.total_ns), (1, us(ms(50)).0));
-        assert_eq!(c.causes[0].kind, "rt_throttling", "largest first");
-        let tick = find("timer_tick");
-        assert_eq!((tick.count, tick.total_ns, tick.max_ns), (2, us(36).0, us(18).0));
-        let irq = find("irq");
-        assert_eq!((irq.name.as_str(), irq.total_ns), ("virtio0", us(41).0));
-        let task = find("task");
-        assert_eq!((task.name.as_str(), task.pid, task.prio), ("fifo", Some(11), Some(2)));
-        let none = find("no_kernel_event");
-        assert_eq!((none.count, none.total_ns), (2, us(50).0));
-        let share: f64 = c.causes.iter().map(|x| x.share_pct).sum();
+        let find =
+            |kind: CauseKind| c.causes.iter().find(|x| x.cause == kind).cloned().unwrap_or_else(|| panic!("{kind:?}"));
+        let rt = find(CauseKind::RtThrottling);
+        assert_eq!((rt.count, rt.magnitude), (1, us(ms(50))));
+        assert_eq!(c.causes[0].cause, CauseKind::RtThrottling, "largest first");
+        let tick = find(CauseKind::TimerTick);
+        assert_eq!((tick.count, tick.magnitude, tick.max), (2, us(36), Some(us(18))));
+        let irq = find(CauseKind::Irq);
+        assert_eq!((irq.culprit.irq, irq.culprit.name.as_str(), irq.magnitude), (Some(30), "virtio0", us(41)));
+        let task = find(CauseKind::BlockingTask);
+        assert_eq!(task.culprit.task, Some(latscope_model::TaskRef::new("fifo", 11, Some(2))));
+        let none = find(CauseKind::NoKernelEvent);
+        assert_eq!((none.count, none.magnitude), (2, us(50)));
+        let share: f64 = c.causes.iter().filter_map(|x| x.share).sum();
         assert!((share - 100.0).abs() < 1e-9);
     }
 }

@@ -1,13 +1,13 @@
 //! Wakeup latency decomposition from standard tracepoints (rtla-style, no timerlat tracer): timer IRQ delay,
-//! IRQ handler, IRQ/softirq/NMI interference, blocking tasks, idle exit, return to user; plus RT throttling.
+//! IRQ handler, IRQ/softirq/NMI interference, blocking tasks, idle exit, return to user, each a typed
+//! [`Explanation`], and the one that explains most with its remedy; plus RT throttling.
 
-use crate::analysis::human;
-use crate::component::{Component, ComponentKind};
-use crate::hints;
 use crate::hrtimer::{activity_components, window_components, HrtimerExpiry};
+use crate::remedy::{self, RemedyContext};
+use crate::throttling::{throttle_gaps, ThrottleGap};
 use crate::timeline::{Activity, ContextSpan, Segment, Timeline, UntracedSwitch};
 use latscope_model::event::WakeupKind;
-use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, TaskName, Text};
+use latscope_model::{is_rt_prio, CauseKind, CpuId, Culprit, Event, EventKind, Explanation, Nanos, Pid, TaskRef, Text};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -63,17 +63,6 @@ pub struct KnownSample {
     pub latency: Nanos,
 }
 
-/// The task a breakdown is about.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct TaskRef {
-    /// Name.
-    pub comm: TaskName,
-    /// Pid.
-    pub pid: Pid,
-    /// Kernel priority at wakeup.
-    pub prio: i32,
-}
-
 /// Where a breakdown's start point came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -117,48 +106,22 @@ pub struct WakeupBreakdown {
     /// From the IRQ's entry to the timer callback (`hrtimer_expire_entry`): handler work before the wakeup.
     #[serde(rename = "callback_delay_ns")]
     pub callback_delay: Option<Nanos>,
-    /// The parts, in time order of their kind (timer IRQ delay, handler, interference, tasks, return).
-    pub components: Vec<Component>,
-    /// What held back the timer IRQ (irqs-off sections, idle, other IRQs), when the delay was measurable.
-    pub irq_delay_causes: Vec<Component>,
+    /// The parts, in time order of their kind (timer IRQ delay, handler, interference, tasks, return). The
+    /// timer IRQ delay holds what held back the interrupt (irqs-off sections, idle, other IRQs) `within` it.
+    pub components: Vec<Explanation>,
     /// Sum of the components.
     #[serde(rename = "sum_ns")]
     pub sum: Nanos,
     /// `latency - sum` (negative when the parts overlap).
     #[serde(rename = "remainder_ns")]
     pub remainder: i64,
-    /// One paragraph: what happened and the remedy.
-    pub explanation: String,
+    /// The part that explains most of the latency, classified against the woken task (a higher-priority
+    /// task, or a lower-priority one that could not be preempted; for a timer IRQ delay, what held the
+    /// interrupt back), with its remedy.
+    pub headline: Option<Explanation>,
     /// Event indices that prove it (waking, timer, IRQ entry/exit, switch, sys_exit).
     pub evidence: Vec<usize>,
 }
-
-/// A stretch in which a runnable RT task was kept off the CPU while only non-RT work (or idle) ran.
-#[derive(Clone, Debug, Serialize)]
-pub struct ThrottleGap {
-    /// The RT task.
-    pub task: TaskRef,
-    /// CPU.
-    pub cpu: CpuId,
-    /// Switched out (runnable).
-    pub start: Nanos,
-    /// Switched back in.
-    pub end: Nanos,
-    /// What ran instead, longest first.
-    pub ran_instead: Vec<Component>,
-    /// Index of the switch-out and switch-in events.
-    pub evidence: Vec<usize>,
-}
-
-impl ThrottleGap {
-    /// `end - start`.
-    pub fn duration(&self) -> Nanos {
-        self.end - self.start
-    }
-}
-
-/// Gaps shorter than this are ordinary preemption, not throttling.
-pub const MIN_THROTTLE_GAP: Nanos = Nanos::from_ms(1);
 
 struct Record {
     waking_index: usize,
@@ -189,6 +152,15 @@ pub struct WakeupContext<'a> {
     pub timeline: &'a Timeline,
     /// hrtimer expiries ([`crate::hrtimer::expiries`]).
     pub expiries: &'a [HrtimerExpiry],
+    /// What the remedies may use about the machine (nothing, for a trace from elsewhere).
+    pub remedy: RemedyContext,
+}
+
+impl<'a> WakeupContext<'a> {
+    /// The context of `events` with their timeline and expiries, for a trace from an unknown machine.
+    pub fn new(events: &'a [Event], timeline: &'a Timeline, expiries: &'a [HrtimerExpiry]) -> WakeupContext<'a> {
+        WakeupContext { events, timeline, expiries, remedy: RemedyContext::default() }
+    }
 }
 
 /// The state of pairing wakeups with the switch-in, the `sys_exit` and a preemption on the way back to
@@ -225,10 +197,6 @@ impl Pairing {
             });
         }
     }
-}
-
-fn is_rt(prio: i32) -> bool {
-    (0..100).contains(&prio)
 }
 
 impl WakeupContext<'_> {
@@ -288,7 +256,7 @@ impl WakeupContext<'_> {
 
     fn task_of(&self, r: &Record) -> Option<TaskRef> {
         match &self.events[r.waking_index].kind {
-            EventKind::SchedWakeup { comm, pid, prio, .. } => Some(TaskRef { comm: *comm, pid: *pid, prio: *prio }),
+            EventKind::SchedWakeup { comm, pid, prio, .. } => Some(TaskRef::new(*comm, *pid, Some(*prio))),
             _ => None,
         }
     }
@@ -334,7 +302,7 @@ impl WakeupContext<'_> {
     }
 
     /// [`Self::decompose`] with the RT throttling gaps of the trace: wait time inside a gap on the task's CPU
-    /// is one [`ComponentKind::RtThrottling`] component instead of the tasks that ran meanwhile.
+    /// is one [`CauseKind::RtThrottling`] part instead of the tasks that ran meanwhile.
     fn decompose_with(
         &self,
         r: &Record,
@@ -354,7 +322,6 @@ impl WakeupContext<'_> {
         let cpu = se.cpu;
         let irq = self.waking_irq(r);
         let mut components = Vec::new();
-        let mut irq_delay_causes = Vec::new();
         let mut evidence = vec![r.waking_index];
         let timer = r.expiry.map(|x| self.expiries[x].function.clone());
         if let Some(x) = r.expiry {
@@ -365,24 +332,16 @@ impl WakeupContext<'_> {
         let callback_delay = irq.zip(r.expiry).map(|(c, x)| self.expiries[x].ts - c.start);
         let mut window_start = we.ts.max(start);
         if let Some(c) = irq {
+            let by = interrupt_culprit(&c.activity);
             if c.start > start {
-                components.push(Component::new(
-                    ComponentKind::TimerIrqDelay,
-                    c.activity.label(),
-                    c.start - start,
-                    we.cpu,
-                ));
-                irq_delay_causes = window_components(self.timeline, we.cpu, start, c.start);
-                irq_delay_causes.retain(|x| x.duration > Nanos::ZERO);
+                let mut delay = Explanation::new(CauseKind::TimerIrqDelay, by.clone(), c.start - start, Some(we.cpu));
+                delay.within = window_components(self.timeline, we.cpu, start, c.start);
+                delay.within.retain(|x| x.magnitude > Nanos::ZERO);
+                components.push(delay);
             }
             let handler_end = if we.cpu == cpu { c.end.min(end) } else { we.ts };
             let handler_start = c.start.max(start);
-            components.push(Component::new(
-                ComponentKind::IrqHandler,
-                c.activity.label(),
-                handler_end - handler_start,
-                we.cpu,
-            ));
+            components.push(Explanation::new(CauseKind::IrqHandler, by, handler_end - handler_start, Some(we.cpu)));
             evidence.extend(c.entry_index);
             evidence.extend(c.exit_index);
             other_timers = self
@@ -407,7 +366,7 @@ impl WakeupContext<'_> {
             if switch_end > window_start {
                 segs = tl.segments_in(window_start, switch_end);
                 let mut throttled = Nanos::ZERO;
-                if is_rt(task.prio) {
+                if task.is_rt() {
                     for g in gaps.iter().filter(|g| g.cpu == cpu && g.start < switch_end && g.end > window_start) {
                         let (a, b) = (g.start.max(window_start), g.end.min(switch_end));
                         throttled = throttled + (b - a);
@@ -422,11 +381,11 @@ impl WakeupContext<'_> {
                     }
                 }
                 if throttled > Nanos::ZERO {
-                    components.push(Component::new(
-                        ComponentKind::RtThrottling,
-                        "kernel.sched_rt_runtime_us",
+                    components.push(Explanation::new(
+                        CauseKind::RtThrottling,
+                        Culprit::named(crate::noise::RT_RUNTIME_SYSCTL),
                         throttled,
-                        cpu,
+                        Some(cpu),
                     ));
                 }
             }
@@ -445,18 +404,18 @@ impl WakeupContext<'_> {
             // The task's own time from its switch-in until it returned (or was preempted on the way).
             let own_end = preempted.map_or(end, |(from, _)| from.min(end));
             if own_end > r.switch_at {
-                let mut c = Component::new(ComponentKind::ReturnToUser, "sys_exit", own_end - r.switch_at, cpu);
-                c.pid = Some(task.pid);
-                components.push(c);
+                let own = Culprit { syscall: Some("sys_exit".into()), ..Culprit::task(task.clone()) };
+                components.push(Explanation::new(CauseKind::ReturnToUser, own, own_end - r.switch_at, Some(cpu)));
             }
             evidence.push(x);
         }
-        components.retain(|c| c.duration > Nanos::ZERO);
-        let sum = components.iter().fold(Nanos::ZERO, |a, c| a + c.duration);
+        components.retain(|c| c.magnitude > Nanos::ZERO);
+        let sum = components.iter().fold(Nanos::ZERO, |a, c| a + c.magnitude);
         let latency = end - start;
         evidence.sort_unstable();
         evidence.dedup();
-        let mut b = WakeupBreakdown {
+        let headline = headline(&components, &task, latency, &evidence, &self.remedy);
+        Some(WakeupBreakdown {
             task,
             cpu,
             wake_cpu: we.cpu,
@@ -470,14 +429,75 @@ impl WakeupContext<'_> {
             other_timers,
             callback_delay,
             components,
-            irq_delay_causes,
             sum,
             remainder: latency.0 as i64 - sum.0 as i64,
-            explanation: String::new(),
+            headline,
             evidence,
-        };
-        b.explanation = explain(&b);
-        Some(b)
+        })
+    }
+}
+
+/// The interrupt that ran a timer, as a culprit.
+fn interrupt_culprit(a: &Activity) -> Culprit {
+    match a {
+        Activity::Irq { irq, name } => Culprit::irq(Some(*irq), name.to_string()),
+        Activity::Vector { name } => Culprit::named(name.to_string()),
+        Activity::Softirq { name, .. } => Culprit::named(name.to_string()),
+        Activity::Nmi { handler } => Culprit::named(handler.to_string()),
+        Activity::Task { comm, pid, prio } => Culprit::task(TaskRef::new(*comm, *pid, *prio)),
+        Activity::Idle => Culprit::default(),
+    }
+}
+
+/// The part that explains most of a latency of `whole` suffered by `victim`, classified: a task that ran is
+/// a [`CauseKind::PreemptOff`] when the real-time victim should have preempted it (it had a lower priority),
+/// and a timer IRQ delay holds what held the interrupt back (see [`held_back_by`]). With its share, the
+/// evidence and the remedy for this victim.
+pub fn headline(
+    parts: &[Explanation],
+    victim: &TaskRef,
+    whole: Nanos,
+    evidence: &[usize],
+    ctx: &RemedyContext,
+) -> Option<Explanation> {
+    let top = parts.iter().max_by_key(|c| c.magnitude)?;
+    let mut h = classify_blocker(top.clone(), victim).share_of(whole);
+    if h.cause == CauseKind::TimerIrqDelay {
+        h.within = vec![held_back_by(&top.within, top.magnitude, top.cpu)];
+    }
+    h.evidence = evidence.to_vec();
+    let pattern = crate::patterns::recognise(&h);
+    Some(remedy::with_hint(h, pattern, &ctx.for_victim(victim)))
+}
+
+/// A task that ran while `victim` waited: a [`CauseKind::BlockingTask`] when it had a higher or equal
+/// real-time priority (or the victim is not real-time, or its priority is unknown), a
+/// [`CauseKind::PreemptOff`] when the real-time victim outranked it and still waited.
+pub fn classify_blocker(mut e: Explanation, victim: &TaskRef) -> Explanation {
+    if e.cause != CauseKind::BlockingTask {
+        return e;
+    }
+    let theirs = e.culprit.task.as_ref().and_then(|t| t.prio);
+    if let (Some(p), Some(v)) = (theirs, victim.prio) {
+        if is_rt_prio(v) && (!is_rt_prio(p) || p > v) {
+            e.cause = CauseKind::PreemptOff;
+        }
+    }
+    e
+}
+
+/// What held a timer interrupt back for `delay`, from what happened before it entered (irqs-off sections
+/// first): an irqs-off section, idle, or another interrupt are causes of their own; a task running with
+/// interrupts on (as far as the trace shows), or nothing at all, leaves time no kernel event accounts for.
+pub fn held_back_by(before: &[Explanation], delay: Nanos, cpu: Option<CpuId>) -> Explanation {
+    match before.first() {
+        Some(c) if c.cause != CauseKind::BlockingTask => c.clone(),
+        Some(task) => {
+            let mut e = Explanation::new(CauseKind::NoKernelEvent, task.culprit.clone(), delay, cpu);
+            e.evidence = task.evidence.clone();
+            e
+        }
+        None => Explanation::new(CauseKind::NoKernelEvent, Culprit::default(), delay, cpu),
     }
 }
 
@@ -494,7 +514,7 @@ pub fn decompose_wakeups(ctx: &WakeupContext<'_>, selection: &WakeupSelection) -
         .filter(|r| match (ctx.task_of(r), &selection.task) {
             (Some(t), Some(TaskFilter::Comm(c))) if exact => &*t.comm == c,
             (Some(t), Some(f)) => f.matches(&t.comm, t.pid),
-            (Some(t), None) => is_rt(t.prio),
+            (Some(t), None) => t.is_rt(),
             (None, _) => false,
         })
         .map(|r| (ctx.end_of(&r) - ctx.start_of(&r).0, r))
@@ -544,194 +564,21 @@ pub fn decompose_task_sample(
 pub fn explain_sample(events: &[Event], sample: KnownSample) -> Option<WakeupBreakdown> {
     let timeline = Timeline::build(events);
     let expiries = crate::hrtimer::expiries(events);
-    decompose_sample(&WakeupContext { events, timeline: &timeline, expiries: &expiries }, sample)
-}
-
-/// RT throttling gaps: on a CPU where a real-time task was preempted while runnable (`R`), a normal task or
-/// idle is switched in and no real-time task runs again for at least [`MIN_THROTTLE_GAP`]. The gap is
-/// attributed to the task that waited longest.
-pub fn throttle_gaps(events: &[Event], timeline: &Timeline) -> Vec<ThrottleGap> {
-    // Per CPU: RT tasks preempted while runnable, in order, and the open gap (start index).
-    let mut waiting: HashMap<CpuId, Vec<(usize, TaskRef)>> = HashMap::new();
-    let mut open: HashMap<CpuId, usize> = HashMap::new();
-    let mut out = Vec::new();
-    for (i, e) in events.iter().enumerate() {
-        // A waiting RT task that is current again resumed even if its switch-in is not in the trace.
-        let resumed = waiting.get(&e.cpu).is_some_and(|w| w.iter().any(|(_, t)| t.pid == e.pid));
-        let switch = match &e.kind {
-            EventKind::SchedSwitch { prev_comm, prev_pid, prev_prio, prev_state, next_pid, next_prio, .. } => {
-                Some((prev_comm, prev_pid, prev_prio, prev_state, *next_pid, *next_prio))
-            }
-            _ => None,
-        };
-        if switch.is_none() && !resumed {
-            continue;
-        }
-        let (next_pid, next_prio) = match switch {
-            Some((.., np, npr)) => (np, npr),
-            None => (e.pid, 0),
-        };
-        if resumed || is_rt(next_prio) {
-            let next_pid = if resumed { e.pid } else { next_pid };
-            if let Some(s) = open.remove(&e.cpu) {
-                let start = events[s].ts;
-                let first = waiting.get(&e.cpu).and_then(|w| w.first()).map(|(_, t)| t.clone());
-                if let (Some(task), true) = (first, e.ts - start >= MIN_THROTTLE_GAP) {
-                    let segs = timeline.cpu(e.cpu).map(|t| t.segments_in(start, e.ts)).unwrap_or_default();
-                    let mut ran_instead = activity_components(&segs, e.cpu, Some(task.pid));
-                    ran_instead.sort_by_key(|c| std::cmp::Reverse(c.duration));
-                    let from = waiting.get(&e.cpu).and_then(|w| w.first()).map(|(k, _)| *k).unwrap_or(s);
-                    let mut evidence = vec![from, s, i];
-                    evidence.dedup();
-                    out.push(ThrottleGap { task, cpu: e.cpu, start, end: e.ts, ran_instead, evidence });
-                }
-            }
-            for w in waiting.values_mut() {
-                w.retain(|(_, t)| t.pid != next_pid);
-            }
-        }
-        let Some((prev_comm, prev_pid, prev_prio, prev_state, _, next_prio)) = switch else { continue };
-        let w = waiting.entry(e.cpu).or_default();
-        if is_rt(*prev_prio) && prev_state.starts_with('R') && *prev_pid != 0 {
-            w.push((i, TaskRef { comm: *prev_comm, pid: *prev_pid, prio: *prev_prio }));
-        }
-        if !is_rt(next_prio) && !w.is_empty() {
-            open.entry(e.cpu).or_insert(i);
-        }
-    }
-    out
-}
-
-fn who(c: &Component) -> String {
-    match (c.pid, c.prio) {
-        (Some(pid), Some(p)) if is_rt(p) => format!("{} (pid {pid}, SCHED_FIFO/RR prio {})", c.name, 99 - p),
-        (Some(pid), Some(p)) => format!("{} (pid {pid}, SCHED_OTHER, kernel prio {p})", c.name),
-        (Some(pid), None) => format!("{} (pid {pid})", c.name),
-        _ => c.name.clone(),
-    }
-}
-
-/// One paragraph: the largest part, what it means, the remedy.
-pub fn explain(b: &WakeupBreakdown) -> String {
-    let t = &b.task;
-    let mut s = format!(
-        "{}:{} (prio {}) woke {} late on CPU {}",
-        t.comm,
-        t.pid,
-        if is_rt(t.prio) { 99 - t.prio } else { t.prio },
-        human(b.latency),
-        b.cpu.0
-    );
-    if let Some(f) = &b.timer {
-        s.push_str(&format!(" (timer {f})"));
-    }
-    let Some(top) = b.components.iter().max_by_key(|c| c.duration) else {
-        s.push_str(": the trace shows nothing between the expected wakeup and the switch-in.");
-        return s;
-    };
-    let share = if b.latency.0 > 0 { top.duration.0 as f64 * 100.0 / b.latency.0 as f64 } else { 0.0 };
-    let lead = format!("; {:.0}% of it ({})", share, human(top.duration));
-    s.push_str(&lead);
-    let remedy = match top.kind {
-        ComponentKind::BlockingTask => {
-            let higher = top.prio.is_some_and(|p| p <= t.prio && is_rt(p));
-            let kind = if higher {
-                "a task of higher or equal real-time priority"
-            } else if top.prio.is_some_and(|p| !is_rt(p)) && is_rt(t.prio) {
-                "a lower-priority task the woken RT task could not preempt (preemption disabled, or RT throttling)"
-            } else {
-                "another task"
-            };
-            s.push_str(&format!(" was {} running on CPU {}: {kind}.", who(top), top.cpu.0));
-            if higher {
-                format!(
-                    "Remedy: move {} off CPU {} (taskset/cpuset, isolcpus), or raise {}'s priority above it (chrt -f).",
-                    top.name, top.cpu.0, t.comm
-                )
-            } else {
-                "Remedy: find what disabled preemption in that task (preemptirq events, preemptoff tracer) or check \
-                 RT throttling (kernel.sched_rt_runtime_us)."
-                    .into()
-            }
-        }
-        ComponentKind::TimerIrqDelay => {
-            s.push_str(" passed before the timer interrupt even entered");
-            match b.irq_delay_causes.first() {
-                Some(c) if c.kind == ComponentKind::IrqsOff => {
-                    s.push_str(&format!(": interrupts were disabled by {} for {}.", c.name, human(c.duration)));
-                    "Remedy: shorten or move that irqs-off section (for printk/console: `dmesg -n 1`).".into()
-                }
-                Some(c) if c.kind == ComponentKind::Idle => {
-                    s.push_str(&format!(": the CPU was idle ({}), waking from an idle state.", human(c.duration)));
-                    format!("Remedy: {}", hints::idle_exit().remedy)
-                }
-                _ => {
-                    s.push_str(": no kernel event explains it (hardware, firmware or hypervisor).");
-                    format!("Remedy: {}", hints::hypervisor().remedy)
-                }
-            }
-        }
-        ComponentKind::IrqHandler => {
-            s.push_str(&format!(" was the {} handler that ran the timer", top.name));
-            if let Some(d) = b.callback_delay {
-                s.push_str(&format!(" ({} of it before the timer callback ran)", human(d)));
-            }
-            if !b.other_timers.is_empty() {
-                let names: Vec<&str> = b.other_timers.iter().map(|t| &**t).collect();
-                s.push_str(&format!(", which also ran {}", names.join(", ")));
-            }
-            s.push('.');
-            "Remedy: move other timers off this CPU (nohz_full, timer migration, threaded hrtimers) or reduce what \
-             their callbacks do."
-                .into()
-        }
-        ComponentKind::Irq | ComponentKind::Vector => {
-            s.push_str(&format!(" was the {} interrupt on CPU {}.", top.name, top.cpu.0));
-            format!(
-                "Remedy: steer IRQ {} away from CPU {} (/proc/irq/N/smp_affinity, irqaffinity=).",
-                top.name, top.cpu.0
-            )
-        }
-        ComponentKind::Softirq => {
-            s.push_str(&format!(" was the {} softirq on CPU {}.", top.name, top.cpu.0));
-            "Remedy: move the IRQs that raise it to other CPUs, or on PREEMPT_RT give the task a priority above the \
-             softirq threads."
-                .into()
-        }
-        ComponentKind::Nmi => {
-            s.push_str(&format!(" was the NMI handler {}.", top.name));
-            format!("Remedy: {}", hints::nmi().remedy)
-        }
-        ComponentKind::Idle => {
-            s.push_str(" the CPU sat idle after the wakeup before switching to the task (idle exit or wakeup IPI).");
-            format!("Remedy: {}", hints::idle_exit().remedy)
-        }
-        ComponentKind::ReturnToUser => {
-            s.push_str(" was the return from the system call to user space.");
-            "Remedy: check for signal handling or page faults after the wakeup (mlockall).".into()
-        }
-        ComponentKind::RtThrottling => {
-            s.push_str(&format!(
-                " was RT throttling on CPU {}: real-time tasks had used up their bandwidth \
-                 (kernel.sched_rt_runtime_us), so normal tasks ran while it waited.",
-                top.cpu.0
-            ));
-            format!("Remedy: {}", hints::rt_throttling(None, None).remedy)
-        }
-        ComponentKind::IrqsOff => {
-            s.push_str(&format!(" was interrupts disabled at {}.", top.name));
-            "Remedy: shorten or move that irqs-off section (for printk/console: `dmesg -n 1`).".into()
-        }
-    };
-    s.push(' ');
-    s.push_str(&remedy);
-    s
+    decompose_sample(&WakeupContext::new(events, &timeline, &expiries), sample)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::trace;
+
+    /// The part of `kind` as (culprit name or task comm, magnitude).
+    fn part(b: &WakeupBreakdown, kind: CauseKind) -> Option<(String, Nanos)> {
+        b.components.iter().find(|c| c.cause == kind).map(|c| {
+            let name = c.culprit.task.as_ref().map_or_else(|| c.culprit.name.clone(), |t| t.comm.to_string());
+            (name, c.magnitude)
+        })
+    }
 
     #[test]
     fn blocked_by_a_higher_priority_spinner() {
@@ -754,21 +601,26 @@ mod tests {
         let t0 = 100_000_000_000u64;
         let tl = Timeline::build(&events);
         let x = crate::hrtimer::expiries(&events);
-        let ctx = WakeupContext { events: &events, timeline: &tl, expiries: &x };
+        let ctx = WakeupContext::new(&events, &tl, &x);
         let b = decompose_wakeups(&ctx, &WakeupSelection::default());
         assert_eq!(b.len(), 1);
         let b = &b[0];
         assert_eq!(b.start_point, StartPoint::TimerExpiry);
         assert_eq!(b.latency, Nanos(us(612)));
-        let find = |k| b.components.iter().find(|c| c.kind == k).map(|c| (c.name.clone(), c.duration));
-        assert_eq!(find(ComponentKind::TimerIrqDelay), Some(("local_timer".into(), Nanos(us(3)))));
-        assert_eq!(find(ComponentKind::IrqHandler), Some(("local_timer".into(), Nanos(us(5)))));
-        assert_eq!(find(ComponentKind::BlockingTask), Some(("spin".into(), Nanos(us(580)))));
-        assert_eq!(find(ComponentKind::Irq), Some(("virtio0".into(), Nanos(us(20)))));
-        assert_eq!(find(ComponentKind::ReturnToUser), Some(("sys_exit".into(), Nanos(us(4)))));
+        assert_eq!(part(b, CauseKind::TimerIrqDelay), Some(("local_timer".into(), Nanos(us(3)))));
+        assert_eq!(part(b, CauseKind::IrqHandler), Some(("local_timer".into(), Nanos(us(5)))));
+        assert_eq!(part(b, CauseKind::BlockingTask), Some(("spin".into(), Nanos(us(580)))));
+        assert_eq!(part(b, CauseKind::Irq), Some(("virtio0".into(), Nanos(us(20)))));
+        assert_eq!(part(b, CauseKind::ReturnToUser), Some(("cyclictest".into(), Nanos(us(4)))));
+        assert_eq!(b.components.iter().find(|c| c.cause == CauseKind::Irq).and_then(|c| c.culprit.irq), Some(30));
         assert_eq!(b.remainder, 0);
-        assert!(b.explanation.contains("spin (pid 60, SCHED_FIFO/RR prio 97)"), "{}", b.explanation);
-        assert!(b.explanation.contains("Remedy: move spin off CPU 1"));
+        // The spinner (SCHED_FIFO 97) outranks cyclictest (95): a blocking task, with the remedy for it.
+        let h = b.headline.as_ref().expect("headline");
+        assert_eq!((h.cause, h.magnitude, h.cpu), (CauseKind::BlockingTask, Nanos(us(580)), Some(CpuId(1))));
+        assert_eq!(h.culprit.task, Some(TaskRef::new("spin", 60, Some(2))));
+        assert!(h.share.is_some_and(|p| (p - 580.0 * 100.0 / 612.0).abs() < 1e-9));
+        assert_eq!(h.evidence, b.evidence);
+        assert!(h.hint.as_ref().is_some_and(|x| x.remedy.starts_with("move spin off CPU 1")), "{h:?}");
         // The same wakeup explained from a measured sample.
         let s = decompose_sample(
             &ctx,
@@ -810,16 +662,20 @@ mod tests {
         );
         let tl = Timeline::build(&events);
         let x = crate::hrtimer::expiries(&events);
-        let ctx = WakeupContext { events: &events, timeline: &tl, expiries: &x };
+        let ctx = WakeupContext::new(&events, &tl, &x);
         let b = decompose_wakeups(&ctx, &WakeupSelection::default());
         assert_eq!(b.len(), 1, "the wakeup is not found");
         let b = &b[0];
         assert_eq!(b.switch_in, Nanos(100_000_000_000 + us(136)));
         assert_eq!(b.latency, Nanos(us(40)));
-        let find = |k| b.components.iter().find(|c| c.kind == k).map(|c| c.duration);
-        assert_eq!(find(ComponentKind::TimerIrqDelay), Some(Nanos(us(30))));
-        assert_eq!(find(ComponentKind::IrqHandler), Some(Nanos(us(6))));
-        assert_eq!(find(ComponentKind::ReturnToUser), Some(Nanos(us(4))));
+        let find = |k| part(b, k).map(|p| p.1);
+        assert_eq!(find(CauseKind::TimerIrqDelay), Some(Nanos(us(30))));
+        assert_eq!(find(CauseKind::IrqHandler), Some(Nanos(us(6))));
+        assert_eq!(find(CauseKind::ReturnToUser), Some(Nanos(us(4))));
+        // The CPU sat in idle until the interrupt: the delay's cause is idle.
+        let h = b.headline.as_ref().expect("headline");
+        assert_eq!(h.cause, CauseKind::TimerIrqDelay);
+        assert_eq!(h.within.iter().map(|w| w.cause).collect::<Vec<_>>(), [CauseKind::Idle]);
         assert_eq!(b.remainder, 0);
         // The sample the thread measured finds it too.
         let s = decompose_task_sample(
@@ -854,16 +710,16 @@ mod tests {
         );
         let tl = Timeline::build(&events);
         let x = crate::hrtimer::expiries(&events);
-        let ctx = WakeupContext { events: &events, timeline: &tl, expiries: &x };
+        let ctx = WakeupContext::new(&events, &tl, &x);
         let b = decompose_wakeups(&ctx, &WakeupSelection::default());
         let b = b.iter().find(|b| b.task.pid == 29238).expect("cyclictest's wakeup");
         assert_eq!(b.end, Nanos(10_914_688_448_000));
-        let find = |k| b.components.iter().find(|c| c.kind == k).map(|c| (c.name.clone(), c.duration));
-        assert_eq!(find(ComponentKind::BlockingTask), Some(("latscope-inject".into(), Nanos(2_009_000))));
+        assert_eq!(part(b, CauseKind::BlockingTask), Some(("latscope-inject".into(), Nanos(2_009_000))));
         // Its own time: from its switch-in after the timer interrupt to the preemption.
-        assert_eq!(find(ComponentKind::ReturnToUser), Some(("sys_exit".into(), Nanos(25_000))));
+        assert_eq!(part(b, CauseKind::ReturnToUser), Some(("cyclictest".into(), Nanos(25_000))));
         assert_eq!(b.remainder, 0, "{:?}", b.components);
-        assert!(b.explanation.contains("latscope-inject"), "{}", b.explanation);
+        let h = b.headline.as_ref().expect("headline");
+        assert_eq!(h.culprit.pid(), Some(29236));
     }
 
     #[test]
@@ -877,13 +733,13 @@ mod tests {
         );
         let tl = Timeline::build(&events);
         let x = crate::hrtimer::expiries(&events);
-        let ctx = WakeupContext { events: &events, timeline: &tl, expiries: &x };
+        let ctx = WakeupContext::new(&events, &tl, &x);
         let b = decompose_wakeups(&ctx, &WakeupSelection::default());
         let c = &b[0].components;
         assert_eq!(c.len(), 1, "{c:?}");
-        assert_eq!((c[0].kind, c[0].duration), (ComponentKind::RtThrottling, Nanos::from_ms(40)));
-        assert!(b[0].explanation.contains("RT throttling"), "{}", b[0].explanation);
-        let g = throttle_gaps(&events, &tl);
+        assert_eq!((c[0].cause, c[0].magnitude), (CauseKind::RtThrottling, Nanos::from_ms(40)));
+        assert_eq!(b[0].headline.as_ref().map(|h| h.cause), Some(CauseKind::RtThrottling));
+        let g = crate::throttling::throttle_gaps(&events, &tl);
         assert_eq!((g.len(), &*g[0].task.comm, g[0].duration()), (1, "loop", Nanos::from_ms(50)));
     }
 
@@ -900,9 +756,9 @@ mod tests {
 ",
         );
         let tl = Timeline::build(&events);
-        let g = throttle_gaps(&events, &tl);
+        let g = crate::throttling::throttle_gaps(&events, &tl);
         assert_eq!(g.len(), 1, "preemption by a higher RT task is not throttling");
         assert_eq!(g[0].duration(), Nanos(ms(50)));
-        assert_eq!(g[0].ran_instead[0].kind, ComponentKind::Idle);
+        assert_eq!(g[0].ran_instead[0].cause, CauseKind::Idle);
     }
 }

@@ -1,11 +1,10 @@
 //! Traces captured on this machine with a known injected cause (`scripts/capture-analyze-fixtures.sh`):
 //! the analysis must find the cause, name it and measure it within a tolerance. Offline: the fixtures are files.
 
-use latscope_analyze::analysis::{analyze, AnalyzeOptions, VerdictKind};
-use latscope_analyze::component::ComponentKind;
-use latscope_analyze::hints::HintKind;
+use latscope_analyze::analysis::{analyze, AnalyzeOptions};
+use latscope_analyze::verdict::VerdictKind;
 use latscope_decode::decode_file;
-use latscope_model::{EventKind, Nanos};
+use latscope_model::{CauseKind, EventKind, Nanos, TaskRef};
 use std::path::PathBuf;
 
 fn path(rel: &str) -> PathBuf {
@@ -65,13 +64,12 @@ fn cyclictest_blocked_by_a_higher_priority_spinner() {
     // text trace's microsecond resolution.
     assert!(w.latency.0.abs_diff(break_us * 1000) <= 10_000, "{} vs {break_us} us", w.latency);
 
-    let blocking: Vec<_> = w.components.iter().filter(|c| c.kind == ComponentKind::BlockingTask).collect();
-    let top = blocking.iter().max_by_key(|c| c.duration).expect("a blocking task");
-    assert_eq!((top.name.as_str(), top.pid), ("latscope-inject", Some(inject_pid)));
-    assert_eq!(top.prio, Some(2));
+    let blocking: Vec<_> = w.components.iter().filter(|c| c.cause == CauseKind::BlockingTask).collect();
+    let top = blocking.iter().max_by_key(|c| c.magnitude).expect("a blocking task");
+    assert_eq!(top.culprit.task, Some(TaskRef::new("latscope-inject", inject_pid, Some(2))));
     // Within 10% of the spin, and of the real overlap: from the wakeup to the end of the spin it fell in.
     let tol = |x: Nanos| x.0 / 10;
-    assert!(top.duration.0.abs_diff(spin.0) <= tol(spin), "blocked {} vs spin {}", top.duration, spin);
+    assert!(top.magnitude.0.abs_diff(spin.0) <= tol(spin), "blocked {} vs spin {}", top.magnitude, spin);
     // The injector stamps a spin's start after its own wakeup, so the timer may fire a few us before it.
     let (s, e) = spins
         .iter()
@@ -79,13 +77,15 @@ fn cyclictest_blocked_by_a_higher_priority_spinner() {
         .find(|(s, e)| *s <= w.switch_in.0 && w.waking.0 <= *e)
         .expect("the wait overlapped a spin");
     let overlap = Nanos(e.min(w.switch_in.0) - s.max(w.waking.0));
-    assert!(top.duration.0.abs_diff(overlap.0) <= tol(overlap), "blocked {} vs overlap {}", top.duration, overlap);
+    assert!(top.magnitude.0.abs_diff(overlap.0) <= tol(overlap), "blocked {} vs overlap {}", top.magnitude, overlap);
     // The timer IRQ itself was on time.
-    let irq_delay = w.components.iter().find(|c| c.kind == ComponentKind::TimerIrqDelay).map(|c| c.duration);
+    let irq_delay = w.components.iter().find(|c| c.cause == CauseKind::TimerIrqDelay).map(|c| c.magnitude);
     assert!(irq_delay.unwrap_or_default() < Nanos::from_us(100), "{irq_delay:?}");
-    assert!(w.explanation.contains(&format!("latscope-inject (pid {inject_pid}, SCHED_FIFO/RR prio 97)")));
-    assert!(w.explanation.contains("Remedy: move latscope-inject off CPU"));
+    // The verdict: the higher-priority injector blocked cyclictest, and the remedy moves it away.
     assert_eq!(a.verdicts[0].kind, VerdictKind::Wakeup);
+    let h = &a.verdicts[0].explanation;
+    assert_eq!((h.cause, h.culprit.pid()), (CauseKind::BlockingTask, Some(inject_pid)));
+    assert!(h.hint.as_ref().is_some_and(|x| x.remedy.starts_with("move latscope-inject off CPU")), "{h:?}");
 }
 
 #[test]
@@ -99,12 +99,13 @@ fn busy_loop_gaps_are_rt_throttling() {
     let a = analyze("busyloop", &t, &AnalyzeOptions::default());
     let th = a.throttling.as_ref().expect("throttling recognised");
     assert_eq!(&*th.gaps[0].task.comm, "sh");
-    assert_eq!(th.gaps[0].task.prio, 49, "SCHED_FIFO 50");
+    assert_eq!(th.gaps[0].task.prio, Some(49), "SCHED_FIFO 50");
     // The longest gap is the period's non-RT share (50 ms by default), within 20%.
     assert!(th.max.0.abs_diff(budget.0) <= budget.0 / 5, "longest gap {} vs budget {}", th.max, budget);
     let v = a.verdicts.iter().find(|v| v.kind == VerdictKind::RtThrottling).expect("verdict");
-    assert!(v.sentence.contains("kernel.sched_rt_runtime_us"), "{}", v.sentence);
-    assert_eq!(v.hints[0].kind, HintKind::RtThrottling);
-    assert!(v.hints[0].remedy.contains("sched_rt_runtime_us=-1"));
+    let e = &v.explanation;
+    assert_eq!((e.cause, e.magnitude), (CauseKind::RtThrottling, th.max));
+    assert_eq!(e.culprit.task.as_ref().map(|t| t.pid), Some(th.gaps[0].task.pid));
+    assert!(e.hint.as_ref().is_some_and(|h| h.remedy.contains("sched_rt_runtime_us=-1")));
     assert_eq!(v.evidence.len(), 2, "the switch-out and the switch back in");
 }

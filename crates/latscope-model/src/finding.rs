@@ -1,7 +1,7 @@
 //! [`Finding`]: one judged fact about the machine (a latency trap or a confirmation), with its evidence,
 //! why it matters for latency, and the exact fix. Audit, timer and noise results all carry these.
 
-use crate::CpuList;
+use crate::{CauseKind, CpuList};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -115,6 +115,10 @@ pub struct Finding {
     /// How to fix it (empty for `ok` findings and facts that cannot be changed from here).
     #[serde(default)]
     pub fix: Vec<Fix>,
+    /// The cause of latency this configuration produces, when a measurement can show it (a verdict keeps
+    /// the measured cause and drops this finding when both are there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<CauseKind>,
 }
 
 impl Finding {
@@ -128,6 +132,7 @@ impl Finding {
             evidence: Vec::new(),
             why: why.into(),
             fix: Vec::new(),
+            cause: None,
         }
     }
 
@@ -140,6 +145,12 @@ impl Finding {
     /// Adds a fix.
     pub fn fix(mut self, fix: Fix) -> Finding {
         self.fix.push(fix);
+        self
+    }
+
+    /// Says which measurable cause of latency this configuration produces.
+    pub fn causes(mut self, cause: CauseKind) -> Finding {
+        self.cause = Some(cause);
         self
     }
 

@@ -1,32 +1,8 @@
 //! [`NoiseCauses`]: what ran in each gap of a noise measurement, from a trace taken at the same time
-//! (`latscope noise --trace`), summarised by cause.
+//! (`latscope noise --trace`), summarised by cause as typed [`Explanation`]s.
 
-use crate::{CpuId, Pid};
+use crate::{CpuId, Explanation};
 use serde::{Deserialize, Serialize};
-
-/// One cause of noise on a CPU and the gaps attributed to it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct NoiseCause {
-    /// `rt_throttling`, `irq`, `vector`, `timer_tick`, `softirq`, `nmi`, `task`, `other_kernel_event`, or
-    /// `no_kernel_event` (hardware, firmware or hypervisor, as hwlat calls it).
-    pub kind: String,
-    /// IRQ name, vector, softirq vector, task comm; empty for the classes without a name.
-    pub name: String,
-    /// Task pid.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pid: Option<Pid>,
-    /// Task kernel priority (below 100: SCHED_FIFO/RR).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prio: Option<i32>,
-    /// Gaps attributed to it.
-    pub count: u64,
-    /// Their total duration, ns.
-    pub total_ns: u64,
-    /// The longest, ns.
-    pub max_ns: u64,
-    /// Share of the attributed noise, percent.
-    pub share_pct: f64,
-}
 
 /// The causes of one CPU's gaps.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -47,8 +23,9 @@ pub struct CpuNoiseCauses {
     /// Steal time over the run (the hypervisor ran something else on this vCPU), ns, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal_ns: Option<u64>,
-    /// By cause, largest total first.
-    pub causes: Vec<NoiseCause>,
+    /// By cause and culprit, largest total first: each with its gap count, total (`magnitude`), longest
+    /// gap (`max`) and share of the attributed noise.
+    pub causes: Vec<Explanation>,
 }
 
 /// Everything `--trace` adds to a noise result.

@@ -1,25 +1,155 @@
 //! The `latscope run` result on the wire (`"schema": "latscope/1"`, `"kind": "run"`): the audit, the timer
-//! and noise measurements, the verdict (top causes with evidence and remedy) and what was skipped.
+//! and noise measurements, the verdict (top causes as typed explanations with their evidence) and what was
+//! skipped.
 
 use crate::audit_result::AuditResult;
 use crate::noise_result::NoiseResult;
 use crate::wire::{ResultKind, SCHEMA};
-use crate::{MissingFeature, RunMetadata, TimerResult};
+use crate::{CpuId, Explanation, Finding, MissingFeature, RunMetadata, SampleMatch, TaskRef, TimerResult};
 use serde::{Deserialize, Serialize};
 
+/// Where a cause in the verdict was seen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The trace taken during the timer measurement.
+    #[default]
+    Trace,
+    /// The timer measurement alone.
+    Timer,
+    /// The noise measurement (with its trace, when taken).
+    Noise,
+    /// The audit of the configuration.
+    Audit,
+}
+
+impl Source {
+    /// The lower-case name (`trace`, `timer`, `noise`, `audit`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Trace => "trace",
+            Source::Timer => "timer",
+            Source::Noise => "noise",
+            Source::Audit => "audit",
+        }
+    }
+}
+
+/// A measurement or fact that shows a cause in the verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Observation {
+    /// The worst wakeup the timer measured, with the run's p99 and sample count for scale.
+    WorstWakeup {
+        /// The measuring thread, as the trace names it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task: Option<TaskRef>,
+        /// Its CPU.
+        cpu: CpuId,
+        /// Its latency, ns.
+        latency_ns: u64,
+        /// When it should have woken, CLOCK_MONOTONIC ns.
+        expected_ns: u64,
+        /// p99 over all CPUs, ns.
+        p99_ns: Option<u64>,
+        /// Samples over all CPUs.
+        samples: u64,
+    },
+    /// Why the trace does not explain that wakeup.
+    NotExplained {
+        /// How the match failed.
+        matched: SampleMatch,
+    },
+    /// One part of a traced wakeup, or one traced cause of a CPU's noise.
+    Part(Explanation),
+    /// More parts, summed.
+    OtherParts {
+        /// How many.
+        count: u64,
+        /// Their total, ns.
+        total_ns: u64,
+    },
+    /// Latency that no trace event covers, ns.
+    Uncovered {
+        /// How much.
+        ns: u64,
+    },
+    /// Gaps that match RT throttling.
+    ThrottleGaps {
+        /// How many.
+        matched: u64,
+        /// Their median length, ns.
+        median_gap_ns: u64,
+        /// Median time between their starts, ns.
+        median_interval_ns: u64,
+        /// Their total, ns.
+        total_ns: u64,
+    },
+    /// The RT bandwidth settings.
+    RtBandwidth {
+        /// `kernel.sched_rt_runtime_us` (-1 = unlimited).
+        runtime_us: Option<i64>,
+        /// `kernel.sched_rt_period_us`.
+        period_us: Option<u64>,
+    },
+    /// The longest gap of a noise measurement and its CPU's noise.
+    LongestGap {
+        /// The CPU.
+        cpu: CpuId,
+        /// The gap, ns.
+        gap_ns: u64,
+        /// Gaps above the threshold.
+        gaps: u64,
+        /// The threshold, ns.
+        threshold_ns: u64,
+        /// Gaps per second.
+        per_second: f64,
+        /// Noise as a share of the CPU, percent.
+        noise_pct: f64,
+    },
+    /// An interrupt line that fired on the CPU during the run (`/proc/interrupts`).
+    Interrupts {
+        /// The line (`LOC`, `24`).
+        id: String,
+        /// Its description.
+        description: String,
+        /// How often.
+        delta: u64,
+    },
+    /// Steal time over the run (the hypervisor ran something else on this vCPU), ns.
+    Steal {
+        /// How much.
+        ns: u64,
+    },
+    /// The noise spinner ran as SCHED_OTHER: every other runnable task's time counts as noise.
+    SchedOtherSpinner,
+    /// The share of a CPU's traced gaps that carry no kernel event, percent.
+    SilentGaps {
+        /// Percent of the gaps.
+        pct: f64,
+    },
+    /// The machine runs under this hypervisor.
+    Hypervisor {
+        /// Its name.
+        name: String,
+    },
+    /// An audit finding: its facts, why it matters and its fixes.
+    Finding(Finding),
+}
+
 /// One cause of latency on this machine, as the verdict states it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cause {
-    /// One line: what causes latency (`RT throttling stops SCHED_FIFO tasks for 50 ms every second`).
-    pub title: String,
-    /// Where it was seen (`noise`, `timer`, `audit`, `trace`).
-    pub source: String,
-    /// The facts and measurements that show it.
-    pub evidence: Vec<String>,
-    /// What to do about it (a command, sysctl, boot parameter), empty when nothing can be done here.
-    pub remedy: String,
-    /// The worst latency or gap it explains, ns (0 when it is a configuration risk without a measurement).
+    /// Where it was seen.
+    pub source: Source,
+    /// The worst latency or gap it explains, ns (0 for a configuration risk without a measurement): what
+    /// the verdict ranks by.
     pub impact_ns: u64,
+    /// The cause, what it explains (`magnitude`: the worst latency or gap, 0 for a configuration risk
+    /// without a measurement), its culprit and remedy.
+    pub explanation: Explanation,
+    /// The measurements and facts that show it.
+    pub evidence: Vec<Observation>,
 }
 
 /// The whole `latscope run` result.
@@ -78,16 +208,32 @@ mod tests {
     #[test]
     fn round_trips_with_envelope() {
         let mut r = RunResult::new(RunMetadata::default(), 3_000_000_000);
+        let mut e = crate::Explanation::new(
+            crate::CauseKind::RtThrottling,
+            crate::Culprit::named("kernel.sched_rt_runtime_us"),
+            crate::Nanos::from_ms(50),
+            Some(CpuId(1)),
+        );
+        e.hint = Some(crate::Hint { remedy: "sysctl -w kernel.sched_rt_runtime_us=-1".into(), ..Default::default() });
         r.causes.push(Cause {
-            title: "RT throttling".into(),
-            source: "noise".into(),
-            evidence: vec!["3 gaps of 50 ms, 1 s apart".into()],
-            remedy: "sysctl -w kernel.sched_rt_runtime_us=-1".into(),
+            source: Source::Noise,
             impact_ns: 50_000_000,
+            explanation: e,
+            evidence: vec![
+                Observation::ThrottleGaps {
+                    matched: 3,
+                    median_gap_ns: 50_000_000,
+                    median_interval_ns: 1_000_000_000,
+                    total_ns: 150_000_000,
+                },
+                Observation::RtBandwidth { runtime_us: Some(950_000), period_us: Some(1_000_000) },
+            ],
         });
         r.skipped.push(MissingFeature::new("tracefs", "not mounted", "mount -t tracefs nodev /sys/kernel/tracing"));
         let v = serde_json::to_value(&r).expect("json");
         assert_eq!((v["schema"].as_str(), v["kind"].as_str()), (Some("latscope/1"), Some("run")));
+        assert_eq!(v["causes"][0]["explanation"]["cause"], "rt_throttling");
+        assert_eq!(v["causes"][0]["evidence"][0]["kind"], "throttle_gaps");
         let back: RunResult = serde_json::from_value(v).expect("back");
         assert_eq!(back, r);
     }

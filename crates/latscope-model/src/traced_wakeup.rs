@@ -1,30 +1,46 @@
-//! [`TracedWakeup`]: one measured timer sample explained from the trace taken during the run (`--trace`).
+//! [`TracedWakeup`]: one measured timer sample explained from the trace taken during the run (`--trace`):
+//! how it was matched to the trace, its parts as typed [`Explanation`]s and the one that explains most.
 
-use crate::{CpuId, Pid};
+use crate::{CpuId, Explanation, Nanos, Pid, TaskRef};
 use serde::{Deserialize, Serialize};
 
-/// One named share of a traced wakeup's latency.
+/// How a measured sample was matched to the trace, or why it was not.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LatencyShare {
-    /// What it is: `timer_irq_delay`, `irq_handler`, `irq`, `vector`, `softirq`, `nmi`, `blocking_task`,
-    /// `idle`, `irqs_off`, `rt_throttling`, `return_to_user`.
-    pub kind: String,
-    /// IRQ name, softirq vector, task comm, …
-    pub name: String,
-    /// Task pid (blocking tasks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pid: Option<Pid>,
-    /// Kernel priority of the task (below 100: SCHED_FIFO/RR, user priority `99 - prio`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prio: Option<i32>,
-    /// How long, ns.
-    pub duration_ns: u64,
-    /// Occurrences summed.
-    pub count: u32,
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum SampleMatch {
+    /// Its wakeup is in the trace (matched by the thread's id and the time).
+    Wakeup,
+    /// The trace has no wakeup for it: the thread was not asleep at its deadline (kept off its CPU before
+    /// it could sleep), so the late part is what ran on its CPU from the expected wakeup on.
+    NotAsleep,
+    /// The sample lies outside the trace's time span (the rolling window had let it go).
+    OutsideTrace {
+        /// The trace's first event, CLOCK_MONOTONIC ns.
+        first_ns: u64,
+        /// Its last event.
+        last_ns: u64,
+    },
+    /// The trace holds no events.
+    #[default]
+    EmptyTrace,
+    /// No wakeup of the thread ends within `tolerance_ns` of the sample (events lost?).
+    NoWakeup {
+        /// The matching tolerance.
+        tolerance_ns: u64,
+    },
+    /// The trace covers the sample, but no wakeup matches and nothing else ran on the CPU.
+    NothingRan,
+}
+
+impl SampleMatch {
+    /// Whether the trace explains the sample (its wakeup, or what ran instead).
+    pub fn found(&self) -> bool {
+        matches!(self, SampleMatch::Wakeup | SampleMatch::NotAsleep)
+    }
 }
 
 /// A worst sample of `latscope timer --trace` and what the trace says about it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TracedWakeup {
     /// The measured CPU.
     pub cpu: CpuId,
@@ -36,8 +52,20 @@ pub struct TracedWakeup {
     pub expected_ns: u64,
     /// The latency the thread measured itself, ns.
     pub sample_latency_ns: u64,
-    /// Whether the trace holds this wakeup (matched by tid and time); the fields below are empty otherwise.
-    pub found: bool,
+    /// How the sample was matched to the trace; the fields below are empty when it was not.
+    pub matched: SampleMatch,
+    /// The measuring thread as the trace names it, with its kernel priority.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskRef>,
+    /// The timer callback that woke it (`hrtimer_wakeup`), when traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer: Option<String>,
+    /// From the entry of the interrupt that ran the timer to the timer's callback, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_delay_ns: Option<u64>,
+    /// Other hrtimer callbacks that ran in the same interrupt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_timers: Vec<String>,
     /// The latency the trace shows: expected time to the return of `clock_nanosleep` (or the switch-in).
     pub trace_latency_ns: u64,
     /// When the trace shows the thread woken (`sched_waking`), CLOCK_MONOTONIC ns.
@@ -46,34 +74,32 @@ pub struct TracedWakeup {
     /// When it was switched in, CLOCK_MONOTONIC ns.
     #[serde(default)]
     pub switch_in_ns: u64,
-    /// Expected time to the entry of the interrupt that ran the timer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timer_irq_delay_ns: Option<u64>,
-    /// The interrupt handler that ran the timer (its name in `irq_handler_name`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub irq_handler_ns: Option<u64>,
-    /// Name of that interrupt (`local_timer`, an IRQ's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub irq_handler_name: Option<String>,
-    /// Other interrupts, vectors, softirqs and NMIs, by name.
-    pub interference: Vec<LatencyShare>,
-    /// Tasks that ran while the thread was woken but waiting, with pid and priority.
-    pub blocking: Vec<LatencyShare>,
-    /// Everything else (idle exit, irqs-off, return to user, RT throttling).
-    pub other: Vec<LatencyShare>,
+    /// The parts of the latency: timer IRQ delay (with what held the interrupt back `within` it), the
+    /// handler that ran the timer, other interrupts, tasks that ran, idle, return to user space.
+    pub shares: Vec<Explanation>,
     /// The trace latency minus every share (negative when shares overlap), ns.
     pub remainder_ns: i64,
-    /// What happened, in one sentence.
-    pub explanation: String,
-    /// What to do about it.
-    pub remedy: String,
-    /// Why the wakeup was not found, when it was not.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub note: String,
+    /// The cause that explains most of it, with its remedy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<Explanation>,
+}
+
+impl TracedWakeup {
+    /// Whether the trace explains this sample.
+    pub fn found(&self) -> bool {
+        self.matched.found()
+    }
+
+    /// The summed magnitude of the shares of one kind.
+    pub fn total_of(&self, kind: crate::CauseKind) -> Option<Nanos> {
+        let mut it = self.shares.iter().filter(|s| s.cause == kind).peekable();
+        it.peek()?;
+        Some(it.fold(Nanos::ZERO, |a, s| a + s.magnitude))
+    }
 }
 
 /// Everything `--trace` adds to a timer result.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimerTrace {
     /// The worst samples, explained, worst first.
     pub worst: Vec<TracedWakeup>,

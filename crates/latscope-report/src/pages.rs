@@ -3,15 +3,16 @@
 
 use crate::compare::{Comparison, Measure};
 use crate::html::{Block, Page, Plot, Section};
-use crate::plot::causes::{causes_svg, CauseBar};
+use crate::plot::causes::{causes_svg, CauseBar, CauseSegment};
 use crate::plot::cdf::cdf_svg;
 use crate::plot::cpu_timeline::{cpu_timeline_svg, Mark, Timeline};
 use crate::plot::histogram::{histogram_svg, HistSeries};
 use crate::plot::over_time::{over_time_svg, TimePoint, TimeSeries};
 use crate::plot::{empty_svg, PlotError};
 use crate::slices::CpuSlices;
+use crate::text::{analysis_verdicts, explain, noise_causes, traced_wakeups, verdict};
 use latscope_model::noise_result::NoiseResult;
-use latscope_model::{AuditResult, CpuId, Nanos, Pid, RunResult, TimerResult};
+use latscope_model::{AuditResult, CauseKind, CpuId, Nanos, Pid, RunResult, TimerResult};
 
 fn us(ns: u64) -> String {
     Nanos(ns).to_string()
@@ -120,12 +121,13 @@ pub fn timer_sections(r: &TimerResult, prefix: &str) -> Vec<Section> {
             .worst
             .iter()
             .map(|w| {
+                let remedy = w.headline.as_ref().and_then(explain::remedy).unwrap_or_default();
                 vec![
                     w.cpu.0.to_string(),
                     us(w.sample_latency_ns),
-                    if w.found { us(w.trace_latency_ns) } else { "not in trace".into() },
-                    if w.found { w.explanation.clone() } else { w.note.clone() },
-                    w.remedy.clone(),
+                    if w.found() { us(w.trace_latency_ns) } else { "not in trace".into() },
+                    if w.found() { traced_wakeups::sentence(w) } else { traced_wakeups::note(w).unwrap_or_default() },
+                    remedy.to_string(),
                 ]
             })
             .collect();
@@ -151,17 +153,32 @@ pub fn timer_sections(r: &TimerResult, prefix: &str) -> Vec<Section> {
     vec![main]
 }
 
-/// The noise causes of each CPU: RT throttling (from the gap pattern) and the rest.
+/// The noise causes of each CPU: what the trace attributed the gaps to, when traced (the noise the trace
+/// did not cover left unattributed); otherwise RT throttling from the gap pattern and the rest.
 pub fn noise_cause_bars(r: &NoiseResult) -> Vec<CauseBar> {
+    let seg = |kind, label: String, ns| CauseSegment { kind, label, ns };
     r.cpus
         .iter()
         .map(|c| {
-            let throttled = c.rt_throttling.throttled_ns.min(c.noise_ns);
+            let traced = r.causes.as_ref().and_then(|t| t.cpus.iter().find(|t| t.cpu == c.cpu));
             let mut causes = Vec::new();
-            if throttled > 0 {
-                causes.push(("RT throttling".to_string(), throttled));
+            match traced {
+                Some(t) => {
+                    causes.extend(t.causes.iter().map(|x| seg(x.cause, noise_causes::label(x), x.magnitude.0)));
+                    let rest = c.noise_ns.saturating_sub(t.attributed_ns);
+                    if rest > 0 {
+                        causes.push(seg(CauseKind::NotTraced, "not attributed (outside the trace)".into(), rest));
+                    }
+                }
+                None => {
+                    let throttled = c.rt_throttling.throttled_ns.min(c.noise_ns);
+                    if throttled > 0 {
+                        causes.push(seg(CauseKind::RtThrottling, "RT throttling".into(), throttled));
+                    }
+                    let rest = c.noise_ns - throttled;
+                    causes.push(seg(CauseKind::NotTraced, "not attributed (no trace)".into(), rest));
+                }
             }
-            causes.push(("not attributed (no trace)".to_string(), c.noise_ns - throttled));
             CauseBar { label: format!("CPU {}", c.cpu.0), causes }
         })
         .collect()
@@ -410,23 +427,23 @@ pub fn worst_case_timelines(r: &TimerResult, slices: &CpuSlices, measured: &[(Cp
 
 /// The report page of `latscope run`: verdict first, then the measurements, timelines and the audit.
 pub fn run_page(r: &RunResult, timelines: Vec<Block>) -> Page {
-    let mut verdict: Vec<Block> = Vec::new();
+    let mut blocks: Vec<Block> = Vec::new();
     if r.causes.is_empty() {
-        verdict.push(Block::Callout("No cause of latency stood out in this run.".into()));
+        blocks.push(Block::Callout("No cause of latency stood out in this run.".into()));
     }
     for (i, c) in r.causes.iter().enumerate() {
-        verdict.push(Block::Callout(format!("{}. {}", i + 1, c.title)));
-        let mut items: Vec<String> = c.evidence.iter().map(|e| format!("evidence: {e}")).collect();
-        if !c.remedy.is_empty() {
-            items.push(format!("remedy: {}", c.remedy));
+        blocks.push(Block::Callout(format!("{}. {}", i + 1, verdict::title(c))));
+        let mut items: Vec<String> = verdict::evidence(c).into_iter().map(|e| format!("evidence: {e}")).collect();
+        if let Some(remedy) = verdict::remedy(c) {
+            items.push(format!("remedy: {remedy}"));
         }
-        verdict.push(Block::List(items));
+        blocks.push(Block::List(items));
     }
     if !r.skipped.is_empty() {
-        verdict.push(Block::Text("Skipped:".into()));
-        verdict.push(Block::List(r.skipped.iter().map(|m| m.to_string()).collect()));
+        blocks.push(Block::Text("Skipped:".into()));
+        blocks.push(Block::List(r.skipped.iter().map(|m| m.to_string()).collect()));
     }
-    let mut sections = vec![Section { id: "verdict".into(), heading: "Verdict".into(), blocks: verdict }];
+    let mut sections = vec![Section { id: "verdict".into(), heading: "Verdict".into(), blocks }];
     if let Some(t) = &r.timer {
         sections.extend(timer_sections(t, "timer"));
     }
@@ -471,18 +488,20 @@ pub fn run_page(r: &RunResult, timelines: Vec<Block>) -> Page {
 /// The report page of `latscope analyze`: the verdicts with their hints, the decomposed wakeups with a
 /// CPU timeline of each (drawn from `events`), and the IRQ/softirq duration table.
 pub fn analysis_page(a: &latscope_analyze::analysis::Analysis, events: &[latscope_model::Event]) -> Page {
-    let mut verdict: Vec<Block> = Vec::new();
+    let mut blocks: Vec<Block> = Vec::new();
     if a.verdicts.is_empty() {
-        verdict.push(Block::Callout("Nothing in this trace crossed the reporting limits.".into()));
+        blocks.push(Block::Callout("Nothing in this trace crossed the reporting limits.".into()));
     }
     for v in &a.verdicts {
-        verdict.push(Block::Callout(v.sentence.clone()));
-        let hints: Vec<String> = v.hints.iter().map(|h| format!("{} — remedy: {}", h.what, h.remedy)).collect();
-        if !hints.is_empty() {
-            verdict.push(Block::List(hints));
+        blocks.push(Block::Callout(analysis_verdicts::sentence(a, v)));
+        let mut items = Vec::new();
+        items.extend(explain::why(&v.explanation).map(|w| format!("why: {w}")));
+        items.extend(explain::remedy(&v.explanation).map(|r| format!("remedy: {r}")));
+        if !items.is_empty() {
+            blocks.push(Block::List(items));
         }
     }
-    let mut sections = vec![Section { id: "verdict".into(), heading: "Verdict".into(), blocks: verdict }];
+    let mut sections = vec![Section { id: "verdict".into(), heading: "Verdict".into(), blocks }];
     if !a.wakeups.is_empty() {
         let built = crate::slices::build(events);
         let mut blocks = vec![Block::Table {
@@ -491,13 +510,14 @@ pub fn analysis_page(a: &latscope_analyze::analysis::Analysis, events: &[latscop
                 .wakeups
                 .iter()
                 .map(|w| {
-                    let top = w.components.iter().max_by_key(|c| c.duration);
+                    let top = w.headline.as_ref();
+                    let sentence = explain::with_remedy(analysis_verdicts::wakeup_sentence(w), top);
                     vec![
                         format!("{}:{}", w.task.comm, w.task.pid),
                         w.cpu.0.to_string(),
                         us(w.latency.0),
-                        top.map_or("-".into(), |c| format!("{} {} ({})", c.kind.as_str(), c.name, us(c.duration.0))),
-                        w.explanation.clone(),
+                        top.map_or("-".into(), |c| format!("{} ({})", explain::label(c), us(c.magnitude.0))),
+                        sentence,
                     ]
                 })
                 .collect(),
@@ -630,13 +650,21 @@ mod tests {
     #[test]
     fn traced_wakeups_are_listed_with_their_explanation() {
         let mut r = timer();
+        use latscope_model::{Culprit, Explanation, Hint, TaskRef};
+        let mut h = Explanation::new(
+            CauseKind::BlockingTask,
+            Culprit::task(TaskRef::new("spin", 60, Some(2))),
+            Nanos::from_us(580),
+            Some(CpuId(1)),
+        );
+        h.hint = Some(Hint { remedy: "move spin off CPU 1".into(), ..Hint::default() });
         r.trace = Some(latscope_model::TimerTrace {
             worst: vec![latscope_model::TracedWakeup {
-                found: true,
+                matched: latscope_model::SampleMatch::Wakeup,
+                cpu: CpuId(1),
                 sample_latency_ns: 612_000,
                 trace_latency_ns: 610_000,
-                explanation: "spin (pid 60, SCHED_FIFO 97) ran 580us on CPU 1".into(),
-                remedy: "move spin off CPU 1".into(),
+                headline: Some(h),
                 ..latscope_model::TracedWakeup::default()
             }],
             events: 1234,
@@ -645,7 +673,9 @@ mod tests {
         let html = timer_page(&r, "t.json").render().index_html;
         assert!(html.contains("explained from the trace (1234 events)"), "table header");
         assert!(
-            html.contains("spin (pid 60, SCHED_FIFO 97) ran 580us on CPU 1") && html.contains("move spin off CPU 1")
+            html.contains("spin (pid 60, SCHED_FIFO/RR prio 97) running on CPU 1")
+                && html.contains("move spin off CPU 1"),
+            "{html}"
         );
     }
 

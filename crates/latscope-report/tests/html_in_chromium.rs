@@ -104,8 +104,8 @@ fn reports_render_in_headless_chromium() {
     let mut run = latscope_model::RunResult::new(b.metadata.clone(), 2_000_000_000);
     run.timer = Some(traced);
     run.noise = Some((*n).clone());
-    run.causes =
-        latscope_report::verdict::verdict(None, run.timer.as_ref(), run.noise.as_ref(), Some(&built), &[], &[]);
+    let remedy = latscope_analyze::remedy::RemedyContext::default();
+    run.causes = latscope_analyze::ranking::rank(None, run.timer.as_ref(), run.noise.as_ref(), &remedy);
     assert!(!run.causes.is_empty());
     let pages = vec![
         ("run", pages::run_page(&run, timelines)),

@@ -119,8 +119,16 @@ fn json_worst_wakeups_carry_their_components() {
     assert_eq!(first["cpu"], 1);
     assert_eq!(first["task"]["comm"], "cyclictest");
     let comps = first["components"].as_array().expect("components");
-    assert!(comps.iter().all(|c| c["kind"].is_string() && c["name"].is_string() && c["duration_ns"].is_u64()));
-    assert!(comps.iter().any(|c| c["kind"] == "blocking_task" && c["name"] == "latscope-inject"));
+    assert!(comps.iter().all(|c| c["cause"].is_string() && c["culprit"].is_object() && c["magnitude_ns"].is_u64()));
+    assert!(comps.iter().any(|c| c["cause"] == "blocking_task" && c["culprit"]["task"]["comm"] == "latscope-inject"));
+    // The part that explains most, with its remedy and the sentence the text shows.
+    let h = &first["headline"];
+    assert_eq!(
+        (h["cause"].as_str(), h["culprit"]["task"]["comm"].as_str()),
+        (Some("blocking_task"), Some("latscope-inject"))
+    );
+    assert!(h["hint"]["remedy"].as_str().is_some_and(|r| r.starts_with("move latscope-inject off CPU 1")), "{h}");
+    assert!(h["sentence"].as_str().is_some_and(|s| s.starts_with("cyclictest:")), "{h}");
     // --task narrows the selection to one task.
     let (v, _) = json_of(&["analyze", "fixtures/live/spinner-cyclictest-trace.txt", "--task", "latscope-inject"]);
     let w = v["wakeups"].as_array().expect("wakeups");
@@ -141,7 +149,7 @@ fn diff_of_two_function_graph_traces() {
     assert_eq!(top["path"].as_array().and_then(|p| p.last()).and_then(Value::as_str), Some("hrtimer_start_range_ns"));
     assert_eq!(top["extra_ns"], 7505);
     assert_eq!(v["verdicts"][0]["kind"], "func_graph_diff");
-    assert_eq!(v["verdicts"][0]["hints"][0]["kind"], "rt_bandwidth_timer");
+    assert_eq!(v["verdicts"][0]["explanation"]["hint"]["pattern"], "rt_bandwidth_timer");
 }
 
 #[test]
@@ -214,24 +222,25 @@ fn live_capture_script_and_analysis() {
             .as_array()
             .expect("components")
             .iter()
-            .filter(|c| c["kind"] == "blocking_task")
-            .max_by_key(|c| c["duration_ns"].as_u64())
+            .filter(|c| c["cause"] == "blocking_task")
+            .max_by_key(|c| c["magnitude_ns"].as_u64())
             .expect("a blocking task")
             .clone();
-        if blocking["name"] == "latscope-inject" || attempt == 3 {
+        if blocking["culprit"]["task"]["comm"] == "latscope-inject" || attempt == 3 {
             break (v, spins, blocking);
         }
         eprintln!(
             "attempt {attempt}: cyclictest broke on a wakeup blocked by {} (not the spinner); again",
-            blocking["name"]
+            blocking["culprit"]
         );
     };
     let w = &v["wakeups"][0];
-    assert_eq!(blocking["name"], "latscope-inject");
-    assert_eq!(blocking["prio"], 2);
-    assert!(blocking["pid"].as_i64().unwrap_or(0) > 0);
+    let task = &blocking["culprit"]["task"];
+    assert_eq!(task["comm"], "latscope-inject");
+    assert_eq!(task["prio"], 2);
+    assert!(task["pid"].as_i64().unwrap_or(0) > 0);
     // Within 10% of the real overlap of the wait with the spin (trace clock = the injector's CLOCK_MONOTONIC).
-    let blocked = blocking["duration_ns"].as_u64().unwrap_or(0);
+    let blocked = blocking["magnitude_ns"].as_u64().unwrap_or(0);
     // The wait ends when cyclictest is back in user space: its switch-in, or later when the spinner preempted
     // it on the way back from the sleeping call.
     let (waking, end) = (w["waking"].as_u64().unwrap_or(0), w["end"].as_u64().unwrap_or(0));

@@ -82,6 +82,12 @@ fn run_prints_the_verdict_and_writes_the_report() {
         assert!(v["timer"]["all"]["count"].as_u64().is_some_and(|n| n > 1000), "timer missing: {}", v["timer"]);
         assert!(v["noise"]["cpus"].as_array().is_some_and(|c| !c.is_empty()), "noise missing");
         assert!(v["causes"].as_array().is_some_and(|c| !c.is_empty()), "no causes");
+        // Every cause is typed, and its title in the text is the sentence the JSON carries.
+        let typed: latscope_model::RunResult = serde_json::from_value(v.clone()).expect("a typed run result");
+        for c in &typed.causes {
+            let s = &c.explanation.sentence;
+            assert!(!s.is_empty() && text.contains(s.as_str()), "cause {c:?} not titled in the text:\n{text}");
+        }
         // The Perfetto export of the traced timer run is well formed and nests.
         if let Ok(bytes) = std::fs::read(dir.join("trace.perfetto.json")) {
             let doc: serde_json::Value = serde_json::from_slice(&bytes).expect("perfetto json");

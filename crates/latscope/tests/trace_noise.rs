@@ -51,12 +51,12 @@ fn noise_trace_attributes_throttling_ticks_and_silent_gaps() {
     let cpu = &causes["cpus"][0];
     assert_eq!(cpu["cpu"], 1);
     let list = cpu["causes"].as_array().expect("causes");
-    let find = |kind: &str| list.iter().find(|c| c["kind"] == kind);
+    let find = |kind: &str| list.iter().find(|c| c["cause"] == kind);
 
     // The causes add up to the measured noise.
     let attributed = cpu["attributed_ns"].as_u64().expect("attributed") as f64;
     let measured = cpu["measured_noise_ns"].as_u64().expect("measured") as f64;
-    let sum: u64 = list.iter().filter_map(|c| c["total_ns"].as_u64()).sum();
+    let sum: u64 = list.iter().filter_map(|c| c["magnitude_ns"].as_u64()).sum();
     assert_eq!(sum as f64, attributed);
     assert!((attributed - measured).abs() <= 0.05 * measured, "attributed {attributed} vs measured {measured}");
 
@@ -68,7 +68,7 @@ fn noise_trace_attributes_throttling_ticks_and_silent_gaps() {
 
     // Gaps holding a tick go to the local timer, and those are short (tens of µs, not throttling-long).
     let tick = find("timer_tick").unwrap_or_else(|| panic!("no gap attributed to the timer tick: {cpu}"));
-    let (count, total) = (tick["count"].as_u64().expect("count"), tick["total_ns"].as_u64().expect("total"));
+    let (count, total) = (tick["count"].as_u64().expect("count"), tick["magnitude_ns"].as_u64().expect("total"));
     assert!(count >= 10, "only {count} tick gaps in 3 s: {cpu}");
     assert!(total / count < 1_000_000, "tick gaps average {} ns: {cpu}", total / count);
 
@@ -86,8 +86,8 @@ fn noise_trace_attributes_throttling_ticks_and_silent_gaps() {
     let rt = find("rt_throttling").unwrap_or_else(|| panic!("no gap attributed to RT throttling: {cpu}"));
     // Shorter throttling (a budget already partly used by other RT work) may add to it, never less.
     assert!(rt["count"].as_u64().unwrap_or(0) >= long.len() as u64, "{cpu}");
-    let rt_total = rt["total_ns"].as_u64().expect("total");
+    let rt_total = rt["magnitude_ns"].as_u64().expect("total");
     assert!(rt_total >= long.iter().sum::<u64>(), "not every long gap is throttling: {long:?} {cpu}");
     assert_eq!(rt["max_ns"].as_u64(), long.iter().max().copied(), "{cpu}");
-    assert_eq!(list[0]["kind"], "rt_throttling", "throttling is the largest cause: {cpu}");
+    assert_eq!(list[0]["cause"], "rt_throttling", "throttling is the largest cause: {cpu}");
 }

@@ -3,6 +3,7 @@
 //! wakeups with the same blocking task (comm, pid) and the same durations as the live run's explanation.
 //! Needs root, tracefs and CPU 1; skips with the reason otherwise.
 
+use latscope_model::{CauseKind, TimerResult};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 
@@ -12,11 +13,18 @@ use trace_common::can_trace;
 
 const BIN: &str = env!("CARGO_BIN_EXE_latscope");
 
+/// A task part's pid and comm in the analysis JSON.
+fn task(c: &Value) -> (Option<i64>, Option<&str>) {
+    let t = &c["culprit"]["task"];
+    (t["pid"].as_i64(), t["comm"].as_str())
+}
+
+/// The time the analysis JSON's parts blame on task `pid`.
 fn blocking(components: &[Value], pid: i64) -> u64 {
     components
         .iter()
-        .filter(|c| c["kind"] == "blocking_task" && c["pid"].as_i64() == Some(pid))
-        .filter_map(|c| c["duration_ns"].as_u64())
+        .filter(|c| c["cause"] == "blocking_task" && task(c).0 == Some(pid))
+        .filter_map(|c| c["magnitude_ns"].as_u64())
         .sum()
 }
 
@@ -46,8 +54,9 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
     let _ = injector.wait();
     let rec_out = String::from_utf8_lossy(&rec.stdout);
     assert!(rec.status.success(), "record failed: {rec_out}{}", String::from_utf8_lossy(&rec.stderr));
-    let live: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("timer json")).expect("json");
-    let tid = live["trace"]["worst"][0]["tid"].as_i64().expect("tid");
+    let live: TimerResult = serde_json::from_str(&std::fs::read_to_string(&json).expect("timer json")).expect("json");
+    let worst = live.trace.as_ref().map(|t| t.worst.as_slice()).unwrap_or_default();
+    let tid = i64::from(worst.first().expect("an explained wakeup").tid);
 
     let an = Command::new(BIN)
         .arg("analyze")
@@ -70,16 +79,16 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
     assert!(!wakeups.is_empty(), "the recording has no wakeup of tid {tid}");
 
     let mut compared = 0;
-    for w in live["trace"]["worst"].as_array().expect("worst") {
-        if !w["found"].as_bool().unwrap_or(false) || w["switch_in_ns"].as_u64().unwrap_or(0) == 0 {
+    for w in worst {
+        if !w.found() || w.switch_in_ns == 0 {
             continue;
         }
-        let Some(main) = w["blocking"].as_array().and_then(|b| b.first()) else { continue };
-        if main["name"] != "latscope-inject" {
+        let main = w.shares.iter().filter(|s| s.cause == CauseKind::BlockingTask).max_by_key(|s| s.magnitude);
+        let Some(main) = main.filter(|m| m.culprit.task.as_ref().is_some_and(|t| t.comm == "latscope-inject")) else {
             continue;
-        }
-        let pid = main["pid"].as_i64().expect("pid");
-        let switch_in = w["switch_in_ns"].as_u64().expect("switch-in");
+        };
+        let pid = i64::from(main.culprit.pid().expect("pid"));
+        let switch_in = w.switch_in_ns;
         // The same wakeup in the recording: same task switched in at the same moment (the two private
         // instances stamp the same tracepoint hits on the same mono clock).
         let off = wakeups
@@ -90,11 +99,11 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
         let comps = off["components"].as_array().expect("components");
         let top = comps
             .iter()
-            .filter(|c| c["kind"] == "blocking_task")
-            .max_by_key(|c| c["duration_ns"].as_u64())
+            .filter(|c| c["cause"] == "blocking_task")
+            .max_by_key(|c| c["magnitude_ns"].as_u64())
             .expect("offline blocking task");
-        assert_eq!((top["name"].as_str(), top["pid"].as_i64()), (Some("latscope-inject"), Some(pid)), "{off} LIVE {w}");
-        let live_ns = main["duration_ns"].as_u64().expect("live duration");
+        assert_eq!(task(top), (Some(pid), Some("latscope-inject")), "{off} LIVE {w:?}");
+        let live_ns = main.magnitude.0;
         let off_ns = blocking(comps, pid);
         assert!(
             live_ns.abs_diff(off_ns) as f64 <= 0.05 * live_ns as f64 + 2_000.0,
@@ -104,14 +113,11 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     if compared == 0 {
-        let smallest = live["trace"]["worst"]
-            .as_array()
-            .and_then(|a| a.iter().filter_map(|w| w["sample_latency_ns"].as_u64()).min())
-            .unwrap_or(0);
+        let smallest = worst.iter().map(|w| w.sample_latency_ns).min().unwrap_or(0);
         if smallest > 800_000 {
             eprintln!("skipped: the machine's own noise ({smallest} ns and worse) hides the 700 µs spinner");
             return;
         }
     }
-    assert!(compared >= 2, "only {compared} spinner wakeups to compare: {}", live["trace"]);
+    assert!(compared >= 2, "only {compared} spinner wakeups to compare: {:?}", live.trace);
 }

@@ -4,6 +4,7 @@
 //! blocked time within 10% of the real overlap and a small timer IRQ delay. Needs root, tracefs and CPU 1;
 //! skips with the reason otherwise.
 
+use latscope_model::{CauseKind, Explanation, TimerResult, TracedWakeup};
 use serde_json::Value;
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
@@ -88,89 +89,93 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
     let spins = spins(injector);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.code() == Some(0), "timer failed: {stderr}");
-    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let r: TimerResult = serde_json::from_slice(&out.stdout).expect("json");
     let perfetto = std::fs::read_to_string(&perfetto_path).unwrap_or_default();
     let _ = std::fs::remove_file(&perfetto_path);
     let p: Value = serde_json::from_str(&perfetto).expect("perfetto json");
     assert!(p["traceEvents"].as_array().is_some_and(|e| e.len() > 1000), "the Perfetto trace lacks the events");
     let runs = injector_runs(&p, tid);
     assert!(runs.len() >= 200, "the Perfetto trace shows {} runs of the injector", runs.len());
-    let trace = &r["trace"];
-    assert!(trace["events"].as_u64().unwrap_or(0) > 1000, "too few events: {trace}");
+    let trace = r.trace.as_ref().expect("the result has the trace's explanations");
+    assert!(trace.events > 1000, "too few events: {}", trace.events);
     assert!(stderr.contains("Worst wakeups, from the trace"), "{stderr}");
-    let worst = trace["worst"].as_array().expect("worst");
+    let worst = &trace.worst;
     assert_eq!(worst.len(), 100);
     assert!(spins.len() >= 200, "the injector ran {} spins", spins.len());
 
     let mut hit = 0;
     let mut late_irqs = 0;
     let mut diffs = Vec::new();
+    let sentence = |w: &TracedWakeup| w.headline.as_ref().map(|h| h.sentence.clone()).unwrap_or_default();
     for w in worst {
-        assert!(w["found"].as_bool().unwrap_or(false), "a worst sample is not in the trace: {w}");
-        let sample = w["sample_latency_ns"].as_u64().expect("sample");
-        let traced = w["trace_latency_ns"].as_u64().expect("trace");
+        assert!(w.found(), "a worst sample is not in the trace: {w:?}");
+        let (sample, traced) = (w.sample_latency_ns, w.trace_latency_ns);
         // The thread's own sample and the trace agree on the same wakeup: a few µs typically (the clock
         // read after the syscall's return), more only when the VM stalls in between (checked on the median).
-        assert!(sample.abs_diff(traced) <= 100_000, "sample {sample} ns vs trace {traced} ns: {w}");
+        assert!(sample.abs_diff(traced) <= 100_000, "sample {sample} ns vs trace {traced} ns: {w:?}");
         diffs.push(sample.abs_diff(traced));
-        let expected = w["expected_ns"].as_u64().expect("expected");
-        let blockers = w["blocking"].as_array().expect("blocking");
+        let expected = w.expected_ns;
+        let blockers: Vec<&Explanation> =
+            w.shares.iter().filter(|s| matches!(s.cause, CauseKind::BlockingTask | CauseKind::PreemptOff)).collect();
         // Other processes may run injectors too: ours is the one with our injector's thread id.
-        let injector = blockers.iter().find(|b| b["pid"].as_i64() == Some(i64::from(tid)));
-        let switch_in = w["switch_in_ns"].as_u64().expect("switch-in");
+        let injector = blockers.iter().find(|b| b.culprit.pid() == Some(tid));
+        let switch_in = w.switch_in_ns;
         let Some(&(_, spin_end)) = spins.iter().find(|(s, e)| *s <= expected && expected < *e) else {
             // Not hit at its deadline (other noise on a shared machine): the spinner may only be blamed for
             // the time it really ran inside the sample's window, by the raw sched_switch events. Its runs
             // there are its spins (any run longer than its wakeup and sleep overlaps a spin it reported);
             // they may outlast the spin itself when the hypervisor stalls the CPU while it is current.
-            let blamed = injector.and_then(|b| b["duration_ns"].as_u64()).unwrap_or(0);
+            let blamed = injector.map_or(0, |b| b.magnitude.0);
             let ran = overlap(&runs, expected, switch_in);
             for &(s, e) in runs.iter().filter(|(s, e)| *e > expected && *s < switch_in) {
                 assert!(
                     e - s < 100_000 || overlap(&spins, s, e) > 0,
-                    "the injector ran {} ns from {s} without spinning: {w}",
+                    "the injector ran {} ns from {s} without spinning: {w:?}",
                     e - s
                 );
             }
             assert!(
                 blamed <= ran + 20_000,
-                "blamed {blamed} ns on the injector, which ran {ran} ns in the window by the trace: {w}"
+                "blamed {blamed} ns on the injector, which ran {ran} ns in the window by the trace: {w:?}"
             );
-            eprintln!("not a spinner wakeup ({sample} ns, {blamed} of the injector's {ran} ns): {}", w["explanation"]);
+            eprintln!("not a spinner wakeup ({sample} ns, {blamed} of the injector's {ran} ns): {}", sentence(w));
             continue;
         };
         hit += 1;
-        let b = injector.unwrap_or_else(|| panic!("the spinner is not named: {w}"));
-        assert_eq!(b["name"], "latscope-inject", "{w}");
+        let b = injector.unwrap_or_else(|| panic!("the spinner is not named: {w:?}"));
+        let comm = b.culprit.task.as_ref().map(|t| t.comm.to_string());
+        assert_eq!(comm.as_deref(), Some("latscope-inject"), "{w:?}");
         // On a shared machine other RT loads may also block; ours must outweigh every other task that did
         // not overlap a spin of ours, and is measured exactly below.
-        let others: u64 =
-            blockers.iter().filter(|x| x["pid"] != b["pid"]).filter_map(|x| x["duration_ns"].as_u64()).sum();
+        let others: u64 = blockers.iter().filter(|x| x.culprit.pid() != Some(tid)).map(|x| x.magnitude.0).sum();
         if others > 0 {
-            eprintln!("other tasks blocked too ({others} ns): {}", w["explanation"]);
+            eprintln!("other tasks blocked too ({others} ns): {}", sentence(w));
         }
         // Real overlap: from the moment the thread was woken to the end of the spin (or its switch-in); when
         // the CPU stalls after the spin while the injector is still current, to the end of that run.
-        let woken = w["woken_ns"].as_u64().expect("woken");
+        let woken = w.woken_ns;
         let run_end = runs.iter().find(|(s, e)| *s <= spin_end && spin_end <= *e).map_or(spin_end, |r| r.1);
         // Interrupts that hit the spinner are not its time: the trace lists them as interference.
-        let irqs: u64 =
-            w["interference"].as_array().map_or(0, |l| l.iter().filter_map(|x| x["duration_ns"].as_u64()).sum());
+        let irqs: u64 = w.shares.iter().filter(|x| x.cause.is_interference()).map(|x| x.magnitude.0).sum();
         let real = run_end.min(switch_in).saturating_sub(woken).saturating_sub(irqs) as f64;
-        let blocked = b["duration_ns"].as_u64().expect("duration") as f64;
-        assert!((blocked - real).abs() <= 0.10 * real, "blocked {blocked} ns vs real overlap {real} ns: {w}");
+        let blocked = b.magnitude.0 as f64;
+        assert!((blocked - real).abs() <= 0.10 * real, "blocked {blocked} ns vs real overlap {real} ns: {w:?}");
         // The timer interrupt itself comes on time, but this VM's hypervisor now and then delivers one
         // tens of µs late: judged over all the spinner's wakeups, not one by one.
-        let irq_delay = w["timer_irq_delay_ns"].as_u64().unwrap_or(0);
+        let irq_delay = w.total_of(CauseKind::TimerIrqDelay).unwrap_or_default().0;
         if irq_delay * 10 >= traced {
             late_irqs += 1;
-            eprintln!("timer IRQ delay {irq_delay} ns next to {traced} ns: {w}");
+            eprintln!("timer IRQ delay {irq_delay} ns next to {traced} ns: {w:?}");
         }
-        assert!(w["remedy"].as_str().unwrap_or("").contains("latscope-inject"), "{w}");
+        // The spinner explains most of the wakeup: it leads, and the remedy moves it away.
+        let h = w.headline.as_ref().unwrap_or_else(|| panic!("no headline: {w:?}"));
+        assert_eq!((h.cause, h.culprit.pid()), (CauseKind::BlockingTask, Some(tid)), "{w:?}");
+        let remedy = h.hint.as_ref().map(|x| x.remedy.as_str()).unwrap_or("");
+        assert!(remedy.contains("latscope-inject"), "{w:?}");
     }
     // A spin can delay a wakeup by at most its length; when every explained wakeup is longer, the machine's
     // own noise (other loads on CPU 1) hid the spinner from the worst list and there is nothing to judge.
-    let smallest = worst.iter().filter_map(|w| w["sample_latency_ns"].as_u64()).min().unwrap_or(0);
+    let smallest = worst.iter().map(|w| w.sample_latency_ns).min().unwrap_or(0);
     if hit == 0 && smallest > 800_000 {
         eprintln!("skipped: the machine's own noise ({} ns and worse) hides the 700 µs spinner", smallest);
         return;

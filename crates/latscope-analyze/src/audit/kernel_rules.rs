@@ -3,7 +3,7 @@
 
 use super::{cpus_label, show, Scope};
 use latscope_model::facts::Limit;
-use latscope_model::{Finding, Fix, FixKind, Severity};
+use latscope_model::{CauseKind, Finding, Fix, FixKind, Severity};
 
 /// Runs the kernel rules.
 pub(crate) fn check(s: &Scope, out: &mut Vec<Finding>) {
@@ -102,6 +102,7 @@ fn rt_throttling(s: &Scope, out: &mut Vec<Finding>) {
             Fix::new(FixKind::Sysctl, "kernel.sched_rt_runtime_us=-1")
                 .with_note("only with trusted RT tasks: a runaway one can then hang its CPU"),
         )
+        .causes(CauseKind::RtThrottling)
     };
     f = f.evidence("kernel.sched_rt_runtime_us", runtime.to_string(), sc.rt_runtime_us.from.clone()).evidence(
         "kernel.sched_rt_period_us",

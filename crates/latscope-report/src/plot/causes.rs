@@ -1,31 +1,44 @@
 //! Noise by cause: one stacked bar per CPU, each segment the time one cause (an IRQ, a softirq, RT
 //! throttling, a task, "no kernel event") took, with the same colour for the same cause on every bar.
 
-use super::{color, err, PlotError, SIZE};
+use super::cause_colors::{cause_color, shade};
+use super::{err, PlotError, SIZE};
+use latscope_model::CauseKind;
 use plotters::prelude::*;
+
+/// One cause's part of a bar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CauseSegment {
+    /// The cause (its colour).
+    pub kind: CauseKind,
+    /// Its label in the legend (`IRQ 30 virtio0`).
+    pub label: String,
+    /// The time it took, ns.
+    pub ns: u64,
+}
 
 /// The causes of one CPU's noise.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CauseBar {
     /// Bar label (`CPU 1`).
     pub label: String,
-    /// (cause, time it took, ns), in any order.
-    pub causes: Vec<(String, u64)>,
+    /// The causes, in any order.
+    pub causes: Vec<CauseSegment>,
 }
 
 /// Draws the stacked bars. Causes are stacked largest first (by their total over all bars).
 pub fn causes_svg(title: &str, bars: &[CauseBar]) -> Result<String, PlotError> {
-    let total = |b: &CauseBar| b.causes.iter().map(|c| c.1).sum::<u64>();
+    let total = |b: &CauseBar| b.causes.iter().map(|c| c.ns).sum::<u64>();
     if bars.is_empty() || bars.iter().all(|b| total(b) == 0) {
         return Ok(super::empty_svg(title, "no noise above the threshold to attribute"));
     }
     // Cause order: by overall total, largest first, so the big ones sit at the bottom of every bar.
-    let mut names: Vec<(String, u64)> = Vec::new();
+    let mut names: Vec<(String, u64, CauseKind)> = Vec::new();
     for b in bars {
-        for (name, ns) in &b.causes {
-            match names.iter_mut().find(|(n, _)| n == name) {
-                Some(e) => e.1 += ns,
-                None => names.push((name.clone(), *ns)),
+        for c in &b.causes {
+            match names.iter_mut().find(|(n, _, _)| *n == c.label) {
+                Some(e) => e.1 += c.ns,
+                None => names.push((c.label.clone(), c.ns, c.kind)),
             }
         }
     }
@@ -56,15 +69,16 @@ pub fn causes_svg(title: &str, bars: &[CauseBar]) -> Result<String, PlotError> {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(err("noise-by-cause"))?;
-        for (ci, (name, sum)) in names.iter().enumerate() {
-            let c = color(ci);
+        for (ci, (name, sum, kind)) in names.iter().enumerate() {
+            let nth = names[..ci].iter().filter(|(_, _, k)| k == kind).count();
+            let c = shade(cause_color(*kind), nth);
             let mut rects = Vec::new();
             for (bi, bar) in bars.iter().enumerate() {
                 let below: u64 = names[..ci]
                     .iter()
-                    .map(|(n, _)| bar.causes.iter().filter(|(x, _)| x == n).map(|x| x.1).sum::<u64>())
+                    .map(|(n, _, _)| bar.causes.iter().filter(|x| x.label == *n).map(|x| x.ns).sum::<u64>())
                     .sum();
-                let mine: u64 = bar.causes.iter().filter(|(x, _)| x == name).map(|x| x.1).sum();
+                let mine: u64 = bar.causes.iter().filter(|x| x.label == *name).map(|x| x.ns).sum();
                 if mine == 0 {
                     continue;
                 }
@@ -101,12 +115,19 @@ mod tests {
 
     #[test]
     fn stacks_causes_with_shares_in_the_legend() {
+        let seg = |kind, label: &str, ns| CauseSegment { kind, label: label.into(), ns };
         let bars = vec![
             CauseBar {
                 label: "CPU 0".into(),
-                causes: vec![("RT throttling".into(), 150_000_000), ("no kernel event".into(), 50_000_000)],
+                causes: vec![
+                    seg(CauseKind::RtThrottling, "RT throttling", 150_000_000),
+                    seg(CauseKind::NoKernelEvent, "no kernel event", 50_000_000),
+                ],
             },
-            CauseBar { label: "CPU 1".into(), causes: vec![("no kernel event".into(), 50_000_000)] },
+            CauseBar {
+                label: "CPU 1".into(),
+                causes: vec![seg(CauseKind::NoKernelEvent, "no kernel event", 50_000_000)],
+            },
         ];
         let svg = causes_svg("Noise by cause", &bars).expect("plot");
         let t = xml_check::texts(&svg);

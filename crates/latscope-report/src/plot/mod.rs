@@ -1,5 +1,6 @@
 //! SVG plots drawn with `plotters` (SVG backend, no font files): each function returns the SVG as a string.
 
+pub mod cause_colors;
 pub mod causes;
 pub mod cdf;
 pub mod cpu_timeline;

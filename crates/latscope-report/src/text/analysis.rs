@@ -1,20 +1,23 @@
 //! Text report of `latscope analyze`: the verdicts first, each with its remedy and the trace lines that prove
 //! it, then the details (latency trace, wakeup breakdowns, irqs-off sections, hrtimers, function graph, IRQs).
 
+use super::analysis_verdicts::{section_where, sentence};
+use super::explain;
 use crate::events::{format_ts, write_text};
-use latscope_analyze::analysis::{human, Analysis};
-use latscope_analyze::component::Component;
+use crate::human::human;
+use latscope_analyze::analysis::Analysis;
 use latscope_analyze::funcgraph::CallNode;
+use latscope_model::{CauseKind, Explanation};
 use std::io::{self, Write};
 
-fn comp_line(out: &mut dyn Write, c: &Component) -> io::Result<()> {
-    let who = match (c.pid, c.prio) {
-        (Some(p), Some(pr)) if c.kind.as_str() == "blocking_task" => format!("{} (pid {p}, prio {pr})", c.name),
-        (Some(p), None) if c.kind.as_str() == "blocking_task" => format!("{} (pid {p})", c.name),
-        _ => c.name.clone(),
+fn comp_line(out: &mut dyn Write, c: &Explanation) -> io::Result<()> {
+    let who = match c.cause {
+        CauseKind::ReturnToUser => "sys_exit".to_string(),
+        CauseKind::Idle => "idle".to_string(),
+        _ => explain::who(&c.culprit),
     };
-    let times = if c.count > 1 { format!(" x{}", c.count) } else { String::new() };
-    writeln!(out, "      {:<16} {:>12}  {who}{times} [CPU {}]", c.kind.as_str(), human(c.duration), c.cpu.0)
+    let cpu = c.cpu.map_or_else(String::new, |c| format!(" [CPU {c}]"));
+    writeln!(out, "      {:<16} {:>12}  {who}{}{cpu}", c.cause.as_str(), human(c.magnitude), explain::times(c))
 }
 
 /// Writes the analysis as text.
@@ -44,10 +47,12 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
         writeln!(out, "late timer, RT wakeup, throttling or function-graph difference to explain).")?;
     }
     for (i, v) in a.verdicts.iter().enumerate() {
-        writeln!(out, "Verdict {}: {}", i + 1, v.sentence)?;
-        for h in &v.hints {
-            writeln!(out, "  Why: {}.", h.what)?;
-            writeln!(out, "  Remedy: {}.", h.remedy)?;
+        writeln!(out, "Verdict {}: {}", i + 1, sentence(a, v))?;
+        if let Some(w) = explain::why(&v.explanation) {
+            writeln!(out, "  Why: {w}.")?;
+        }
+        if let Some(r) = explain::remedy(&v.explanation) {
+            writeln!(out, "  Remedy: {r}.")?;
         }
         if !v.evidence.is_empty() {
             writeln!(out, "  Evidence:")?;
@@ -106,10 +111,10 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
             i + 1,
             w.task.comm,
             w.task.pid,
-            if (0..100).contains(&w.task.prio) {
-                format!("SCHED_FIFO/RR {}", 99 - w.task.prio)
-            } else {
-                format!("kernel prio {}", w.task.prio)
+            match w.task.prio {
+                Some(p) if latscope_model::is_rt_prio(p) => format!("SCHED_FIFO/RR {}", 99 - p),
+                Some(p) => format!("kernel prio {p}"),
+                None => "priority unknown".into(),
             },
             w.cpu.0,
             human(w.latency),
@@ -122,9 +127,11 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         }
         writeln!(out, "      {:<16} {:>12}", "sum", human(w.sum))?;
         writeln!(out, "      {:<16} {:>12}", "remainder", format!("{} ns", w.remainder))?;
-        if !w.irq_delay_causes.is_empty() {
+        let held = w.components.iter().filter(|c| c.cause == CauseKind::TimerIrqDelay).flat_map(|c| &c.within);
+        let held: Vec<&Explanation> = held.collect();
+        if !held.is_empty() {
             writeln!(out, "    before the timer IRQ entered:")?;
-            for c in &w.irq_delay_causes {
+            for c in held {
                 comp_line(out, c)?;
             }
         }
@@ -160,7 +167,7 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
             )?;
             for f in c.longest.iter().take(3) {
                 let s = &f.section;
-                let at = latscope_analyze::analysis::section_where(&s.source)
+                let at = section_where(&s.source)
                     .map(|(a, b, p)| format!("{a} → {b} (parent {p})"))
                     .unwrap_or_else(|| "flags".into());
                 writeln!(out, "    {:>12}  {at} in {}:{}", human(s.duration()), s.comm, s.pid)?;

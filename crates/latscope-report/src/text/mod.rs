@@ -1,8 +1,11 @@
 //! Plain-text renderers, one file per result kind.
 
 pub mod analysis;
+pub mod analysis_verdicts;
 pub mod audit;
+pub mod explain;
 pub mod noise;
 pub mod noise_causes;
 pub mod timer;
 pub mod traced_wakeups;
+pub mod verdict;

@@ -1,27 +1,16 @@
 //! Text for `latscope noise --trace`: what ran in the gaps, by cause (count, total, max, share), saying
 //! plainly when most gaps carry no kernel event at all, with the steal-time counter beside it.
 
-use latscope_model::{CpuNoiseCauses, Nanos, NoiseCause, NoiseCauses};
+use super::explain;
+use latscope_model::{CauseKind, CpuNoiseCauses, Explanation, Nanos, NoiseCauses};
 use std::io::{self, Write};
 
-/// A cause as the report names it: `IRQ virtio0`, `task kworker/1:1 (pid 42, prio 120)`, …
-pub fn label(c: &NoiseCause) -> String {
-    let who = match (c.pid, c.prio) {
-        (Some(pid), Some(p)) if (0..100).contains(&p) => format!(" (pid {pid}, SCHED_FIFO/RR {})", 99 - p),
-        (Some(pid), Some(p)) => format!(" (pid {pid}, prio {p})"),
-        (Some(pid), None) => format!(" (pid {pid})"),
-        _ => String::new(),
-    };
-    match c.kind.as_str() {
-        "no_kernel_event" => "no kernel event (hardware or hypervisor)".into(),
-        "timer_tick" => "timer tick (local_timer)".into(),
-        "rt_throttling" => c.name.clone(),
-        "irq" => format!("IRQ {}", c.name),
-        "softirq" => format!("softirq {}", c.name),
-        "vector" => format!("vector {}", c.name),
-        "nmi" => format!("NMI {}", c.name),
-        "task" => format!("task {}{who}", c.name),
-        _ => c.name.clone(),
+/// A gap's cause as the report names it: `IRQ 30 virtio0`, `task kworker/1:1 (pid 42, …)`, … (idle in a
+/// gap means the spinner was switched out).
+pub fn label(c: &Explanation) -> String {
+    match c.cause {
+        CauseKind::Idle => "the CPU went idle (spinner switched out)".into(),
+        _ => explain::label(c),
     }
 }
 
@@ -66,9 +55,9 @@ fn write_cpu(out: &mut dyn Write, c: &CpuNoiseCauses) -> io::Result<()> {
             "    {:<48} {:>7} {:>10} {:>10} {:>6.1}%",
             label(x),
             x.count,
-            Nanos(x.total_ns).to_string(),
-            Nanos(x.max_ns).to_string(),
-            x.share_pct
+            x.magnitude.to_string(),
+            x.max.unwrap_or(x.magnitude).to_string(),
+            x.share.unwrap_or(0.0)
         )?;
     }
     let steal = c.steal_ns.map_or("not readable".to_string(), |s| Nanos(s).to_string());
@@ -87,16 +76,12 @@ fn write_cpu(out: &mut dyn Write, c: &CpuNoiseCauses) -> io::Result<()> {
 
 /// A cause for tests: `count` gaps of equal length adding up to `total_ns`.
 #[cfg(test)]
-pub(crate) fn test_cause(kind: &str, name: &str, count: u64, total_ns: u64, share_pct: f64) -> NoiseCause {
-    NoiseCause {
-        kind: kind.into(),
-        name: name.into(),
-        count,
-        total_ns,
-        max_ns: total_ns / count,
-        share_pct,
-        ..NoiseCause::default()
-    }
+pub(crate) fn test_cause(kind: CauseKind, name: &str, count: u64, total_ns: u64, share_pct: f64) -> Explanation {
+    let mut e = Explanation::new(kind, latscope_model::Culprit::named(name), Nanos(total_ns), None);
+    e.count = count;
+    e.max = Some(Nanos(total_ns / count));
+    e.share = Some(share_pct);
+    e
 }
 
 #[cfg(test)]
@@ -118,8 +103,8 @@ mod tests {
                 no_kernel_event_pct: 70.0,
                 steal_ns: Some(2_000_000),
                 causes: vec![
-                    cause("rt_throttling", "RT throttling (sched_rt_runtime_us)", 3, 149_800_000, 99.8),
-                    cause("no_kernel_event", "", 7, 200_000, 0.2),
+                    cause(CauseKind::RtThrottling, "kernel.sched_rt_runtime_us", 3, 149_800_000, 99.8),
+                    cause(CauseKind::NoKernelEvent, "", 7, 200_000, 0.2),
                 ],
             }],
             events: 42,
@@ -131,7 +116,7 @@ mod tests {
         for want in [
             "42 events",
             "CPU 1: 10 gaps, 150ms attributed of 151ms measured (-0.7%)",
-            "RT throttling (sched_rt_runtime_us)",
+            "RT throttling (kernel.sched_rt_runtime_us)",
             "no kernel event (hardware or hypervisor)",
             "70% of the gaps had no kernel event at all",
             "steal time over the run: 2ms",

@@ -1,7 +1,9 @@
 //! Text for `latscope timer --trace`: the worst measured wakeups explained from the trace (timer IRQ delay,
-//! IRQ handler, interference by name, blocking tasks, remainder, remedy), printed under the statistics.
+//! IRQ handler, interference by name, blocking tasks, remainder, the sentence and remedy), printed under the
+//! statistics.
 
-use latscope_model::{LatencyShare, Nanos, TimerTrace, TracedWakeup};
+use super::explain::{self, WakeupView};
+use latscope_model::{CauseKind, Explanation, Nanos, SampleMatch, TimerTrace, TracedWakeup};
 use std::io::{self, Write};
 
 fn ns(v: u64) -> String {
@@ -16,24 +18,94 @@ fn signed(v: i64) -> String {
     }
 }
 
-fn who(s: &LatencyShare) -> String {
-    let mut t = s.name.clone();
-    if let Some(pid) = s.pid {
-        t.push_str(&format!(" (pid {pid}"));
-        match s.prio {
-            Some(p) if (0..100).contains(&p) => t.push_str(&format!(", SCHED_FIFO/RR {})", 99 - p)),
-            Some(p) => t.push_str(&format!(", SCHED_OTHER prio {p})")),
-            None => t.push(')'),
-        }
-    }
-    if s.count > 1 {
-        t.push_str(&format!(" ×{}", s.count));
-    }
-    t
+/// Where a part of a traced wakeup is listed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Group {
+    TimerIrqDelay,
+    Handler,
+    Interference,
+    Blocking,
+    Other,
 }
 
-fn list(shares: &[LatencyShare]) -> String {
-    shares.iter().map(|s| format!("{} {}", who(s), ns(s.duration_ns))).collect::<Vec<_>>().join(", ")
+fn group(kind: CauseKind) -> Group {
+    match kind {
+        CauseKind::TimerIrqDelay => Group::TimerIrqDelay,
+        CauseKind::IrqHandler => Group::Handler,
+        CauseKind::Irq | CauseKind::Vector | CauseKind::TimerTick | CauseKind::Softirq | CauseKind::Nmi => {
+            Group::Interference
+        }
+        CauseKind::BlockingTask | CauseKind::PreemptOff => Group::Blocking,
+        CauseKind::Idle
+        | CauseKind::IrqsOff
+        | CauseKind::PreemptOrIrqsOff
+        | CauseKind::RtThrottling
+        | CauseKind::ReturnToUser
+        | CauseKind::NoKernelEvent
+        | CauseKind::OtherKernelEvent
+        | CauseKind::WakeupLatency
+        | CauseKind::FunctionTime
+        | CauseKind::LostEvents
+        | CauseKind::Configuration
+        | CauseKind::NotTraced => Group::Other,
+    }
+}
+
+fn list(w: &TracedWakeup, g: Group) -> String {
+    let mut parts: Vec<&Explanation> = w.shares.iter().filter(|s| group(s.cause) == g).collect();
+    parts.sort_by_key(|s| std::cmp::Reverse(s.magnitude));
+    let item = |s: &Explanation| {
+        let name = match g {
+            Group::Other => explain::label(s),
+            _ => explain::who(&s.culprit),
+        };
+        format!("{name}{} {}", explain::times(s), s.magnitude)
+    };
+    parts.into_iter().map(item).collect::<Vec<_>>().join(", ")
+}
+
+/// The wakeup as its sentence needs it.
+pub fn view(w: &TracedWakeup) -> WakeupView<'_> {
+    WakeupView {
+        task: w.task.as_ref(),
+        tid: w.tid,
+        latency: Nanos(w.trace_latency_ns),
+        cpu: w.cpu,
+        timer: w.timer.as_deref(),
+        callback_delay: w.callback_delay_ns.map(Nanos),
+        other_timers: w.other_timers.iter().map(String::as_str).collect(),
+        not_asleep: w.matched == SampleMatch::NotAsleep,
+    }
+}
+
+/// What happened, in one sentence (empty when the trace does not explain the sample).
+pub fn sentence(w: &TracedWakeup) -> String {
+    if !w.found() {
+        return String::new();
+    }
+    explain::wakeup_sentence(&view(w), w.headline.as_ref())
+}
+
+/// How the sample was matched, when that needs saying: why it is not in the trace, or that the window
+/// was taken from the sample.
+pub fn note(w: &TracedWakeup) -> Option<String> {
+    match &w.matched {
+        SampleMatch::Wakeup => None,
+        SampleMatch::NotAsleep => Some("window taken from the sample: the trace has no wakeup for it".into()),
+        SampleMatch::OutsideTrace { first_ns, last_ns } => Some(format!(
+            "outside the trace's time span ({first_ns} to {last_ns} ns): the rolling window had let it go"
+        )),
+        SampleMatch::EmptyTrace => Some("the trace holds no events".into()),
+        SampleMatch::NoWakeup { tolerance_ns } => Some(format!(
+            "no wakeup of tid {} on CPU {} ends within {} of the sample (events lost?)",
+            w.tid,
+            w.cpu,
+            Nanos(*tolerance_ns)
+        )),
+        SampleMatch::NothingRan => {
+            Some(format!("no wakeup of tid {} on CPU {} matches, and nothing else ran", w.tid, w.cpu))
+        }
+    }
 }
 
 /// Writes the traced explanation of the worst wakeups.
@@ -72,31 +144,36 @@ fn write_one(out: &mut dyn Write, rank: usize, w: &TracedWakeup) -> io::Result<(
         w.expected_ns % 1_000_000_000,
         ns(w.sample_latency_ns)
     )?;
-    if !w.found {
-        return writeln!(out, "     not in the trace: {}", w.note);
+    if !w.found() {
+        return writeln!(out, "     not in the trace: {}", note(w).unwrap_or_default());
     }
     let diff = w.trace_latency_ns as i64 - w.sample_latency_ns as i64;
     writeln!(out, "     trace shows {} (tid {}, {} from the sample)", ns(w.trace_latency_ns), w.tid, signed(diff))?;
-    let irq = match (&w.irq_handler_name, w.irq_handler_ns) {
-        (Some(n), Some(d)) => format!("{n} {}", ns(d)),
+    let handler = w.shares.iter().find(|s| s.cause == CauseKind::IrqHandler);
+    let irq = match (handler, w.total_of(CauseKind::IrqHandler)) {
+        (Some(h), Some(d)) => format!("{} {d}", h.culprit.name),
         _ => "-".into(),
     };
-    writeln!(out, "     timer IRQ delay {}   IRQ handler {irq}", w.timer_irq_delay_ns.map_or("-".to_string(), ns))?;
-    if !w.interference.is_empty() {
-        writeln!(out, "     interference: {}", list(&w.interference))?;
-    }
-    if !w.blocking.is_empty() {
-        writeln!(out, "     blocked by:   {}", list(&w.blocking))?;
-    }
-    if !w.other.is_empty() {
-        writeln!(out, "     other:        {}", list(&w.other))?;
+    let delay = w.total_of(CauseKind::TimerIrqDelay).map_or("-".to_string(), |d| d.to_string());
+    writeln!(out, "     timer IRQ delay {delay}   IRQ handler {irq}")?;
+    for (g, title) in
+        [(Group::Interference, "interference: "), (Group::Blocking, "blocked by:   "), (Group::Other, "other:        ")]
+    {
+        let l = list(w, g);
+        if !l.is_empty() {
+            writeln!(out, "     {title}{l}")?;
+        }
     }
     writeln!(out, "     remainder {}", signed(w.remainder_ns))?;
-    if !w.explanation.is_empty() {
-        writeln!(out, "     {}", w.explanation)?;
+    let s = sentence(w);
+    if !s.is_empty() {
+        writeln!(out, "     {s}")?;
     }
-    if !w.remedy.is_empty() {
-        writeln!(out, "     remedy: {}", w.remedy)?;
+    if let Some(r) = w.headline.as_ref().and_then(explain::remedy) {
+        writeln!(out, "     remedy: {r}")?;
+    }
+    if let Some(n) = note(w) {
+        writeln!(out, "     note: {n}")?;
     }
     Ok(())
 }
@@ -104,60 +181,58 @@ fn write_one(out: &mut dyn Write, rank: usize, w: &TracedWakeup) -> io::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latscope_model::CpuId;
+    use latscope_model::{CpuId, Culprit, Hint, TaskRef};
 
     #[test]
     fn renders_every_part_and_the_missing_ones() {
+        let share = |k, c, us| Explanation::new(k, c, Nanos::from_us(us), Some(CpuId(1)));
+        let spin = share(CauseKind::BlockingTask, Culprit::task(TaskRef::new("spin", 60, Some(2))), 472);
+        let mut headline = spin.clone().share_of(Nanos::from_us(552));
+        headline.hint = Some(Hint { remedy: "move spin off CPU 1".into(), ..Hint::default() });
         let found = TracedWakeup {
             cpu: CpuId(1),
             tid: 50,
             seq: 9,
             expected_ns: 12_000_500_000,
             sample_latency_ns: 551_000,
-            found: true,
+            matched: SampleMatch::Wakeup,
+            task: Some(TaskRef::new("t", 50, Some(4))),
             trace_latency_ns: 552_000,
             woken_ns: 12_000_605_000,
             switch_in_ns: 12_001_150_000,
-            timer_irq_delay_ns: Some(3_000),
-            irq_handler_ns: Some(5_000),
-            irq_handler_name: Some("local_timer".into()),
-            interference: vec![LatencyShare {
-                kind: "irq".into(),
-                name: "virtio0".into(),
-                duration_ns: 20_000,
-                count: 1,
-                ..LatencyShare::default()
-            }],
-            blocking: vec![LatencyShare {
-                kind: "blocking_task".into(),
-                name: "spin".into(),
-                pid: Some(60),
-                prio: Some(2),
-                duration_ns: 472_000,
-                count: 1,
-            }],
-            other: Vec::new(),
+            shares: vec![
+                share(CauseKind::TimerIrqDelay, Culprit::named("local_timer"), 3),
+                share(CauseKind::IrqHandler, Culprit::named("local_timer"), 5),
+                share(CauseKind::Irq, Culprit::irq(Some(30), "virtio0"), 20),
+                spin,
+                share(CauseKind::ReturnToUser, Culprit::task(TaskRef::new("t", 50, Some(4))), 53),
+            ],
             remainder_ns: -1_000,
-            explanation: "t:50 woke late".into(),
-            remedy: "move spin off CPU 1".into(),
-            note: String::new(),
+            headline: Some(headline),
+            ..TracedWakeup::default()
         };
-        let missing = TracedWakeup { found: false, note: "outside the trace".into(), ..found.clone() };
+        let missing = TracedWakeup {
+            matched: SampleMatch::OutsideTrace { first_ns: 1, last_ns: 2 },
+            shares: Vec::new(),
+            headline: None,
+            ..found.clone()
+        };
         let t = TimerTrace { worst: vec![found, missing], events: 1234, marks: 2, ..TimerTrace::default() };
         let mut buf = Vec::new();
         write_traced_wakeups(&mut buf, &t).expect("write");
         let s = String::from_utf8(buf).expect("utf8");
         for want in [
             "1234 events, 2 marked",
-            "#1 CPU 1 seq 9 at 12.000500000: measured 551",
-            "trace shows 552",
-            "timer IRQ delay 3",
-            "IRQ handler local_timer 5",
-            "interference: virtio0 20",
-            "blocked by:   spin (pid 60, SCHED_FIFO/RR 97) 472",
-            "remainder -1",
+            "#1 CPU 1 seq 9 at 12.000500000: measured 551us",
+            "trace shows 552us",
+            "timer IRQ delay 3us   IRQ handler local_timer 5us",
+            "interference: virtio0 20us",
+            "blocked by:   spin (pid 60, SCHED_FIFO/RR prio 97) 472us",
+            "other:        return to user space 53us",
+            "remainder -1us",
+            "t:50 (prio 95) woke 552 us late on CPU 1; 86% of it (472 us) was spin (pid 60, SCHED_FIFO/RR prio 97)",
             "remedy: move spin off CPU 1",
-            "not in the trace: outside the trace",
+            "not in the trace: outside the trace's time span (1 to 2 ns)",
         ] {
             assert!(s.contains(want), "missing {want:?} in\n{s}");
         }

@@ -49,6 +49,15 @@ impl Policy {
         }
     }
 
+    /// The priority as the kernel and its trace events show it: `99 - p` for SCHED_FIFO p, 120 for
+    /// SCHED_OTHER at nice 0.
+    pub fn kernel_prio(self) -> i32 {
+        match self {
+            Policy::Other => 120,
+            Policy::Fifo(p) => 99 - i32::from(p),
+        }
+    }
+
     /// `SCHED_FIFO 95` or `SCHED_OTHER`, for messages.
     pub fn describe(self) -> String {
         match self {

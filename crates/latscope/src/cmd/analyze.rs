@@ -62,9 +62,11 @@ pub fn run(args: Args) -> CmdResult {
     let opts = AnalyzeOptions {
         selection: WakeupSelection { task: args.task.as_deref().map(TaskFilter::parse), top: args.top },
         threshold,
+        // A trace is explained without assuming it came from this machine.
+        remedy: Default::default(),
     };
     let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
-    let (analysis, trace) = match (&args.diff, &args.trace) {
+    let (mut analysis, trace) = match (&args.diff, &args.trace) {
         (Some(pair), _) if pair.len() == 2 => {
             let normal = decode(&pair[0])?;
             let abnormal = decode(&pair[1])?;
@@ -79,6 +81,7 @@ pub fn run(args: Args) -> CmdResult {
         }
         (None, None) => return Err(CliError::msg("give a trace file to analyse (or --diff NORMAL ABNORMAL)")),
     };
+    latscope_report::sentences::analysis(&mut analysis);
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
     if to_stdout_json {
         write_analysis(&mut io::stderr().lock(), &analysis, !args.brief)?;

@@ -140,7 +140,8 @@ pub fn run(args: Args) -> CmdResult {
     let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
     let live = (!args.quiet).then_some(to_stdout_json);
-    let (result, events) = measure(&config, options, &collect(), args.trace, live)?;
+    let (mut result, events) = measure(&config, options, &collect(), args.trace, live)?;
+    latscope_report::sentences::noise(&mut result);
 
     write_text(|out| write_noise(out, &result), to_stdout_json)?;
     if let Some(sink) = sink {

@@ -130,7 +130,7 @@ pub fn run(args: Args) -> CmdResult {
         Loaded::Other(ResultKind::Run, v) => {
             let r: RunResult = serde_json::from_value((**v).clone())
                 .map_err(|e| CliError(format!("{}: not a valid latscope run result: {e}", args.input.display())))?;
-            text.extend_from_slice(latscope_report::verdict::render(&r.causes).as_bytes());
+            text.extend_from_slice(latscope_report::text::verdict::render(&r.causes).as_bytes());
             write_report_dir(&dir, &pages::run_page(&r, Vec::new()).render(), &[("result.json", json_bytes!(&r)?)])?
         }
         Loaded::Other(kind, _) => {

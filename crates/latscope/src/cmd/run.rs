@@ -8,21 +8,19 @@ use crate::cmd::report::{write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
-use latscope_analyze::hrtimer;
-use latscope_analyze::sample_explain::MATCH_TOLERANCE;
-use latscope_analyze::timeline::Timeline;
+use latscope_analyze::ranking;
+use latscope_analyze::remedy::RemedyContext;
+use latscope_analyze::sample_explain::{explain_samples, MeasuredSample};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
-use latscope_analyze::wakeup::{decompose_task_sample, KnownSample, WakeupBreakdown, WakeupContext};
 use latscope_model::facts::SystemFacts;
 use latscope_model::noise_result::{NoiseOptions, NoiseResult};
 use latscope_model::{
     parse_duration, AuditResult, CpuId, CpuList, Event, MissingFeature, Nanos, Pid, RunResult, TimerOptions,
-    TimerResult,
+    TimerResult, TimerTrace,
 };
 use latscope_report::json::write_json;
 use latscope_report::pages::{run_page, worst_case_timelines};
 use latscope_report::slices::{self, CpuSlices};
-use latscope_report::verdict;
 use latscope_sys::host::cpus::{check_online, online_cpus};
 use latscope_sys::host::facts::collect;
 use latscope_sys::host::metadata::run_metadata;
@@ -102,6 +100,7 @@ pub fn run(args: Args) -> CmdResult {
     let noise_policy =
         Policy::from_priority(args.noise_priority).map_err(|e| CliError(format!("--noise-priority: {e}")))?;
     let facts = collect();
+    let remedy = RemedyContext::from_facts(&facts);
     let metadata = run_metadata(std::env::args().collect(), &facts);
     let dir = args
         .report
@@ -127,6 +126,7 @@ pub fn run(args: Args) -> CmdResult {
     let mut events: Vec<Event> = Vec::new();
     let mut noise_events: Vec<Event> = Vec::new();
     let mut measured: Vec<(CpuId, Pid)> = Vec::new();
+    let mut timer_prio = None;
     if !stopped() {
         say(&format!(
             "measuring timer latency on CPU {cpus} for {duration}{} …",
@@ -139,8 +139,9 @@ pub fn run(args: Args) -> CmdResult {
             start_capture(&cpus, duration, &mut result)
         };
         match measure_timer(&cpus, duration, timer_policy, &mut result) {
-            Ok((t, tids)) => {
+            Ok(MeasuredTimer { result: t, tids, policy }) => {
                 measured = tids;
+                timer_prio = Some(policy.kernel_prio());
                 say(&format!(
                     "timer: {} wakeups, p99 {}, max {}",
                     t.all.count,
@@ -183,18 +184,12 @@ pub fn run(args: Args) -> CmdResult {
 
     // 4. Explain, report.
     let built: Option<CpuSlices> = (!events.is_empty()).then(|| slices::build(&events));
-    let breakdowns = match &result.timer {
-        Some(t) if !events.is_empty() => explain_worst(&events, t, &measured),
-        _ => Vec::new(),
-    };
-    result.causes = verdict::verdict(
-        result.audit.as_ref(),
-        result.timer.as_ref(),
-        result.noise.as_ref(),
-        built.as_ref(),
-        &measured,
-        &breakdowns,
-    );
+    if let Some(t) = result.timer.as_mut().filter(|_| !events.is_empty()) {
+        let worst = explain_worst(&events, t, &measured, timer_prio, &remedy);
+        t.trace = Some(TimerTrace { worst, events: events.len() as u64, ..TimerTrace::default() });
+    }
+    result.causes = ranking::rank(result.audit.as_ref(), result.timer.as_ref(), result.noise.as_ref(), &remedy);
+    latscope_report::sentences::run(&mut result);
     result.metadata.duration_ns = started.elapsed().as_nanos() as u64;
     let timelines = match (&result.timer, &built) {
         (Some(t), Some(s)) => worst_case_timelines(t, s, &measured, TIMELINES),
@@ -216,7 +211,7 @@ pub fn run(args: Args) -> CmdResult {
 
     let mut out = std::io::stdout().lock();
     writeln!(out)?;
-    out.write_all(verdict::render(&result.causes).as_bytes())?;
+    out.write_all(latscope_report::text::verdict::render(&result.causes).as_bytes())?;
     for m in &result.skipped {
         writeln!(out, "skipped: {m}")?;
     }
@@ -230,25 +225,34 @@ pub fn run(args: Args) -> CmdResult {
     Ok(Outcome::Ok)
 }
 
-/// The analyser's decomposition of the worst measured wakeups, worst first: each matched to its own
-/// measuring thread's wakeup (`measured` tids) as `latscope timer --trace` does (trace clock `mono` is the
-/// samples' CLOCK_MONOTONIC).
-fn explain_worst(events: &[Event], t: &TimerResult, measured: &[(CpuId, Pid)]) -> Vec<WakeupBreakdown> {
-    let timeline = Timeline::build(events);
-    let expiries = hrtimer::expiries(events);
-    let ctx = WakeupContext { events, timeline: &timeline, expiries: &expiries };
-    let mut worst: Vec<(CpuId, latscope_model::WakeupSample)> =
-        t.cpus.iter().flat_map(|c| c.worst.iter().map(move |w| (c.cpu, *w))).collect();
-    worst.sort_by_key(|w| std::cmp::Reverse(w.1.latency_ns));
-    worst
-        .into_iter()
-        .filter_map(|(cpu, w)| Some((cpu, w, measured.iter().find(|(c, _)| *c == cpu)?.1)))
-        .take(TIMELINES)
-        .filter_map(|(cpu, w, tid)| {
-            let sample = KnownSample { cpu, expected: Nanos(w.expected_ns), latency: Nanos(w.latency_ns) };
-            decompose_task_sample(&ctx, sample, tid, MATCH_TOLERANCE)
+/// The worst measured wakeups explained from the trace, worst first, each matched to its own measuring
+/// thread's wakeup (`measured` tids) as `latscope timer --trace` does (trace clock `mono` is the samples'
+/// CLOCK_MONOTONIC).
+fn explain_worst(
+    events: &[Event],
+    t: &TimerResult,
+    measured: &[(CpuId, Pid)],
+    prio: Option<i32>,
+    remedy: &RemedyContext,
+) -> Vec<latscope_model::TracedWakeup> {
+    let mut samples: Vec<MeasuredSample> = t
+        .cpus
+        .iter()
+        .filter_map(|c| Some((c, measured.iter().find(|(cpu, _)| *cpu == c.cpu)?.1)))
+        .flat_map(|(c, tid)| {
+            c.worst.iter().map(move |w| MeasuredSample {
+                cpu: c.cpu,
+                tid,
+                prio,
+                seq: w.seq,
+                expected: Nanos(w.expected_ns),
+                latency: Nanos(w.latency_ns),
+            })
         })
-        .collect()
+        .collect();
+    samples.sort_by(|a, b| b.latency.cmp(&a.latency).then(a.seq.cmp(&b.seq)));
+    samples.truncate(TIMELINES);
+    explain_samples(events, &samples, remedy)
 }
 
 fn start_capture(cpus: &CpuList, duration: Nanos, result: &mut RunResult) -> Option<Capture> {
@@ -260,6 +264,13 @@ fn finish_capture(c: Capture, result: &mut RunResult) -> Result<Vec<Event>, CliE
     Ok(capture::finish(c, &mut result.warnings)?.events)
 }
 
+/// A timer measurement with the measuring threads' ids and the policy they ran under.
+struct MeasuredTimer {
+    result: TimerResult,
+    tids: Vec<(CpuId, Pid)>,
+    policy: Policy,
+}
+
 /// The timer measurement and the measuring threads' ids; falls back to SCHED_OTHER when SCHED_FIFO is
 /// refused (no root), saying so.
 fn measure_timer(
@@ -267,7 +278,7 @@ fn measure_timer(
     duration: Nanos,
     policy: Policy,
     result: &mut RunResult,
-) -> Result<(TimerResult, Vec<(CpuId, Pid)>), CliError> {
+) -> Result<MeasuredTimer, CliError> {
     let config = |policy| {
         let mut c = TimerConfig::new(cpus.clone(), INTERVAL, policy);
         c.duration = Some(duration);
@@ -317,7 +328,7 @@ fn measure_timer(
     t.cpus = summary.cpus;
     t.all = summary.all;
     let tids = m.cpus.iter().map(|c| (c.cpu, c.tid)).collect();
-    Ok((t, tids))
+    Ok(MeasuredTimer { result: t, tids, policy })
 }
 
 /// The noise measurement as `latscope noise` makes it (traced unless `--no-trace`), with the trace's events.

@@ -9,6 +9,7 @@ use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{stderr_is_terminal, stdout_is_terminal, write_text, JsonSink};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
+use latscope_analyze::remedy::RemedyContext;
 use latscope_analyze::sample_explain::{explain_samples, MeasuredSample};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
 use latscope_model::{parse_duration, CpuId, CpuList, Event, Nanos, TimerOptions, TimerResult, TimerTrace};
@@ -180,7 +181,8 @@ pub fn run(args: Args) -> CmdResult {
     show_live(&run, args.quiet, to_stdout_json, tracer.as_mut());
     let start = run.start();
     let m = run.join().map_err(CliError::msg)?;
-    let traced = tracer.map(|t| t.explain(&m, args.top));
+    let remedy = RemedyContext::from_facts(&facts);
+    let traced = tracer.map(|t| t.explain(&m, args.top, plan.config.policy, &remedy));
 
     let samples: Vec<CpuSamples<'_>> = m
         .cpus
@@ -215,6 +217,7 @@ pub fn run(args: Args) -> CmdResult {
         events = ev;
     }
 
+    latscope_report::sentences::timer(&mut result);
     write_text(|out| write_timer(out, &result), to_stdout_json)?;
     if let Some(sink) = sink {
         sink.write_with(|w| write_json(w, &result))?;
@@ -295,7 +298,13 @@ impl Tracer {
     }
 
     /// Stops the capture, decodes it and explains the `top` worst samples of every CPU together.
-    fn explain(mut self, m: &TimerMeasurement, top: usize) -> (TimerTrace, Vec<Event>) {
+    fn explain(
+        mut self,
+        m: &TimerMeasurement,
+        top: usize,
+        policy: Policy,
+        remedy: &RemedyContext,
+    ) -> (TimerTrace, Vec<Event>) {
         let mut t = TimerTrace { marks: self.marks, frozen: self.frozen, ..TimerTrace::default() };
         let Some(c) = self.capture.take() else {
             t.notes = self.notes;
@@ -318,6 +327,7 @@ impl Tracer {
                 c.worst.iter().map(move |w| MeasuredSample {
                     cpu: c.cpu,
                     tid: c.tid,
+                    prio: Some(policy.kernel_prio()),
                     seq: w.seq,
                     expected: Nanos(w.expected_ns),
                     latency: Nanos(w.latency_ns),
@@ -326,7 +336,7 @@ impl Tracer {
             .collect();
         samples.sort_by(|a, b| b.latency.cmp(&a.latency).then(a.seq.cmp(&b.seq)));
         samples.truncate(top);
-        t.worst = explain_samples(&d.events, &samples);
+        t.worst = explain_samples(&d.events, &samples, remedy);
         t.events = d.events.len() as u64;
         t.lost_events = d.lost;
         (t, d.events)

@@ -1,0 +1,323 @@
+//! The one remedy table: what to do about each [`CauseKind`], for its culprit, on this machine as far as
+//! it is known. The only place a remedy is worded; an exhaustive `match`, so a new cause does not compile
+//! until it has its remedy here.
+
+use latscope_model::{CauseKind, CpuId, Culprit, Explanation, Hint, Pattern, SystemFacts, TaskRef};
+
+/// What the table may use besides the cause: the task that waited and the machine, when known.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RemedyContext {
+    /// The task whose latency is explained (a late wakeup's task), when there is one.
+    pub victim: Option<TaskRef>,
+    /// The hypervisor the machine runs under, when it is this machine and one was detected.
+    pub hypervisor: Option<String>,
+    /// `kernel.sched_rt_runtime_us`, when known.
+    pub rt_runtime_us: Option<i64>,
+    /// `kernel.sched_rt_period_us`, when known.
+    pub rt_period_us: Option<u64>,
+}
+
+impl RemedyContext {
+    /// The context of a measurement on this machine.
+    pub fn from_facts(facts: &SystemFacts) -> RemedyContext {
+        RemedyContext {
+            victim: None,
+            hypervisor: facts.hypervisor.detected().map(|(name, _)| name),
+            rt_runtime_us: facts.sched.rt_runtime_us.get().copied(),
+            rt_period_us: facts.sched.rt_period_us.get().copied(),
+        }
+    }
+
+    /// The same context for the latency of `victim`.
+    pub fn for_victim(&self, victim: &TaskRef) -> RemedyContext {
+        RemedyContext { victim: Some(victim.clone()), ..self.clone() }
+    }
+}
+
+/// The hint for `e`: the remedy of the known `pattern` its analysis recognised, else the remedy of its cause.
+pub fn hint(e: &Explanation, pattern: Option<Pattern>, ctx: &RemedyContext) -> Hint {
+    match pattern {
+        Some(p) => pattern_hint(p, ctx),
+        None => Hint { pattern: None, why: why(e, ctx), remedy: remedy(e, ctx) },
+    }
+}
+
+/// `e` with its hint set from [`hint`].
+pub fn with_hint(mut e: Explanation, pattern: Option<Pattern>, ctx: &RemedyContext) -> Explanation {
+    e.hint = Some(hint(&e, pattern, ctx));
+    e
+}
+
+fn pattern_hint(p: Pattern, ctx: &RemedyContext) -> Hint {
+    let (why, remedy) = match p {
+        Pattern::ConsolePrint => (
+            "console printing with interrupts off is a known latency source: printk writes every message to \
+             the (serial) console synchronously, with irqs disabled, on the CPU that printed"
+                .to_string(),
+            "lower the console loglevel so such messages are not written to the console (`dmesg -n 1`, or \
+             `loglevel=1`/`quiet` on the kernel command line), or move the print out of the hot path (lower \
+             its level, ratelimit it, or drop it)"
+                .to_string(),
+        ),
+        Pattern::RtBandwidthTimer => (
+            "enqueue_task_rt started the RT bandwidth (throttling period) timer: start_rt_bandwidth() arms it \
+             when the first RT task of a period is enqueued, under a global lock"
+                .to_string(),
+            format!(
+                "disable RT throttling on a dedicated real-time machine with `{}` (then a runaway RT task can \
+                 starve the CPU), or keep at least one RT task runnable per period so the timer stays armed",
+                UNTHROTTLE
+            ),
+        ),
+    };
+    let _ = ctx;
+    Hint { pattern: Some(p), why, remedy }
+}
+
+/// The sysctl command that turns RT throttling off.
+const UNTHROTTLE: &str = "sysctl -w kernel.sched_rt_runtime_us=-1";
+
+fn cpu_text(cpu: Option<CpuId>) -> String {
+    cpu.map_or_else(|| "this CPU".to_string(), |c| format!("CPU {c}"))
+}
+
+fn task_name(c: &Culprit) -> String {
+    c.task.as_ref().map_or_else(|| c.name.clone(), |t| t.comm.to_string())
+}
+
+/// Why a cause matters, when its name alone does not say (empty otherwise).
+pub fn why(e: &Explanation, ctx: &RemedyContext) -> String {
+    match e.cause {
+        CauseKind::TimerIrqDelay => match e.within.first() {
+            Some(inner) => hint(inner, crate::patterns::recognise(inner), ctx).why,
+            None => why(&Explanation { cause: CauseKind::NoKernelEvent, ..e.clone() }, ctx),
+        },
+        CauseKind::Idle => "the CPU was idle when the timer fired: leaving a deep C-state (or, in a VM, the host \
+                            rescheduling the halted vCPU) takes time before any kernel code runs"
+            .into(),
+        CauseKind::NoKernelEvent => "time that no kernel event accounts for: the CPU was taken away below the \
+                                     kernel (a hypervisor running something else, or firmware SMIs)"
+            .into(),
+        CauseKind::Nmi => "an NMI handler ran (perf sampling or the hard-lockup watchdog)".into(),
+        CauseKind::RtThrottling => format!(
+            "RT throttling: real-time tasks used up their bandwidth ({}), so the kernel kept them off the CPU for \
+             the rest of the period although they were runnable (since Linux 6.12 the fair deadline server \
+             enforces it: /sys/kernel/debug/sched/fair_server/cpuN/runtime, 50 ms per 1 s period by default)",
+            match (ctx.rt_runtime_us, ctx.rt_period_us) {
+                (Some(r), Some(p)) => format!("kernel.sched_rt_runtime_us={r} of kernel.sched_rt_period_us={p}"),
+                _ =>
+                    "kernel.sched_rt_runtime_us, by default 950000 of a 1000000 us period: 50 ms off per second".into(),
+            }
+        ),
+        CauseKind::IrqHandler
+        | CauseKind::Irq
+        | CauseKind::Vector
+        | CauseKind::TimerTick
+        | CauseKind::Softirq
+        | CauseKind::BlockingTask
+        | CauseKind::PreemptOff
+        | CauseKind::IrqsOff
+        | CauseKind::PreemptOrIrqsOff
+        | CauseKind::ReturnToUser
+        | CauseKind::OtherKernelEvent
+        | CauseKind::WakeupLatency
+        | CauseKind::FunctionTime
+        | CauseKind::LostEvents
+        | CauseKind::Configuration
+        | CauseKind::NotTraced => String::new(),
+    }
+}
+
+/// The remedy of a cause (see [`hint`] for known patterns).
+pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
+    let cpu = cpu_text(e.cpu);
+    let c = &e.culprit;
+    match e.cause {
+        // What held the interrupt back decides; with nothing in the trace, nothing in the kernel did.
+        CauseKind::TimerIrqDelay => match e.within.first() {
+            Some(inner) => hint(inner, crate::patterns::recognise(inner), ctx).remedy,
+            None => no_kernel_event(ctx),
+        },
+        CauseKind::IrqHandler => format!(
+            "move other timers off {cpu} (nohz_full, timer migration, threaded hrtimers) or reduce what their \
+             callbacks do"
+        ),
+        CauseKind::Irq => {
+            let n = c.irq.map_or_else(|| "<n>".to_string(), |n| n.to_string());
+            let each = e.cpu.map_or_else(|| "<cpu>".to_string(), |c| c.to_string());
+            format!(
+                "steer IRQ {n} ({}) away from {cpu} (/proc/irq/{n}/smp_affinity_list), or boot with \
+                 irqaffinity=<other CPUs> isolcpus=managed_irq,{each}",
+                c.name
+            )
+        }
+        CauseKind::Vector => format!(
+            "{} interrupts are sent by the kernel itself (IPIs, timers): isolate {cpu} (isolcpus=, nohz_full=) \
+             so that less work lands there",
+            c.name
+        ),
+        CauseKind::TimerTick => {
+            let n = e.cpu.map_or_else(|| "<cpu>".to_string(), |c| c.to_string());
+            format!(
+                "stop the tick on {cpu} while it runs one task: boot with nohz_full={n} isolcpus={n} rcu_nocbs={n} \
+                 (a CONFIG_NO_HZ_FULL kernel)"
+            )
+        }
+        CauseKind::Softirq => format!(
+            "softirq {} runs on {cpu} after the interrupts that raise it: move those IRQs to other CPUs, or on \
+             PREEMPT_RT give the real-time task a priority above the softirq threads",
+            c.name
+        ),
+        CauseKind::Nmi => "disable the NMI watchdog (`sysctl -w kernel.nmi_watchdog=0` or `nmi_watchdog=0`) and \
+                           stop perf sampling on the real-time CPUs"
+            .into(),
+        CauseKind::BlockingTask => {
+            let who = task_name(c);
+            let pid = c.pid().map_or_else(|| "<pid>".to_string(), |p| p.to_string());
+            let each = e.cpu.map_or_else(|| "<cpu>".to_string(), |c| c.to_string());
+            match &ctx.victim {
+                Some(v) if v.is_rt() => format!(
+                    "move {who} off {cpu} (taskset -pc <other CPUs> {pid}, a cpuset, isolcpus={each}), or raise \
+                     {}'s priority above it (chrt -f)",
+                    v.comm
+                ),
+                Some(v) => format!(
+                    "{} is not a real-time task: run it under SCHED_FIFO (chrt -f) so that {who} cannot delay it, \
+                     or move {who} off {cpu}",
+                    v.comm
+                ),
+                None => format!(
+                    "move {who} off {cpu} (taskset -pc <other CPUs> {pid}, or a cpuset), or isolate the CPU with \
+                     isolcpus={each}; a real-time measuring thread would preempt it"
+                ),
+            }
+        }
+        CauseKind::PreemptOff => format!(
+            "find what kept preemption off in {} (preemptirq events, the preemptoff tracer), or check RT \
+             throttling (kernel.sched_rt_runtime_us); a kernel built without full preemption (preempt=none or \
+             voluntary) holds off a real-time task for whole system calls: boot with preempt=full or use \
+             PREEMPT_RT",
+            task_name(c)
+        ),
+        CauseKind::Idle => "keep the CPU out of deep idle states while latency matters: hold /dev/cpu_dma_latency \
+                            open at 0 (latscope and cyclictest do), or boot with `processor.max_cstate=1 \
+                            intel_idle.max_cstate=0` (or `idle=poll`); in a VM, pin and isolate the vCPU on the \
+                            host and use `idle=poll` or haltpoll"
+            .into(),
+        CauseKind::IrqsOff | CauseKind::PreemptOrIrqsOff => {
+            let at = c.chain.first().map_or_else(String::new, |f| format!(" at {f}"));
+            format!(
+                "shorten or move the section{at} that keeps interrupts (or preemption) off; when it is on the \
+                 printk/console path, lower the console loglevel (`dmesg -n 1`)"
+            )
+        }
+        CauseKind::RtThrottling => format!(
+            "let the RT task sleep or block (a busy-looping SCHED_FIFO task is throttled by design), or, on a \
+             machine where that is intended and other CPUs keep the system alive, disable throttling with \
+             `{UNTHROTTLE}`"
+        ),
+        CauseKind::ReturnToUser => {
+            "check for signal handling or page faults after the wakeup (lock memory with mlockall)".into()
+        }
+        CauseKind::NoKernelEvent => no_kernel_event(ctx),
+        CauseKind::OtherKernelEvent => format!(
+            "isolate {cpu} (isolcpus=, nohz_full=, rcu_nocbs=) and move IRQs away from it; trace more events to \
+             see what the kernel did"
+        ),
+        CauseKind::WakeupLatency => "look at the entry with the largest delay: the code there ran between the \
+                                     wakeup and the switch (preemption or interrupts off)"
+            .into(),
+        CauseKind::FunctionTime => format!(
+            "look at why {} took longer (what it waited for, the locks it took)",
+            if c.name.is_empty() { "that call" } else { &c.name }
+        ),
+        CauseKind::LostEvents => {
+            "record with a larger buffer (buffer_size_kb) or fewer events, so that no event is lost".into()
+        }
+        // The audit worded the finding's fixes; the verdict carries them as its hint.
+        CauseKind::Configuration => String::new(),
+        CauseKind::NotTraced => "run as root with tracefs mounted and trace the measurement (`--trace`, or \
+                                 `latscope run`) so that the trace says what held the CPU"
+            .into(),
+    }
+}
+
+/// What to do about time no kernel event accounts for: on the hypervisor's host, or the firmware.
+fn no_kernel_event(ctx: &RemedyContext) -> String {
+    match ctx.hypervisor.as_deref() {
+        Some(h) if !h.to_lowercase().contains("unknown") => format!(
+            "the guest cannot fix this: on the {h} host, pin each vCPU to a dedicated isolated CPU, avoid \
+             overcommit and host power management; or measure on bare metal"
+        ),
+        Some(_) => "the guest cannot fix this: on the host, pin each vCPU to a dedicated isolated CPU, avoid \
+                    overcommit and host power management; or measure on bare metal"
+            .into(),
+        None => "on bare metal, check the SMI count (modprobe msr; MSR 0x34) and firmware power management (the \
+                 hwlat tracer confirms time the kernel never saw); in a VM, dedicate and pin physical CPUs to this \
+                 vCPU on the host and check steal time"
+            .into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_model::Nanos;
+
+    fn e(cause: CauseKind, culprit: Culprit) -> Explanation {
+        Explanation::new(cause, culprit, Nanos(1_000), Some(CpuId(1)))
+    }
+
+    #[test]
+    fn blocking_task_remedy_depends_on_the_victim() {
+        let spin = Culprit::task(TaskRef::new("spin", 60, Some(2)));
+        let rt = RemedyContext::default().for_victim(&TaskRef::new("cyclictest", 50, Some(4)));
+        let r = remedy(&e(CauseKind::BlockingTask, spin.clone()), &rt);
+        assert!(r.starts_with("move spin off CPU 1") && r.contains("raise cyclictest's priority"), "{r}");
+        let other = RemedyContext::default().for_victim(&TaskRef::new("app", 51, Some(120)));
+        assert!(remedy(&e(CauseKind::BlockingTask, spin.clone()), &other).contains("not a real-time task"));
+        assert!(remedy(&e(CauseKind::BlockingTask, spin), &RemedyContext::default()).contains("isolcpus=1"));
+    }
+
+    #[test]
+    fn timer_irq_delay_takes_the_remedy_of_what_held_it() {
+        let mut d = e(CauseKind::TimerIrqDelay, Culprit::named("local_timer"));
+        let ctx = RemedyContext { hypervisor: Some("KVM".into()), ..RemedyContext::default() };
+        assert!(remedy(&d, &ctx).contains("on the KVM host"));
+        d.within.push(e(CauseKind::IrqsOff, Culprit::default().with_chain(vec!["console_unlock+0xc0".into()])));
+        let h = hint(&d, None, &ctx);
+        assert!(h.remedy.contains("dmesg -n 1"), "{h:?}");
+        assert_eq!(hint(&d, Some(Pattern::ConsolePrint), &ctx).pattern, Some(Pattern::ConsolePrint));
+    }
+
+    #[test]
+    fn every_cause_has_a_remedy_but_configuration() {
+        use CauseKind::*;
+        let all = [
+            TimerIrqDelay,
+            IrqHandler,
+            Irq,
+            Vector,
+            TimerTick,
+            Softirq,
+            Nmi,
+            BlockingTask,
+            PreemptOff,
+            Idle,
+            IrqsOff,
+            PreemptOrIrqsOff,
+            RtThrottling,
+            ReturnToUser,
+            NoKernelEvent,
+            OtherKernelEvent,
+            WakeupLatency,
+            FunctionTime,
+            LostEvents,
+            NotTraced,
+        ];
+        for k in all {
+            assert!(!remedy(&e(k, Culprit::named("x")), &RemedyContext::default()).is_empty(), "{k:?}");
+        }
+        assert!(remedy(&e(Configuration, Culprit::named("x")), &RemedyContext::default()).is_empty());
+    }
+}

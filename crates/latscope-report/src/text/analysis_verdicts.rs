@@ -1,0 +1,245 @@
+//! The verdicts of `latscope analyze` in words: one sentence per verdict, built from its explanation and
+//! the part of the analysis it is about (the latency tracer's report, the irqs-off section, the late timer,
+//! the wakeup, the throttling summary, the function-graph trees, the lost events).
+
+use super::explain::{self, WakeupView};
+use crate::human::human;
+use latscope_analyze::analysis::Analysis;
+use latscope_analyze::funcgraph::DiffKind;
+use latscope_analyze::symbol;
+use latscope_analyze::timeline::IrqsOffSource;
+use latscope_analyze::verdict::{Compared, Verdict, VerdictKind};
+use latscope_analyze::wakeup::WakeupBreakdown;
+use latscope_model::{CauseKind, Explanation, Nanos};
+
+/// `console_unlock+0xc0` → `console_unlock+0x39c` (parent `vprintk_emit`) of an irqs-off section from
+/// preemptirq events: where it began, where it ended, and the parent.
+pub fn section_where(source: &IrqsOffSource) -> Option<(String, String, String)> {
+    match source {
+        IrqsOffSource::Preemptirq { caller, parent, end_caller, .. } => Some((
+            symbol::short(caller).to_string(),
+            symbol::short(end_caller).to_string(),
+            symbol::bare(parent).to_string(),
+        )),
+        IrqsOffSource::Flags => None,
+    }
+}
+
+/// A decomposed wakeup as its sentence needs it.
+pub fn wakeup_view(w: &WakeupBreakdown) -> WakeupView<'_> {
+    WakeupView {
+        task: Some(&w.task),
+        tid: w.task.pid,
+        latency: w.latency,
+        cpu: w.cpu,
+        timer: w.timer.as_deref(),
+        callback_delay: w.callback_delay,
+        other_timers: w.other_timers.iter().map(|t| &**t).collect(),
+        not_asleep: false,
+    }
+}
+
+/// The sentence of a decomposed wakeup (without its remedy).
+pub fn wakeup_sentence(w: &WakeupBreakdown) -> String {
+    explain::wakeup_sentence(&wakeup_view(w), w.headline.as_ref())
+}
+
+/// The name of a task, idle, or anything else that ran instead of a throttled task.
+fn ran(e: &Explanation) -> String {
+    match (&e.culprit.task, e.cause) {
+        (Some(t), _) => t.comm.to_string(),
+        (None, CauseKind::Idle) => "idle".into(),
+        (None, _) => e.culprit.name.clone(),
+    }
+}
+
+/// The sentence of one verdict of `a`.
+pub fn sentence(a: &Analysis, v: &Verdict) -> String {
+    let e = &v.explanation;
+    match v.kind {
+        VerdictKind::LatencyTrace => latency_trace(a, e),
+        VerdictKind::IrqsOff => irqs_off(a, e),
+        VerdictKind::HrtimerLate => late_timer(a, e),
+        VerdictKind::Wakeup => match a.wakeups.first() {
+            Some(w) => wakeup_sentence(w),
+            None => explain::label(e),
+        },
+        VerdictKind::RtThrottling => throttling(a, e),
+        VerdictKind::FuncGraphDiff => diff(v),
+        VerdictKind::FuncGraphSlowest => slowest(a, e),
+        VerdictKind::LostEvents => {
+            let per: Vec<String> = a.source.lost.iter().map(|(c, n)| format!("CPU {}: {n}", c.0)).collect();
+            format!(
+                "The ring buffer lost events ({}{}): a cause may be missing from the conclusions above.",
+                per.join(", "),
+                if a.source.lost_unknown.is_empty() { "" } else { ", and an unknown number elsewhere" }
+            )
+        }
+    }
+}
+
+fn latency_trace(a: &Analysis, e: &Explanation) -> String {
+    let Some(r) = &a.latency_trace else { return explain::label(e) };
+    let what = match e.cause {
+        CauseKind::IrqsOff => "with irqs off",
+        CauseKind::PreemptOff => "with preemption off",
+        CauseKind::PreemptOrIrqsOff => "with preemption or irqs off",
+        _ => "of wakeup latency",
+    };
+    let us = r.latency.0 / 1000;
+    let amount = if r.latency.0 % 1000 == 0 { format!("{us} us") } else { human(r.latency) };
+    let mut s = format!("{amount} {what}");
+    if let Some(c) = r.cpu {
+        s.push_str(&format!(" on CPU {}", c.0));
+    }
+    if let Some(b) = &r.big {
+        if let Some(f) = &b.func {
+            s.push_str(&format!(" in {}", symbol::bare(f)));
+            if let Some(p) = &b.parent {
+                s.push_str(&format!(" called from {}", symbol::bare(p)));
+            }
+        }
+    } else if let Some(st) = &r.started_at {
+        s.push_str(&format!(" from {st} to {}", r.ended_at.as_deref().unwrap_or("?")));
+    }
+    if !r.chain.is_empty() {
+        let chain: Vec<&str> = r.chain.iter().take(5).map(String::as_str).collect();
+        s.push_str(&format!(", reached from {}", chain.join(" ← ")));
+    }
+    if let Some((comm, pid)) = &r.task {
+        s.push_str(&format!(" (task {comm}:{pid})"));
+    }
+    s.push('.');
+    if let Some(b) = &r.big {
+        s.push_str(&format!(
+            " The entry with the big delay marker '{}' is `{}`, followed by {} without a trace entry.",
+            b.marker,
+            b.what,
+            human(b.delay)
+        ));
+    }
+    s
+}
+
+fn irqs_off(a: &Analysis, e: &Explanation) -> String {
+    let Some(f) = a.irqs_off.longest() else { return explain::label(e) };
+    let s = &f.section;
+    let mut text = format!("irqs off {} on CPU {}", human(s.duration()), s.cpu.0);
+    match section_where(&s.source) {
+        Some((from, to, parent)) => text.push_str(&format!(" from {from} to {to} (parent {parent})")),
+        None => text.push_str(" (from the flags column: a lower bound)"),
+    }
+    text.push_str(&format!(" in {}:{}", s.comm, s.pid));
+    if let Some(d) = &f.delayed {
+        let late = d.timers.iter().filter_map(|t| t.lateness).max();
+        let printed = d.printed.iter().filter_map(|p| p.lateness).max();
+        text.push_str(&format!("; the {} interrupt that ran right after it", d.name));
+        match late.or(printed) {
+            Some(l) => text.push_str(&format!(" delivered the hrtimer {} late", human(l))),
+            None => text.push_str(&format!(" entered {} after the section ended", human(d.entry - s.end))),
+        }
+        if let Some(o) = d.printed.iter().filter_map(|p| p.overruns).max() {
+            text.push_str(&format!(" (the traced code itself reported \"{o} overruns\")"));
+        }
+    }
+    text.push('.');
+    text
+}
+
+fn late_timer(a: &Analysis, e: &Explanation) -> String {
+    let Some(l) = a.hrtimers.late.first() else { return explain::label(e) };
+    let mut text = format!(
+        "hrtimer {} on CPU {} expired {} late",
+        l.expiry.function,
+        l.expiry.cpu.0,
+        human(l.expiry.lateness.unwrap_or_default())
+    );
+    if let Some(c) = l.before.first() {
+        let doing = match c.cause {
+            CauseKind::Idle => "idle".to_string(),
+            CauseKind::IrqsOff => format!("running with irqs off at {}", explain::who(&c.culprit)),
+            CauseKind::BlockingTask => format!("running {}", explain::who(&c.culprit)),
+            _ => format!("in {}", explain::label(c)),
+        };
+        text.push_str(&format!(
+            "; before the {} entered, the CPU was {doing} for {}",
+            l.irq_name.as_deref().unwrap_or("interrupt"),
+            human(c.magnitude)
+        ));
+        if e.within.first().is_some_and(|w| w.cause == CauseKind::NoKernelEvent) {
+            text.push_str(" with interrupts on, as far as the trace shows: no kernel event held the interrupt back");
+        }
+    }
+    text.push('.');
+    text
+}
+
+fn throttling(a: &Analysis, e: &Explanation) -> String {
+    let Some(t) = &a.throttling else { return explain::label(e) };
+    let Some(g) = t.gaps.first() else { return explain::label(e) };
+    let every = t.interval.map(|i| format!(" about every {}", human(i))).unwrap_or_default();
+    let instead = g.ran_instead.first().map(|c| format!("; {} ran instead", ran(c))).unwrap_or_default();
+    let share = if t.over.0 > 0 { t.total.0 as f64 * 100.0 / t.over.0 as f64 } else { 0.0 };
+    format!(
+        "RT throttling: {}:{} (SCHED_FIFO/RR prio {}) was kept off CPU {} {} time(s){every}, {} in total ({share:.1}% \
+         of the {} they spread over; median gap {}, longest {}), although it was runnable and no other real-time \
+         task ran there{instead}: the kernel's RT bandwidth limit (kernel.sched_rt_runtime_us of \
+         kernel.sched_rt_period_us, 5% for normal tasks by default) throttled it.",
+        g.task.comm,
+        g.task.pid,
+        g.task.prio.map_or_else(|| "?".to_string(), |p| (99 - p).to_string()),
+        g.cpu.0,
+        t.count,
+        human(t.total),
+        human(t.over),
+        human(t.median),
+        human(t.max)
+    )
+}
+
+fn diff(v: &Verdict) -> String {
+    let Some(dv) = &v.diff else { return explain::label(&v.explanation) };
+    let d = &dv.diff;
+    let label = match &dv.compared {
+        Compared::Traces { normal, abnormal } => format!("{normal} vs {abnormal}"),
+        Compared::SlowestAndMedian => "slowest vs median call in this trace".into(),
+    };
+    let Some(top) = d.entries.iter().find(|e| e.extra > 0) else { return explain::label(&v.explanation) };
+    let mut text = format!(
+        "{} took {} more in the abnormal call ({} vs {}, {label}); {} of it in {}",
+        d.root,
+        human(Nanos(d.extra.max(0) as u64)),
+        human(d.abnormal.unwrap_or_default()),
+        human(d.normal.unwrap_or_default()),
+        human(Nanos(top.extra as u64)),
+        top.func()
+    );
+    if top.kind == DiffKind::SelfGrew {
+        text.push_str(" itself");
+    } else {
+        text.push_str(" (called only in the abnormal case)");
+    }
+    let ancestors: Vec<&str> = top.path.iter().rev().skip(1).take(4).map(|p| &**p).collect();
+    if !ancestors.is_empty() {
+        text.push_str(&format!(" under {}", ancestors.join(" ← ")));
+    }
+    text.push('.');
+    text
+}
+
+fn slowest(a: &Analysis, e: &Explanation) -> String {
+    let Some(f) = &a.funcgraph else { return explain::label(e) };
+    let Some(root) = f.slowest.first() else { return explain::label(e) };
+    let names: Vec<&str> = f.hot_path.iter().map(|n| &*n.func).collect();
+    let (last_self, last_func) =
+        f.hot_path.last().map(|n| (n.self_time, n.func.clone())).unwrap_or((root.self_time, root.func.clone()));
+    format!(
+        "The slowest call, {} on CPU {}, took {}; its time went down {} ({} in {} itself).",
+        root.func,
+        root.cpu.0,
+        human(root.total.unwrap_or_default()),
+        names.join(" → "),
+        human(last_self.unwrap_or_default()),
+        last_func
+    )
+}
