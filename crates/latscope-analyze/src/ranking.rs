@@ -59,10 +59,7 @@ pub fn timer_causes(t: &TimerResult, ctx: &RemedyContext) -> Vec<Cause> {
     if !explained.is_empty() {
         return explained;
     }
-    let mut worst: Vec<(CpuId, latscope_model::WakeupSample)> =
-        t.cpus.iter().flat_map(|c| c.worst.iter().map(move |w| (c.cpu, *w))).collect();
-    worst.sort_by_key(|w| std::cmp::Reverse(w.1.latency_ns));
-    let Some((cpu, w)) = worst.first().copied() else { return Vec::new() };
+    let Some((cpu, w)) = t.worst_first().first().copied() else { return Vec::new() };
     let mut evidence = vec![worst_wakeup(t, None, cpu, w.latency_ns, w.expected_ns)];
     let unmatched = traced.iter().find(|x| x.cpu == cpu && x.seq == w.seq).map(|x| x.matched.clone());
     evidence.extend(unmatched.map(|matched| Observation::NotExplained { matched }));
@@ -140,7 +137,8 @@ pub fn noise_causes(n: &NoiseResult, ctx: &RemedyContext) -> Vec<Cause> {
         Some(t) if !t.causes.is_empty() => t.causes[0].clone(),
         _ => Explanation::new(CauseKind::NotTraced, Culprit::default(), gap, Some(c.cpu)),
     };
-    if let Some(name) = &ctx.hypervisor {
+    // The hypervisor is context for noise no kernel event (or no trace) explains, not for a named culprit.
+    if let (Some(name), CauseKind::NoKernelEvent | CauseKind::NotTraced) = (&ctx.hypervisor, explanation.cause) {
         evidence.push(Observation::Hypervisor { name: name.clone() });
     }
     let pattern = crate::patterns::recognise(&explanation);

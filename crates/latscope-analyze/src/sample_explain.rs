@@ -7,7 +7,7 @@ use crate::hrtimer::{self, activity_components};
 use crate::remedy::RemedyContext;
 use crate::timeline::Timeline;
 use crate::wakeup::{decompose_task_sample, headline, KnownSample, WakeupBreakdown, WakeupContext};
-use latscope_model::{merge_same, CpuId, Event, Nanos, Pid, SampleMatch, TaskRef, TracedWakeup};
+use latscope_model::{merge_same, CpuId, Event, Nanos, Pid, SampleMatch, TaskRef, TracedWakeup, WakeupSample};
 
 /// A sample measured by a known thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +24,32 @@ pub struct MeasuredSample {
     pub expected: Nanos,
     /// Measured latency.
     pub latency: Nanos,
+}
+
+/// The `top` worst of the samples each measuring thread kept (`(cpu, tid, its worst samples)`), worst
+/// first (earlier samples first among equals), as samples to explain; `prio` is the threads' kernel
+/// priority.
+pub fn worst_samples<'a>(
+    threads: impl IntoIterator<Item = (CpuId, Pid, &'a [WakeupSample])>,
+    prio: Option<i32>,
+    top: usize,
+) -> Vec<MeasuredSample> {
+    let mut samples: Vec<MeasuredSample> = threads
+        .into_iter()
+        .flat_map(|(cpu, tid, worst)| {
+            worst.iter().map(move |w| MeasuredSample {
+                cpu,
+                tid,
+                prio,
+                seq: w.seq,
+                expected: Nanos(w.expected_ns),
+                latency: Nanos(w.latency_ns),
+            })
+        })
+        .collect();
+    samples.sort_by(|a, b| b.latency.cmp(&a.latency).then(a.seq.cmp(&b.seq)));
+    samples.truncate(top);
+    samples
 }
 
 /// How far the trace's end of a wakeup may be from the sample's own end to be the same wakeup.

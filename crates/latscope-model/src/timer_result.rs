@@ -176,6 +176,14 @@ impl TimerResult {
         }
     }
 
+    /// The worst wakeups of every CPU, worst first (earlier samples first among equals).
+    pub fn worst_first(&self) -> Vec<(CpuId, WakeupSample)> {
+        let mut worst: Vec<(CpuId, WakeupSample)> =
+            self.cpus.iter().flat_map(|c| c.worst.iter().map(move |w| (c.cpu, *w))).collect();
+        worst.sort_by(|a, b| b.1.latency_ns.cmp(&a.1.latency_ns).then(a.1.seq.cmp(&b.1.seq)));
+        worst
+    }
+
     /// Whether any CPU had a latency above the run's threshold.
     pub fn exceeded_threshold(&self) -> bool {
         self.all.above_threshold.is_some_and(|n| n > 0)

@@ -397,11 +397,10 @@ pub fn compare_page(c: &Comparison, metadata: Vec<(String, latscope_model::RunMe
 /// Timelines of the worst wakeups of a timer result drawn from traced `slices` (same clock as the
 /// samples: ftrace `mono` is CLOCK_MONOTONIC). At most `n` per run, the worst first.
 pub fn worst_case_timelines(r: &TimerResult, slices: &CpuSlices, measured: &[(CpuId, Pid)], n: usize) -> Vec<Block> {
-    let mut worst: Vec<(CpuId, latscope_model::WakeupSample)> =
-        r.cpus.iter().flat_map(|c| c.worst.iter().map(move |w| (c.cpu, *w))).collect();
-    worst.sort_by_key(|w| std::cmp::Reverse(w.1.latency_ns));
     let mut out = Vec::new();
-    for (i, (cpu, w)) in worst.into_iter().filter(|(cpu, _)| slices.cpus.contains_key(cpu)).take(n).enumerate() {
+    for (i, (cpu, w)) in
+        r.worst_first().into_iter().filter(|(cpu, _)| slices.cpus.contains_key(cpu)).take(n).enumerate()
+    {
         let pad = (w.latency_ns / 2).clamp(50_000, 2_000_000);
         let t = Timeline {
             title: format!("CPU {}: wakeup {} late", cpu.0, us(w.latency_ns)),

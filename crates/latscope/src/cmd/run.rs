@@ -10,7 +10,7 @@ use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::ranking;
 use latscope_analyze::remedy::RemedyContext;
-use latscope_analyze::sample_explain::{explain_samples, MeasuredSample};
+use latscope_analyze::sample_explain::{explain_samples, worst_samples};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
 use latscope_model::facts::SystemFacts;
 use latscope_model::noise_result::{NoiseOptions, NoiseResult};
@@ -235,23 +235,11 @@ fn explain_worst(
     prio: Option<i32>,
     remedy: &RemedyContext,
 ) -> Vec<latscope_model::TracedWakeup> {
-    let mut samples: Vec<MeasuredSample> = t
+    let threads = t
         .cpus
         .iter()
-        .filter_map(|c| Some((c, measured.iter().find(|(cpu, _)| *cpu == c.cpu)?.1)))
-        .flat_map(|(c, tid)| {
-            c.worst.iter().map(move |w| MeasuredSample {
-                cpu: c.cpu,
-                tid,
-                prio,
-                seq: w.seq,
-                expected: Nanos(w.expected_ns),
-                latency: Nanos(w.latency_ns),
-            })
-        })
-        .collect();
-    samples.sort_by(|a, b| b.latency.cmp(&a.latency).then(a.seq.cmp(&b.seq)));
-    samples.truncate(TIMELINES);
+        .filter_map(|c| Some((c.cpu, measured.iter().find(|(cpu, _)| *cpu == c.cpu)?.1, c.worst.as_slice())));
+    let samples = worst_samples(threads, prio, TIMELINES);
     explain_samples(events, &samples, remedy)
 }
 
