@@ -11,7 +11,7 @@ use crate::latency_report::{latency_report, LatencyReport};
 use crate::symbol;
 use crate::timeline::{IrqsOffSource, Timeline};
 use crate::wakeup::{self, ThrottleGap, WakeupBreakdown, WakeupContext, WakeupSelection};
-use latscope_decode::DecodedTrace;
+use latscope_model::DecodedTrace;
 use latscope_model::{CpuId, Event, Nanos};
 use serde::Serialize;
 use std::collections::BTreeMap;

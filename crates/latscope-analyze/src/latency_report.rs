@@ -4,7 +4,7 @@
 
 use crate::hints::{self, Hint};
 use crate::symbol;
-use latscope_decode::LatencyHeader;
+use latscope_model::LatencyHeader;
 use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
 use serde::Serialize;
 

@@ -1,6 +1,7 @@
-//! Decode errors (the input is not a trace at all) and warnings (a line or record was skipped).
+//! Decode errors (the input is not a trace at all); warnings (a line or record was skipped) are
+//! [`latscope_model::Warning`]s.
 
-use serde::Serialize;
+pub use latscope_model::Warning;
 
 /// The input cannot be decoded at all. Partial damage is a [`Warning`], not an error.
 #[derive(Debug, thiserror::Error)]
@@ -31,13 +32,4 @@ pub enum DecodeError {
         /// What is wrong.
         what: String,
     },
-}
-
-/// Something that could not be decoded and was skipped; decoding went on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Warning {
-    /// `FILE:LINE` for text, `FILE@0xOFFSET` (or `cpuN page P`) for binary input.
-    pub location: String,
-    /// What was wrong.
-    pub message: String,
 }

@@ -7,11 +7,10 @@ pub mod error;
 pub mod merge;
 pub mod raw;
 pub mod text;
-pub mod trace;
 pub mod typed;
 
 pub use error::{DecodeError, Warning};
-pub use trace::{DecodedTrace, Format, LatencyHeader, TraceInfo};
+pub use latscope_model::{DecodedTrace, Format, LatencyHeader, LatencyTask, TraceInfo};
 
 use latscope_model::Event;
 use std::io::{Read, Seek, SeekFrom};

@@ -2,11 +2,13 @@
 
 pub mod audit_result;
 pub mod cpu;
+pub mod decoded_trace;
 pub mod event;
 pub mod facts;
 pub mod finding;
 pub mod flags;
 pub mod histogram;
+pub mod latency_header;
 pub mod metadata;
 pub mod missing;
 pub mod noise_cause;
@@ -22,11 +24,13 @@ pub mod wire;
 
 pub use audit_result::AuditResult;
 pub use cpu::{CpuId, CpuList, CpuListError};
+pub use decoded_trace::{DecodedTrace, Format, TraceInfo, Warning};
 pub use event::{Event, EventKind, Field, FieldValue, Pid, Text};
 pub use facts::{Fact, SystemFacts};
 pub use finding::{Evidence, Finding, Fix, FixKind, Severity};
 pub use flags::Flags;
 pub use histogram::{Bucket, LatencyHistogram, Summary};
+pub use latency_header::{LatencyHeader, LatencyTask};
 pub use metadata::RunMetadata;
 pub use missing::MissingFeature;
 pub use noise_cause::{CpuNoiseCauses, NoiseCause, NoiseCauses};
