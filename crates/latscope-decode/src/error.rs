@@ -3,7 +3,8 @@
 
 pub use latscope_model::Warning;
 
-/// The input cannot be decoded at all. Partial damage is a [`Warning`], not an error.
+/// The input cannot be decoded at all (or a `.dat` cannot be written). Partial damage is a [`Warning`], not
+/// an error.
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {
     /// Reading the input failed.
@@ -21,6 +22,14 @@ pub enum DecodeError {
         path: String,
         /// What was seen instead.
         why: String,
+    },
+    /// Writing a trace (a `.dat`) failed.
+    #[error("{path}: {source}; pick a writable path on a file system with free space")]
+    Write {
+        /// The file being written.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
     },
     /// The input is a known format but its structure is broken beyond recovery.
     #[error("{path}: {what} at {location}")]

@@ -14,11 +14,15 @@ mod cpu_stream;
 mod input;
 mod meta;
 mod pool;
+mod spec;
+mod writer;
 
 pub use compress::Compression;
 pub use cpu_stream::CpuStream;
-pub use meta::{Buffer, CpuData, Meta, MAGIC};
+pub use meta::{Buffer, CpuData, Meta};
 pub use pool::PoolStream;
+pub use spec::MAGIC;
+pub use writer::{write_dat_v6, DatCpu, DatInput, DatSummary, PageSource};
 
 use crate::merge::{EventStream, Merge};
 use crate::raw::cmdlines::{Cmdlines, TaskNames};

@@ -1,8 +1,8 @@
 //! tracefs: finding/mounting it, private instances, saved-and-restored knobs, the latency event set,
-//! per-CPU raw page readers, lost-event counters, markers, the capture session and the `.dat` writer.
+//! per-CPU raw page readers, lost-event counters, markers and the capture session (its `.dat` writer is
+//! `latscope_decode::dat::write_dat_v6`, next to the reader).
 
 pub mod capture;
-pub mod dat_writer;
 pub mod events;
 pub mod instance;
 pub mod knobs;
