@@ -31,6 +31,15 @@ pub enum DecodeError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// A tracefs format text (`header_page`, an event's `format` file, from tracefs or a `.dat`) does not
+    /// parse.
+    #[error("{format}: {what}")]
+    Format {
+        /// Which text: `header_page`, `SYSTEM event format`.
+        format: String,
+        /// What is wrong, with the line when it is one line.
+        what: String,
+    },
     /// The input is a known format but its structure is broken beyond recovery.
     #[error("{path}: {what} at {location}")]
     Corrupt {

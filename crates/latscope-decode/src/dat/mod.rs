@@ -154,10 +154,10 @@ impl<R: Read + Seek> DatReader<R> {
                 meta.big_endian,
             ))
         } else {
-            RawDecoder::new(&meta.header_page, meta.big_endian).map_err(|what| DecodeError::Corrupt {
+            RawDecoder::new(&meta.header_page, meta.big_endian).map_err(|e| DecodeError::Corrupt {
                 path: name.into(),
                 location: "header_page".into(),
-                what,
+                what: e.to_string(),
             })?
         };
         decoder.set_header_event(&meta.header_event);
@@ -170,7 +170,11 @@ impl<R: Read + Seek> DatReader<R> {
         let ftrace = std::mem::take(&mut meta.ftrace_formats).into_iter().map(|t| ("ftrace".to_string(), t));
         for (sys, text) in ftrace.chain(std::mem::take(&mut meta.event_formats)) {
             if let Err(e) = decoder.add_format_later(&sys, text) {
-                warnings.push(Warning { location: format!("{name}: {sys} format"), message: e });
+                let message = match e {
+                    DecodeError::Format { what, .. } => what,
+                    other => other.to_string(),
+                };
+                warnings.push(Warning { location: format!("{name}: {sys} format"), message });
             }
         }
         decoder.set_printk_formats(&meta.printk);
