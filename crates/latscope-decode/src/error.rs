@@ -40,6 +40,16 @@ pub enum DecodeError {
         /// What is wrong, with the line when it is one line.
         what: String,
     },
+    /// A result file (cyclictest or oslat output, a saved latscope JSON result) cannot be imported.
+    #[error("{file}{}: {message}", .line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Import {
+        /// The file as named by the user.
+        file: String,
+        /// 1-based line, when the problem is on one line.
+        line: Option<usize>,
+        /// What is wrong and what is accepted.
+        message: String,
+    },
     /// The input is a known format but its structure is broken beyond recovery.
     #[error("{path}: {what} at {location}")]
     Corrupt {

@@ -4,6 +4,7 @@
 pub mod dat;
 pub mod detect;
 pub mod error;
+pub mod import;
 pub mod merge;
 pub mod raw;
 mod readers;

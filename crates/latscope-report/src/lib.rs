@@ -1,11 +1,10 @@
-//! latscope's renderers: text tables, JSON, HTML with SVG plots, Perfetto trace JSON, run comparison and imports.
+//! latscope's renderers: text tables, JSON, HTML with SVG plots, Perfetto trace JSON, run comparison.
 
 pub mod compare;
 pub mod decode_stats;
 pub mod events;
 pub mod fix_script;
 pub mod html;
-pub mod import;
 pub mod json;
 pub mod live;
 pub mod pages;

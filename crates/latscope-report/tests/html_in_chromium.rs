@@ -2,9 +2,9 @@
 //! Chromium without console errors, and every plot element in the rendered DOM holds a non-empty SVG.
 //! Skips (with a message) when Chromium is not installed.
 
+use latscope_decode::import::{load, Loaded};
 use latscope_report::compare::{compare, RunInput};
 use latscope_report::html::{Page, ReportFiles};
-use latscope_report::import::{load, Loaded};
 use latscope_report::pages;
 use std::path::{Path, PathBuf};
 use std::process::Command;

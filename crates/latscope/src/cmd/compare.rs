@@ -5,8 +5,8 @@
 use crate::cmd::report::{read_result, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::JsonSink;
+use latscope_decode::import::Loaded;
 use latscope_report::compare::{compare, letter, RunInput};
-use latscope_report::import::Loaded;
 use latscope_report::json::write_json;
 use latscope_report::pages::compare_page;
 use std::io::Write;
