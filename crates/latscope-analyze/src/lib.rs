@@ -2,6 +2,7 @@
 
 pub mod analysis;
 pub mod audit;
+pub mod compare;
 pub mod component;
 pub mod funcgraph;
 pub mod hints;
