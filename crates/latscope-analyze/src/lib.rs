@@ -1,5 +1,7 @@
 //! latscope's analyses: samples and events ➜ findings (data, never text).
 
+#![forbid(unsafe_code)]
+
 pub mod analysis;
 pub mod audit;
 pub mod compare;

@@ -1,6 +1,8 @@
 //! Bytes ➜ typed events: ftrace text, tracefs event formats and ring-buffer pages, trace-cmd `.dat`,
 //! merged per CPU into one time-ordered stream. Pure: no I/O beyond reading the given input.
 
+#![forbid(unsafe_code)]
+
 pub mod dat;
 pub mod detect;
 pub mod error;

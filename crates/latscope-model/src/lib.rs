@@ -1,5 +1,7 @@
 //! latscope's vocabulary: time, CPUs, events, histograms and the versioned JSON wire types. No I/O.
 
+#![forbid(unsafe_code)]
+
 pub mod audit_result;
 pub mod cpu;
 pub mod decoded_trace;

@@ -1,5 +1,7 @@
 //! latscope's renderers: text tables, JSON, HTML with SVG plots, Perfetto trace JSON, run comparison.
 
+#![forbid(unsafe_code)]
+
 pub mod compare;
 pub mod decode_stats;
 pub mod events;
