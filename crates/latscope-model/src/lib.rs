@@ -2,26 +2,30 @@
 
 #![forbid(unsafe_code)]
 
-pub mod audit_result;
-pub mod cpu;
-pub mod decoded_trace;
+// The vocabulary is re-exported below; four families keep a namespace of their own: `event` (the event
+// kinds), `facts` (what the audit judges), `noise_result` (a noise run's parts) and `wire` (the JSON
+// envelope).
+
+mod audit_result;
+mod cpu;
+mod decoded_trace;
 pub mod event;
 pub mod facts;
-pub mod finding;
-pub mod flags;
-pub mod histogram;
-pub mod latency_header;
-pub mod metadata;
-pub mod missing;
-pub mod noise_cause;
+mod finding;
+mod flags;
+mod histogram;
+mod latency_header;
+mod metadata;
+mod missing;
+mod noise_cause;
 pub mod noise_result;
-pub mod run_result;
-pub mod syscall_args;
-pub mod task_name;
-pub mod time;
-pub mod timer_result;
-pub mod traced_wakeup;
-pub mod window;
+mod run_result;
+mod syscall_args;
+mod task_name;
+mod time;
+mod timer_result;
+mod traced_wakeup;
+mod window;
 pub mod wire;
 
 pub use audit_result::AuditResult;
