@@ -1,9 +1,7 @@
 //! Decode errors (the input is not a trace at all); warnings (a line or record was skipped) are
 //! [`latscope_model::Warning`]s.
 
-pub use latscope_model::Warning;
-
-/// The input cannot be decoded at all (or a `.dat` cannot be written). Partial damage is a [`Warning`], not
+/// The input cannot be decoded at all (or a `.dat` cannot be written). Partial damage is a [`Warning`](latscope_model::Warning), not
 /// an error.
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {

@@ -1,21 +1,33 @@
 //! Bytes ➜ typed events: ftrace text, tracefs event formats and ring-buffer pages, trace-cmd `.dat`,
-//! merged per CPU into one time-ordered stream. Pure: no I/O beyond reading the given input.
+//! merged per CPU into one time-ordered stream; the `.dat` writer next to its reader; and the importers
+//! of cyclictest and oslat results ([`import`]). Pure: no I/O beyond reading the given input and writing
+//! to the given writer.
+//!
+//! The whole input: [`decode_file`], [`decode_bytes`]; streamed: [`stream_file`], [`visit_file`],
+//! [`stream_bytes`]; one format: [`DatReader`], [`RawDecoder`] (live ring-buffer pages),
+//! [`decode_text_bytes`]; writing: [`write_dat_v6`].
 
 #![forbid(unsafe_code)]
 
-pub mod dat;
-pub mod detect;
-pub mod error;
+mod dat;
+mod detect;
+mod error;
 pub mod import;
-pub mod merge;
-pub mod raw;
+mod merge;
+mod raw;
 mod readers;
-pub mod text;
-pub mod typed;
+mod text;
+mod typed;
 
-pub use error::{DecodeError, Warning};
-pub use latscope_model::{DecodedTrace, Format, LatencyHeader, LatencyTask, TraceInfo};
+pub use dat::{
+    decode_dat_bytes, decode_dat_file, write_dat_v6, Buffer, Compression, CpuData, DatCpu, DatInput, DatReader,
+    DatSummary, Meta, PageSource,
+};
+pub use error::DecodeError;
+pub use latscope_model::{DecodedTrace, Format, LatencyHeader, LatencyTask, TraceInfo, Warning};
+pub use raw::{Missed, PageLayout, PageSummary, RawDecoder, TimeMap};
 pub use readers::Streamed;
+pub use text::{decode_text_bytes, decode_text_reader, TextResult};
 
 use latscope_model::Event;
 use readers::{Sink, Source};

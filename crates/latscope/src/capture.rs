@@ -3,8 +3,7 @@
 //! build the page decoder from the capture's formats, and decode the finished capture into events.
 
 use crate::error::CliError;
-use latscope_decode::raw::{Missed, RawDecoder};
-use latscope_decode::DecodeError;
+use latscope_decode::{DecodeError, Missed, RawDecoder};
 use latscope_model::{CpuList, Event, MissingFeature, Nanos};
 use latscope_sys::tracefs::{kallsyms_text, Capture, CaptureConfig, CaptureData, Retention, TraceFormats};
 

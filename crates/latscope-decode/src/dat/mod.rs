@@ -3,7 +3,7 @@
 //!
 //! ```no_run
 //! # fn main() -> Result<(), latscope_decode::DecodeError> {
-//! let mut reader = latscope_decode::dat::DatReader::open(std::path::Path::new("trace.dat"))?;
+//! let mut reader = latscope_decode::DatReader::open(std::path::Path::new("trace.dat"))?;
 //! for event in reader.by_ref() { /* time-ordered, CPUs merged */ let _ = event; }
 //! let info = reader.info(); // lost events per CPU are complete once the stream is consumed
 //! # let _ = info; Ok(()) }
@@ -253,8 +253,8 @@ impl<R: Read + Seek> DatReader<R> {
         w
     }
 
-    /// Hand every remaining event to `visit` in time order without moving it (see
-    /// [`Merge::for_each_mut`]): the same events as iterating, task names included.
+    /// Hand every remaining event to `visit` in time order without moving it (the merge lends each from
+    /// its decoded chunk): the same events as iterating, task names included.
     pub fn for_each_ref(&mut self, mut visit: impl FnMut(&Event)) {
         let names = &mut self.names;
         self.merge.for_each_mut(|e| {

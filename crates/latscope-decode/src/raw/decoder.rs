@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use latscope_decode::raw::RawDecoder;
+//! use latscope_decode::RawDecoder;
 //! use latscope_model::CpuId;
 //! use std::io::Read;
 //! // header_page answers only the read at offset 0: read it whole in one large read(2)
@@ -199,7 +199,7 @@ impl RawDecoder {
     }
 
     /// Task names by pid, already parsed.
-    pub fn set_cmdline_table(&mut self, cmdlines: Cmdlines) {
+    pub(crate) fn set_cmdline_table(&mut self, cmdlines: Cmdlines) {
         self.cmdlines = cmdlines;
         self.last_comm = None;
     }
@@ -210,13 +210,13 @@ impl RawDecoder {
     }
 
     /// Kernel symbols already parsed.
-    pub fn set_kallsyms_table(&mut self, kallsyms: Kallsyms) {
+    pub(crate) fn set_kallsyms_table(&mut self, kallsyms: Kallsyms) {
         self.kallsyms = Symbols::ready(kallsyms);
         self.symbols.borrow_mut().clear();
     }
 
     /// Kernel symbols another thread is still loading: the first lookup waits for them.
-    pub fn set_kallsyms_loading(&mut self, loading: Arc<Loading>) {
+    pub(crate) fn set_kallsyms_loading(&mut self, loading: Arc<Loading>) {
         self.kallsyms = Symbols::pending(loading);
         self.symbols.borrow_mut().clear();
     }
@@ -237,7 +237,7 @@ impl RawDecoder {
     }
 
     /// The field of `format` called `name`, resolved through the per-format cache.
-    pub fn field<'f>(&self, format: &'f CompiledFormat, name: &str) -> Option<&'f FieldDef> {
+    pub(crate) fn field<'f>(&self, format: &'f CompiledFormat, name: &str) -> Option<&'f FieldDef> {
         let key = (name.as_ptr() as usize, name.len());
         let Ok(mut caches) = self.name_cache.try_borrow_mut() else {
             return format.format.field(name);
@@ -293,7 +293,7 @@ impl RawDecoder {
     }
 
     /// Leave task names to the caller (who sees the events in time order across CPUs, see
-    /// [`TaskNames`](crate::raw::cmdlines::TaskNames)): every event's `comm` is empty and no name is
+    /// `TaskNames`): every event's `comm` is empty and no name is
     /// learned from `sched` records here.
     pub fn leave_task_names(&mut self) {
         self.names_later = true;

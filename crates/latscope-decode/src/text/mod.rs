@@ -15,9 +15,7 @@ mod latency;
 mod line;
 mod systrace;
 
-pub use decoder::{TextDecoder, MAX_WARNINGS};
-pub use flags::{parse_flags, FifthColumn};
-pub use line::{parse_prefix, Prefix};
+pub use decoder::TextDecoder;
 pub use systrace::{is_html, zlib_offset};
 
 use crate::{DecodeError, TraceInfo, Warning};

@@ -4,8 +4,7 @@
 use crate::capture::decoder_for;
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::signal;
-use latscope_decode::dat::{write_dat_v6, DatCpu, DatInput, PageSource};
-use latscope_decode::raw::Missed;
+use latscope_decode::{write_dat_v6, DatCpu, DatInput, Missed, PageSource};
 use latscope_model::{parse_duration, CpuId, CpuList, Nanos};
 use latscope_sys::tracefs::{
     kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, EventSelection, Retention,
