@@ -2,8 +2,7 @@
 //! `raw_syscalls` plan and a format parsed at its first record included.
 #![no_main]
 
-use latscope_decode::raw::header_page::PageLayout;
-use latscope_decode::raw::RawDecoder;
+use latscope_decode::{PageLayout, RawDecoder};
 use latscope_model::CpuId;
 use libfuzzer_sys::fuzz_target;
 

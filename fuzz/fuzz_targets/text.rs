@@ -2,7 +2,7 @@
 //! streaming reader fed in small, odd-sized reads (partial lines across chunk boundaries).
 #![no_main]
 
-use latscope_decode::text::{decode_text_bytes, decode_text_reader};
+use latscope_decode::{decode_text_bytes, decode_text_reader};
 use libfuzzer_sys::fuzz_target;
 use std::io::Read;
 

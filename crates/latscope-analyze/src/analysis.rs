@@ -12,7 +12,7 @@ use crate::throttling::{self, ThrottleSummary};
 use crate::timeline::Timeline;
 use crate::verdict::{self, Verdict, VerdictKind, VerdictParts};
 use crate::wakeup::{self, WakeupBreakdown, WakeupContext, WakeupSelection};
-use latscope_decode::DecodedTrace;
+use latscope_model::DecodedTrace;
 use latscope_model::{CpuId, Nanos};
 use serde::Serialize;
 use std::collections::BTreeMap;

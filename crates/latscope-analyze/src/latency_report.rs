@@ -4,7 +4,7 @@
 
 use crate::patterns;
 use crate::symbol;
-use latscope_decode::LatencyHeader;
+use latscope_model::LatencyHeader;
 use latscope_model::{CpuId, Event, EventKind, Nanos, Pattern, Text};
 use serde::Serialize;
 

@@ -1,7 +1,10 @@
 //! latscope's analyses: samples and events ➜ findings (data, never text).
 
+#![forbid(unsafe_code)]
+
 pub mod analysis;
 pub mod audit;
+pub mod compare;
 pub mod funcgraph;
 pub mod hrtimer;
 pub mod irq_stats;

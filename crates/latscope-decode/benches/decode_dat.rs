@@ -1,7 +1,7 @@
 //! Decode a `.dat` into typed events and print a summary: the library path `latscope decode --stats`
 //! takes, runnable before/without the binary. Usage: `cargo bench -p latscope-decode --bench decode_dat -- FILE`.
 
-use latscope_decode::dat::DatReader;
+use latscope_decode::DatReader;
 use std::collections::BTreeMap;
 use std::time::Instant;
 

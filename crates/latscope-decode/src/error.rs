@@ -1,8 +1,8 @@
-//! Decode errors (the input is not a trace at all) and warnings (a line or record was skipped).
+//! Decode errors (the input is not a trace at all); warnings (a line or record was skipped) are
+//! [`latscope_model::Warning`]s.
 
-use serde::Serialize;
-
-/// The input cannot be decoded at all. Partial damage is a [`Warning`], not an error.
+/// The input cannot be decoded at all (or a `.dat` cannot be written). Partial damage is a [`Warning`](latscope_model::Warning), not
+/// an error.
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {
     /// Reading the input failed.
@@ -21,6 +21,33 @@ pub enum DecodeError {
         /// What was seen instead.
         why: String,
     },
+    /// Writing a trace (a `.dat`) failed.
+    #[error("{path}: {source}; pick a writable path on a file system with free space")]
+    Write {
+        /// The file being written.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A tracefs format text (`header_page`, an event's `format` file, from tracefs or a `.dat`) does not
+    /// parse.
+    #[error("{format}: {what}")]
+    Format {
+        /// Which text: `header_page`, `SYSTEM event format`.
+        format: String,
+        /// What is wrong, with the line when it is one line.
+        what: String,
+    },
+    /// A result file (cyclictest or oslat output, a saved latscope JSON result) cannot be imported.
+    #[error("{file}{}: {message}", .line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Import {
+        /// The file as named by the user.
+        file: String,
+        /// 1-based line, when the problem is on one line.
+        line: Option<usize>,
+        /// What is wrong and what is accepted.
+        message: String,
+    },
     /// The input is a known format but its structure is broken beyond recovery.
     #[error("{path}: {what} at {location}")]
     Corrupt {
@@ -31,13 +58,4 @@ pub enum DecodeError {
         /// What is wrong.
         what: String,
     },
-}
-
-/// Something that could not be decoded and was skipped; decoding went on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Warning {
-    /// `FILE:LINE` for text, `FILE@0xOFFSET` (or `cpuN page P`) for binary input.
-    pub location: String,
-    /// What was wrong.
-    pub message: String,
 }

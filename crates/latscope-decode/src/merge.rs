@@ -66,11 +66,6 @@ impl<I: EventStream> Merge<I> {
         &self.lost_unknown
     }
 
-    /// The underlying streams.
-    pub fn streams(&self) -> &[I] {
-        &self.streams
-    }
-
     /// The underlying streams, to collect what they report.
     pub fn streams_mut(&mut self) -> &mut [I] {
         &mut self.streams

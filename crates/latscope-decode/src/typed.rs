@@ -1,27 +1,8 @@
 //! The one mapping from an event's (system, name, fields) to a typed [`EventKind`], shared by every reader.
 //!
 //! Readers (ftrace text, raw ring-buffer pages, trace-cmd `.dat`) differ in how they get at a field;
-//! they all implement [`FieldSource`] and call [`build`]:
-//!
-//! ```
-//! use latscope_decode::typed::{build, FieldSource};
-//! use latscope_model::{EventKind, Field, Text};
-//!
-//! struct Irq;
-//! impl FieldSource for Irq {
-//!     fn int(&self, name: &str) -> Option<i64> {
-//!         (name == "irq").then_some(19)
-//!     }
-//!     fn text(&self, name: &str) -> Option<Text> {
-//!         (name == "name").then(|| Text::from("eth0"))
-//!     }
-//!     fn fields(&self) -> Vec<Field> {
-//!         Vec::new()
-//!     }
-//! }
-//! let kind = build(Some("irq"), "irq_handler_entry", &Irq);
-//! assert_eq!(kind, EventKind::IrqHandlerEntry { irq: 19, name: Text::from("eth0") });
-//! ```
+//! they all implement [`FieldSource`] and call [`build`] (the test `a_field_source_builds_a_typed_event`
+//! shows the smallest source).
 //!
 //! Field names are the kernel's tracefs `format` names (`prev_comm`, `vector`, `delta_ns`, `caller_offs`…).
 //! Text readers whose print format is not `key=value` (`sys_enter: NR 0 (…)`, `workqueue_execute_start:
@@ -507,6 +488,25 @@ mod tests {
         fn fields(&self) -> Vec<Field> {
             self.0.iter().map(|(k, v)| Field { name: Text::from(*k), value: FieldValue::Str(Text::from(*v)) }).collect()
         }
+    }
+
+    /// The smallest [`FieldSource`]: an `irq_handler_entry` with its two fields.
+    #[test]
+    fn a_field_source_builds_a_typed_event() {
+        struct Irq;
+        impl FieldSource for Irq {
+            fn int(&self, name: &str) -> Option<i64> {
+                (name == "irq").then_some(19)
+            }
+            fn text(&self, name: &str) -> Option<Text> {
+                (name == "name").then(|| Text::from("eth0"))
+            }
+            fn fields(&self) -> Vec<Field> {
+                Vec::new()
+            }
+        }
+        let kind = build(Some("irq"), "irq_handler_entry", &Irq);
+        assert_eq!(kind, EventKind::IrqHandlerEntry { irq: 19, name: Text::from("eth0") });
     }
 
     #[test]

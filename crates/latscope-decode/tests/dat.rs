@@ -1,7 +1,6 @@
 //! trace-cmd `.dat` fixtures: every file decodes, per-file facts, and agreement with `trace-cmd report`.
 
-use latscope_decode::dat::{decode_dat_bytes, decode_dat_file, DatReader};
-use latscope_decode::{DecodedTrace, Format};
+use latscope_decode::{decode_dat_bytes, decode_dat_file, DatReader, DecodedTrace, Format};
 use latscope_model::{CpuId, Event, EventKind, Nanos};
 use std::path::{Path, PathBuf};
 use std::process::Command;

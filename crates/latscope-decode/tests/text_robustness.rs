@@ -2,8 +2,7 @@
 //! lines duplicated or spliced, fed whole and through the chunked streaming reader. Truncation keeps
 //! what comes before the cut.
 
-use latscope_decode::text::{decode_text_bytes, decode_text_reader};
-use latscope_decode::{decode_bytes, DecodeError};
+use latscope_decode::{decode_bytes, decode_text_bytes, decode_text_reader, DecodeError};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

@@ -5,16 +5,16 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 /// Highest value the histogram tracks without saturating: 100 s.
-pub const HIGHEST_NS: u64 = 100_000_000_000;
+pub(crate) const HIGHEST_NS: u64 = 100_000_000_000;
 /// Significant decimal digits kept.
-pub const SIGFIG: u8 = 3;
+pub(crate) const SIGFIG: u8 = 3;
 
 /// The percentiles every summary reports, as (label, quantile).
-pub const PERCENTILES: [(&str, f64); 5] =
+pub(crate) const PERCENTILES: [(&str, f64); 5] =
     [("50", 0.50), ("90", 0.90), ("99", 0.99), ("99.9", 0.999), ("99.99", 0.9999)];
 
 /// A latency histogram in nanoseconds. Allocated once; recording never allocates,
-/// and values above [`HIGHEST_NS`] are clamped (and counted in `saturated`).
+/// and values above 100 s are clamped (and counted in `saturated`).
 #[derive(Clone, Debug)]
 pub struct LatencyHistogram {
     hist: Histogram<u64>,
@@ -68,7 +68,7 @@ impl LatencyHistogram {
         self.hist.len()
     }
 
-    /// Values that were above [`HIGHEST_NS`] and clamped to it.
+    /// Values that were above the highest trackable value (100 s) and clamped to it.
     pub fn saturated(&self) -> u64 {
         self.saturated
     }

@@ -1,34 +1,44 @@
 //! latscope's vocabulary: time, CPUs, events, histograms and the versioned JSON wire types. No I/O.
 
-pub mod audit_result;
-pub mod cpu;
+#![forbid(unsafe_code)]
+
+// The vocabulary is re-exported below; four families keep a namespace of their own: `event` (the event
+// kinds), `facts` (what the audit judges), `noise_result` (a noise run's parts) and `wire` (the JSON
+// envelope).
+
+mod audit_result;
+mod cpu;
+mod decoded_trace;
 pub mod event;
 pub mod explanation;
 pub mod facts;
-pub mod finding;
-pub mod flags;
-pub mod histogram;
-pub mod metadata;
-pub mod missing;
-pub mod noise_cause;
+mod finding;
+mod flags;
+mod histogram;
+mod latency_header;
+mod metadata;
+mod missing;
+mod noise_cause;
 pub mod noise_result;
-pub mod run_result;
-pub mod syscall_args;
-pub mod task_name;
-pub mod time;
-pub mod timer_result;
-pub mod traced_wakeup;
-pub mod window;
+mod run_result;
+mod syscall_args;
+mod task_name;
+mod time;
+mod timer_result;
+mod traced_wakeup;
+mod window;
 pub mod wire;
 
 pub use audit_result::AuditResult;
 pub use cpu::{CpuId, CpuList, CpuListError};
+pub use decoded_trace::{DecodedTrace, Format, TraceInfo, Warning};
 pub use event::{Event, EventKind, Field, FieldValue, Pid, Text};
 pub use explanation::{is_rt_prio, merge_same, CauseKind, Culprit, Explanation, Hint, Pattern, TaskRef};
 pub use facts::{Fact, SystemFacts};
 pub use finding::{Evidence, Finding, Fix, FixKind, Severity};
 pub use flags::Flags;
 pub use histogram::{Bucket, LatencyHistogram, Summary};
+pub use latency_header::{LatencyHeader, LatencyTask};
 pub use metadata::RunMetadata;
 pub use missing::MissingFeature;
 pub use noise_cause::{CpuNoiseCauses, NoiseCauses};

@@ -1,4 +1,6 @@
-//! latscope's renderers: text tables, JSON, HTML with SVG plots, Perfetto trace JSON, run comparison and imports.
+//! latscope's renderers: text tables, JSON, HTML with SVG plots, Perfetto trace JSON, run comparison.
+
+#![forbid(unsafe_code)]
 
 pub mod compare;
 pub mod decode_stats;
@@ -6,7 +8,6 @@ pub mod events;
 pub mod fix_script;
 pub mod html;
 pub mod human;
-pub mod import;
 pub mod json;
 pub mod live;
 pub mod pages;

@@ -1,7 +1,7 @@
 //! The report pages of each result kind — timer, noise, audit, comparison, `latscope run` — built from the
 //! result data into [`Page`]s with their plots, tables, verdicts and sidebar.
 
-use crate::compare::{Comparison, Measure};
+use crate::compare::{Comparison, Measure, RunSeries};
 use crate::html::{Block, Page, Plot, Section};
 use crate::plot::causes::{causes_svg, CauseBar, CauseSegment};
 use crate::plot::cdf::cdf_svg;

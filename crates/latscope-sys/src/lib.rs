@@ -1,6 +1,6 @@
 //! The only crate that touches the kernel: measurement threads, tracefs, and host facts.
 
-pub mod error;
+mod error;
 pub mod host;
 pub mod measure;
 pub mod tracefs;

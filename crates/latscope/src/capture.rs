@@ -3,7 +3,7 @@
 //! build the page decoder from the capture's formats, and decode the finished capture into events.
 
 use crate::error::CliError;
-use latscope_decode::raw::{Missed, RawDecoder};
+use latscope_decode::{DecodeError, Missed, RawDecoder};
 use latscope_model::{CpuList, Event, MissingFeature, Nanos};
 use latscope_sys::tracefs::{kallsyms_text, Capture, CaptureConfig, CaptureData, Retention, TraceFormats};
 
@@ -16,8 +16,13 @@ pub fn decoder_for(formats: &TraceFormats, cmdlines: &str) -> Result<RawDecoder,
         .map_err(|e| CliError(format!("events/header_page: {e}")))?;
     dec.set_header_event(&formats.header_event);
     for f in &formats.formats {
-        dec.add_format(&f.system, &f.text)
-            .map_err(|e| CliError(format!("events/{}/{}/format: {e}", f.system, f.name)))?;
+        dec.add_format(&f.system, &f.text).map_err(|e| {
+            let what = match e {
+                DecodeError::Format { what, .. } => what,
+                other => other.to_string(),
+            };
+            CliError(format!("events/{}/{}/format: {what}", f.system, f.name))
+        })?;
     }
     dec.set_cmdlines(cmdlines);
     Ok(dec)

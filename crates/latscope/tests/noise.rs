@@ -4,9 +4,7 @@
 
 use latscope_model::noise_result::NoiseResult;
 use latscope_model::{Bucket, CpuId, Nanos};
-use latscope_sys::measure::inject::{start_injector, InjectSpec};
-use latscope_sys::measure::noise::{run_noise, NoiseConfig};
-use latscope_sys::measure::rt::Policy;
+use latscope_sys::measure::{run_noise, start_injector, InjectSpec, NoiseConfig, Policy};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;

@@ -19,7 +19,7 @@ pub enum Compression {
 
 impl Compression {
     /// From the header's algorithm name.
-    pub fn from_name(name: &str) -> Result<Compression, String> {
+    pub(crate) fn from_name(name: &str) -> Result<Compression, String> {
         match name {
             "none" | "" => Ok(Compression::None),
             "zlib" => Ok(Compression::Zlib),
@@ -29,14 +29,14 @@ impl Compression {
     }
 
     /// Decompress `data`, which must expand to exactly `size` bytes.
-    pub fn decompress(self, data: &[u8], size: u64) -> Result<Vec<u8>, String> {
+    pub(crate) fn decompress(self, data: &[u8], size: u64) -> Result<Vec<u8>, String> {
         let mut out = Vec::new();
         self.decompress_into(data, size, &mut out)?;
         Ok(out)
     }
 
     /// [`decompress`](Self::decompress) into `out` (its content replaced), reusing its allocation.
-    pub fn decompress_into(self, data: &[u8], size: u64, out: &mut Vec<u8>) -> Result<(), String> {
+    pub(crate) fn decompress_into(self, data: &[u8], size: u64, out: &mut Vec<u8>) -> Result<(), String> {
         if size > MAX_BLOCK {
             return Err(format!("compressed block claims {size} bytes uncompressed (limit {MAX_BLOCK})"));
         }

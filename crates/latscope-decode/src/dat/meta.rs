@@ -3,29 +3,9 @@
 
 use super::compress::Compression;
 use super::input::{Bytes, InResult, Input};
+use super::spec::*;
 use crate::raw::time_map::{parse_c_integer, TimeMap};
 use std::io::{Read, Seek};
-
-/// The `.dat` magic: 0x17 0x08 0x44 "tracing".
-pub const MAGIC: &[u8; 10] = b"\x17\x08\x44tracing";
-
-const OPT_DONE: u16 = 0;
-const OPT_DATE: u16 = 1;
-const OPT_CPUSTAT: u16 = 2;
-const OPT_BUFFER: u16 = 3;
-const OPT_TRACECLOCK: u16 = 4;
-const OPT_UNAME: u16 = 5;
-const OPT_OFFSET: u16 = 7;
-const OPT_CPUCOUNT: u16 = 8;
-const OPT_TIME_SHIFT: u16 = 12;
-const OPT_TSC2NSEC: u16 = 14;
-const OPT_HEADER_INFO: u16 = 16;
-const OPT_FTRACE_EVENTS: u16 = 17;
-const OPT_EVENT_FORMATS: u16 = 18;
-const OPT_KALLSYMS: u16 = 19;
-const OPT_PRINTK: u16 = 20;
-const OPT_CMDLINES: u16 = 21;
-const OPT_BUFFER_TEXT: u16 = 22;
 
 /// Where one CPU's data is in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,14 +146,14 @@ pub(crate) fn read_meta<R: Read + Seek>(inp: &mut Input<R>, defer_kallsyms: Opti
 /// The HEADER INFO block (`header_page\0` size data `header_event\0` size data).
 fn header_info(b: &mut Bytes<'_>, m: &mut Meta) -> InResult<()> {
     let tag = b.cstr()?;
-    if tag != "header_page" {
-        return Err(format!("expected `header_page`, found `{tag}`"));
+    if tag != HEADER_PAGE {
+        return Err(format!("expected `{HEADER_PAGE}`, found `{tag}`"));
     }
     let n = b.u64()?;
     m.header_page = b.text(n)?;
     let tag = b.cstr()?;
-    if tag != "header_event" {
-        return Err(format!("expected `header_event`, found `{tag}`"));
+    if tag != HEADER_EVENT {
+        return Err(format!("expected `{HEADER_EVENT}`, found `{tag}`"));
     }
     let n = b.u64()?;
     m.header_event = b.text(n)?;
@@ -206,7 +186,7 @@ fn event_formats(b: &mut Bytes<'_>, m: &mut Meta) -> InResult<()> {
 fn read_v6<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta) -> InResult<()> {
     // header_page / header_event
     let mut hi = Vec::new();
-    for tag in ["header_page", "header_event"] {
+    for tag in [HEADER_PAGE, HEADER_EVENT] {
         let t = inp.cstr()?;
         if t != tag {
             return Err(format!("expected `{tag}`, found `{t}`"));
@@ -243,7 +223,7 @@ fn read_v6<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta) -> InResult<()> {
         let at = inp.pos();
         let label = inp.bytes(10)?;
         match &label[..] {
-            b"options  \0" => loop {
+            LABEL_OPTIONS => loop {
                 let id = inp.u16()?;
                 if id == OPT_DONE {
                     break;
@@ -259,7 +239,7 @@ fn read_v6<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta) -> InResult<()> {
                     _ => simple_option(id, &data, m),
                 }
             },
-            b"flyrecord\0" => {
+            LABEL_FLYRECORD => {
                 let mut top = Buffer { name: String::new(), clock: m.clock.clone(), cpus: Vec::new() };
                 for cpu in 0..m.cpus {
                     let offset = inp.u64()?;
@@ -269,7 +249,7 @@ fn read_v6<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta) -> InResult<()> {
                 m.buffers.push(top);
                 break;
             }
-            b"latency  \0" => {
+            LABEL_LATENCY => {
                 m.warnings.push(format!(
                     "offset 0x{at:x}: this .dat holds latency-tracer text, not ring-buffer data; \
                      decode it with `trace-cmd report` and feed the text to latscope"
@@ -338,7 +318,7 @@ fn section<R: Read + Seek>(inp: &mut Input<R>, m: &Meta, off: u64) -> InResult<(
     let flags = inp.u16()?;
     let _desc = inp.u32()?;
     let size = inp.u64()?;
-    if flags & 1 == 0 {
+    if flags & SECTION_COMPRESSED == 0 {
         return Ok((id, inp.bytes(size)?));
     }
     let csize = inp.u32()?;
@@ -363,8 +343,8 @@ fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, defer_kallsyms: Opt
         let here = next;
         next = 0;
         let (id, data) = section(inp, m, here)?;
-        if id != 0 {
-            return Err(format!("offset 0x{here:x}: expected an options section (id 0), found id {id}"));
+        if id != OPT_DONE {
+            return Err(format!("offset 0x{here:x}: expected an options section (id {OPT_DONE}), found id {id}"));
         }
         let mut b = Bytes { b: &data, at: 0, big_endian: m.big_endian, origin: here };
         while b.remaining() >= 6 {

@@ -3,7 +3,7 @@
 //!
 //! ```no_run
 //! # fn main() -> Result<(), latscope_decode::DecodeError> {
-//! let mut reader = latscope_decode::dat::DatReader::open(std::path::Path::new("trace.dat"))?;
+//! let mut reader = latscope_decode::DatReader::open(std::path::Path::new("trace.dat"))?;
 //! for event in reader.by_ref() { /* time-ordered, CPUs merged */ let _ = event; }
 //! let info = reader.info(); // lost events per CPU are complete once the stream is consumed
 //! # let _ = info; Ok(()) }
@@ -14,11 +14,15 @@ mod cpu_stream;
 mod input;
 mod meta;
 mod pool;
+mod spec;
+mod writer;
 
 pub use compress::Compression;
 pub use cpu_stream::CpuStream;
-pub use meta::{Buffer, CpuData, Meta, MAGIC};
+pub use meta::{Buffer, CpuData, Meta};
 pub use pool::PoolStream;
+pub use spec::MAGIC;
+pub use writer::{write_dat_v6, DatCpu, DatInput, DatSummary, PageSource};
 
 use crate::merge::{EventStream, Merge};
 use crate::raw::cmdlines::{Cmdlines, TaskNames};
@@ -150,10 +154,10 @@ impl<R: Read + Seek> DatReader<R> {
                 meta.big_endian,
             ))
         } else {
-            RawDecoder::new(&meta.header_page, meta.big_endian).map_err(|what| DecodeError::Corrupt {
+            RawDecoder::new(&meta.header_page, meta.big_endian).map_err(|e| DecodeError::Corrupt {
                 path: name.into(),
                 location: "header_page".into(),
-                what,
+                what: e.to_string(),
             })?
         };
         decoder.set_header_event(&meta.header_event);
@@ -166,7 +170,11 @@ impl<R: Read + Seek> DatReader<R> {
         let ftrace = std::mem::take(&mut meta.ftrace_formats).into_iter().map(|t| ("ftrace".to_string(), t));
         for (sys, text) in ftrace.chain(std::mem::take(&mut meta.event_formats)) {
             if let Err(e) = decoder.add_format_later(&sys, text) {
-                warnings.push(Warning { location: format!("{name}: {sys} format"), message: e });
+                let message = match e {
+                    DecodeError::Format { what, .. } => what,
+                    other => other.to_string(),
+                };
+                warnings.push(Warning { location: format!("{name}: {sys} format"), message });
             }
         }
         decoder.set_printk_formats(&meta.printk);
@@ -245,8 +253,8 @@ impl<R: Read + Seek> DatReader<R> {
         w
     }
 
-    /// Hand every remaining event to `visit` in time order without moving it (see
-    /// [`Merge::for_each_mut`]): the same events as iterating, task names included.
+    /// Hand every remaining event to `visit` in time order without moving it (the merge lends each from
+    /// its decoded chunk): the same events as iterating, task names included.
     pub fn for_each_ref(&mut self, mut visit: impl FnMut(&Event)) {
         let names = &mut self.names;
         self.merge.for_each_mut(|e| {

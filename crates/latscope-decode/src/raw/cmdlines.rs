@@ -41,13 +41,9 @@ impl Cmdlines {
     }
 
     /// Number of known pids.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.by_pid.len()
-    }
-
-    /// No pid known.
-    pub fn is_empty(&self) -> bool {
-        self.by_pid.is_empty()
     }
 }
 

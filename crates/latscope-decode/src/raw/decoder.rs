@@ -3,19 +3,18 @@
 //! This is the entry point for live capture (`trace_pipe_raw`) and for the `.dat` reader:
 //!
 //! ```no_run
-//! # fn main() -> Result<(), String> {
-//! use latscope_decode::raw::RawDecoder;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use latscope_decode::RawDecoder;
 //! use latscope_model::CpuId;
 //! use std::io::Read;
 //! // header_page answers only the read at offset 0: read it whole in one large read(2)
 //! // (`std::fs::read_to_string` starts small and truncates it; latscope-sys's `read_text` does this).
 //! let mut buf = vec![0u8; 64 * 1024];
 //! let n = std::fs::File::open("/sys/kernel/tracing/events/header_page")
-//!     .and_then(|mut f| f.read(&mut buf))
-//!     .map_err(|e| e.to_string())?;
+//!     .and_then(|mut f| f.read(&mut buf))?;
 //! let header_page = String::from_utf8_lossy(&buf[..n]).into_owned();
 //! let mut dec = RawDecoder::new(&header_page, cfg!(target_endian = "big"))?;
-//! let fmt = std::fs::read_to_string("/sys/kernel/tracing/events/sched/sched_switch/format").map_err(|e| e.to_string())?;
+//! let fmt = std::fs::read_to_string("/sys/kernel/tracing/events/sched/sched_switch/format")?;
 //! dec.add_format("sched", &fmt)?;
 //! let page = vec![0u8; 4096]; // one page read from per_cpu/cpu0/trace_pipe_raw
 //! let summary = dec.decode_page(CpuId(0), &page, &mut |event| println!("{event:?}"));
@@ -33,6 +32,7 @@ use super::source::RecordSource;
 use super::symbols::{Loading, Symbols};
 use super::time_map::TimeMap;
 use crate::typed::{self, FastHash, Interner};
+use crate::DecodeError;
 use latscope_model::{CpuId, Event, Nanos, TaskName, Text};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -78,8 +78,10 @@ pub struct RawDecoder {
 
 impl RawDecoder {
     /// A decoder for pages laid out as `header_page` says (its text from tracefs or a `.dat`).
-    pub fn new(header_page: &str, big_endian: bool) -> Result<RawDecoder, String> {
-        Ok(RawDecoder::with_layout(parse_header_page(header_page, big_endian)?))
+    pub fn new(header_page: &str, big_endian: bool) -> Result<RawDecoder, DecodeError> {
+        let layout = parse_header_page(header_page, big_endian)
+            .map_err(|what| DecodeError::Format { format: "header_page".into(), what })?;
+        Ok(RawDecoder::with_layout(layout))
     }
 
     /// A decoder for an already known page layout.
@@ -129,8 +131,8 @@ impl RawDecoder {
     }
 
     /// Add one `events/SYSTEM/NAME/format` file.
-    pub fn add_format(&mut self, system: &str, text: &str) -> Result<(), String> {
-        let f = parse_format(system, text)?;
+    pub fn add_format(&mut self, system: &str, text: &str) -> Result<(), DecodeError> {
+        let f = parse_format(system, text).map_err(|what| format_error(system, what))?;
         if let Some(ct) = f.field("common_type") {
             self.common_type = (ct.offset as usize, ct.size as usize);
         }
@@ -149,11 +151,11 @@ impl RawDecoder {
     /// Add one format file to be parsed when its first record is decoded (the first format added is
     /// parsed now: it gives the `common_type` location every record's id is read from). Only the `ID:`
     /// line is read here; a format that then fails to parse is reported in that page's warnings.
-    pub fn add_format_later(&mut self, system: &str, text: String) -> Result<(), String> {
+    pub fn add_format_later(&mut self, system: &str, text: String) -> Result<(), DecodeError> {
         if self.formats.iter().all(Option::is_none) {
             return self.add_format(system, &text);
         }
-        let id = format_id(&text)?;
+        let id = format_id(&text).map_err(|what| format_error(system, what))?;
         let later = Arc::make_mut(&mut self.later);
         if later.len() <= usize::from(id) {
             later.resize(usize::from(id) + 1, None);
@@ -197,7 +199,7 @@ impl RawDecoder {
     }
 
     /// Task names by pid, already parsed.
-    pub fn set_cmdline_table(&mut self, cmdlines: Cmdlines) {
+    pub(crate) fn set_cmdline_table(&mut self, cmdlines: Cmdlines) {
         self.cmdlines = cmdlines;
         self.last_comm = None;
     }
@@ -208,13 +210,13 @@ impl RawDecoder {
     }
 
     /// Kernel symbols already parsed.
-    pub fn set_kallsyms_table(&mut self, kallsyms: Kallsyms) {
+    pub(crate) fn set_kallsyms_table(&mut self, kallsyms: Kallsyms) {
         self.kallsyms = Symbols::ready(kallsyms);
         self.symbols.borrow_mut().clear();
     }
 
     /// Kernel symbols another thread is still loading: the first lookup waits for them.
-    pub fn set_kallsyms_loading(&mut self, loading: Arc<Loading>) {
+    pub(crate) fn set_kallsyms_loading(&mut self, loading: Arc<Loading>) {
         self.kallsyms = Symbols::pending(loading);
         self.symbols.borrow_mut().clear();
     }
@@ -235,7 +237,7 @@ impl RawDecoder {
     }
 
     /// The field of `format` called `name`, resolved through the per-format cache.
-    pub fn field<'f>(&self, format: &'f CompiledFormat, name: &str) -> Option<&'f FieldDef> {
+    pub(crate) fn field<'f>(&self, format: &'f CompiledFormat, name: &str) -> Option<&'f FieldDef> {
         let key = (name.as_ptr() as usize, name.len());
         let Ok(mut caches) = self.name_cache.try_borrow_mut() else {
             return format.format.field(name);
@@ -291,7 +293,7 @@ impl RawDecoder {
     }
 
     /// Leave task names to the caller (who sees the events in time order across CPUs, see
-    /// [`TaskNames`](crate::raw::cmdlines::TaskNames)): every event's `comm` is empty and no name is
+    /// `TaskNames`): every event's `comm` is empty and no name is
     /// learned from `sched` records here.
     pub fn leave_task_names(&mut self) {
         self.names_later = true;
@@ -401,6 +403,11 @@ struct LaterFormat {
     parsed: OnceLock<Result<Arc<CompiledFormat>, String>>,
 }
 
+/// The error of an event format of `system` that does not parse.
+fn format_error(system: &str, what: String) -> DecodeError {
+    DecodeError::Format { format: format!("{system} event format"), what }
+}
+
 /// The `ID:` of a format file's text, without parsing the rest.
 fn format_id(text: &str) -> Result<u16, String> {
     let line = text.lines().find_map(|l| l.trim_start().strip_prefix("ID:")).ok_or("no `ID:` line")?;
@@ -455,6 +462,20 @@ mod tests {
 \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
 \tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n\
 \tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n";
+
+    #[test]
+    fn format_errors_name_the_text_and_the_line() {
+        let Err(e) = RawDecoder::new("garbage", false) else { panic!("garbage has no page layout") };
+        assert_eq!(e.to_string(), "header_page: no `timestamp` field");
+        let mut dec = RawDecoder::new(HEADER_PAGE, false).expect("decoder");
+        let e = dec.add_format("sched", "name: a\nID: zz\n").expect_err("bad id");
+        assert_eq!(e.to_string(), "sched event format: line 2: bad ID `zz`");
+        dec.add_format("sched", WAKING).expect("format");
+        let e = dec.add_format_later("irq", "name: b\n".into()).expect_err("no ID");
+        assert!(
+            matches!(&e, DecodeError::Format { format, what } if format == "irq event format" && what == "no `ID:` line")
+        );
+    }
 
     #[test]
     fn the_syscall_plan_gives_what_the_typed_builder_gives() {

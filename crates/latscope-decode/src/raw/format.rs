@@ -64,7 +64,7 @@ impl EventFormat {
 
 /// Parse one format file. `system` is the directory the file came from (the file itself only names the event).
 /// Errors say which line is wrong and why.
-pub fn parse_format(system: &str, text: &str) -> Result<EventFormat, String> {
+pub(crate) fn parse_format(system: &str, text: &str) -> Result<EventFormat, String> {
     let mut name = None;
     let mut id = None;
     let mut fields = Vec::new();

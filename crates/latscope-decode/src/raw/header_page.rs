@@ -35,15 +35,16 @@ impl PageLayout {
 }
 
 /// Parse the `header_page` text (`field: u64 timestamp; offset:0; size:8; signed:0;` …).
-pub fn parse_header_page(text: &str, big_endian: bool) -> Result<PageLayout, String> {
+/// Errors say what is wrong (the caller names the text: `header_page`).
+pub(crate) fn parse_header_page(text: &str, big_endian: bool) -> Result<PageLayout, String> {
     // The file has the same field syntax as an event format but no name/ID lines.
     let wrapped = format!("name: header_page\nID: 0\n{text}");
-    let f = parse_format("header_page", &wrapped).map_err(|e| format!("header_page: {e}"))?;
-    let ts = f.field("timestamp").ok_or("header_page: no `timestamp` field")?;
-    let commit = f.field("commit").ok_or("header_page: no `commit` field")?;
-    let data = f.field("data").ok_or("header_page: no `data` field")?;
+    let f = parse_format("header_page", &wrapped)?;
+    let ts = f.field("timestamp").ok_or("no `timestamp` field")?;
+    let commit = f.field("commit").ok_or("no `commit` field")?;
+    let data = f.field("data").ok_or("no `data` field")?;
     if commit.size != 4 && commit.size != 8 {
-        return Err(format!("header_page: commit size {} (expected 4 or 8)", commit.size));
+        return Err(format!("commit size {} (expected 4 or 8)", commit.size));
     }
     Ok(PageLayout {
         ts_offset: ts.offset as usize,

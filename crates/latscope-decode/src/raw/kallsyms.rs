@@ -223,21 +223,25 @@ impl Kallsyms {
     }
 
     /// The symbol containing `addr` (the nearest one at or below it) and the offset into it.
+    #[cfg(test)]
     pub fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
         self.lookup_index(addr).map(|(_, n, off)| (n, off))
     }
 
     /// The symbol whose address is exactly `addr`.
+    #[cfg(test)]
     pub fn exact(&self, addr: u64) -> Option<&str> {
         self.lookup(addr).and_then(|(n, off)| (off == 0).then_some(n))
     }
 
     /// Number of symbols.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.syms.len()
     }
 
     /// No symbols.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.syms.is_empty()
     }

@@ -15,5 +15,6 @@ pub mod syscall_plan;
 pub mod time_map;
 
 pub use decoder::RawDecoder;
+pub use header_page::PageLayout;
 pub use page::{Missed, PageSummary};
 pub use time_map::TimeMap;

@@ -122,11 +122,13 @@ impl<'a> RawRecord<'a> {
     }
 
     /// Integer value of the field named `name`.
+    #[cfg(test)]
     pub fn int(&self, name: &str) -> Option<i64> {
         self.int_of(self.format.format.field(name)?)
     }
 
     /// String value of the field named `name`.
+    #[cfg(test)]
     pub fn str(&self, name: &str) -> Option<&'a str> {
         self.str_of(self.format.format.field(name)?)
     }
@@ -167,12 +169,8 @@ impl<'a> RawRecord<'a> {
         }
     }
 
-    /// The value of field `f` as an [`EventKind::Other`](latscope_model::EventKind::Other) field value.
-    pub fn value_of(&self, f: &FieldDef) -> FieldValue {
-        self.value_with(f, &|s| Text::from(s))
-    }
-
-    /// [`value_of`](Self::value_of), strings made by `text` (an interner).
+    /// The value of field `f` as an [`EventKind::Other`](latscope_model::EventKind::Other) field value,
+    /// strings made by `text` (an interner).
     fn value_with(&self, f: &FieldDef, text: &dyn Fn(&str) -> Text) -> FieldValue {
         match f.kind {
             FieldKind::Int => self.int_of(f).map_or_else(|| FieldValue::Str(text("?")), FieldValue::Int),
@@ -193,6 +191,7 @@ impl<'a> RawRecord<'a> {
     }
 
     /// All payload fields (the non-`common_` ones) with their values.
+    #[cfg(test)]
     pub fn payload_fields(&self) -> Vec<Field> {
         self.payload_fields_with(&|s| Text::from(s))
     }

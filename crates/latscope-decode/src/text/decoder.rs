@@ -6,10 +6,9 @@ use super::flags::FifthColumn;
 use super::graph::{parse_graph_line, GraphBody, GraphLine};
 use super::latency::header_line;
 use super::line::{parse_prefix, split_task, Prefix};
-use crate::trace::LatencyHeader;
 use crate::typed::Interner;
 use crate::{Format, TraceInfo, Warning};
-use latscope_model::{CpuId, Event, EventKind, Flags, Nanos, TaskName, Text};
+use latscope_model::{CpuId, Event, EventKind, Flags, LatencyHeader, Nanos, TaskName, Text};
 use std::borrow::Cow;
 use std::cell::RefCell;
 

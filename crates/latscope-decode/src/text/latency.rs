@@ -4,8 +4,7 @@
 //! Header lines come with a `# ` prefix (2.6.27+) or without (2.6.26), may be joined by copy/paste damage
 //! (`# ----…----# latency: 7038 us, …`) and may contain U+00A0 no-break spaces (normalised by the caller).
 
-use crate::trace::{LatencyHeader, LatencyTask};
-use latscope_model::{CpuId, Nanos, Text};
+use latscope_model::{CpuId, LatencyHeader, LatencyTask, Nanos, Text};
 
 /// Apply one header line (without its leading `#`) to `h`. Returns `true` when the line was a latency
 /// header line. `cpus` receives the `#P:N` CPU count.

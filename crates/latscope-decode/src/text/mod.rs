@@ -15,9 +15,7 @@ mod latency;
 mod line;
 mod systrace;
 
-pub use decoder::{TextDecoder, MAX_WARNINGS};
-pub use flags::{parse_flags, FifthColumn};
-pub use line::{parse_prefix, Prefix};
+pub use decoder::TextDecoder;
 pub use systrace::{is_html, zlib_offset};
 
 use crate::{DecodeError, TraceInfo, Warning};
@@ -37,15 +35,25 @@ pub fn decode_text_bytes(name: &str, bytes: &[u8], sink: &mut dyn FnMut(Event)) 
         return decode_text_reader(name, z, true, sink);
     }
     if systrace::is_html(bytes) {
-        let text = systrace::extract_html(bytes);
-        if text.is_empty() {
-            return Err(DecodeError::NotATrace { path: name.into(), why: "an HTML page without systrace data".into() });
-        }
-        let mut dec = TextDecoder::new(name);
-        dec.set_systrace();
-        feed_lines(&mut dec, &text, false, sink);
-        return finish(name, dec, sink);
+        return decode_html_bytes(name, bytes, sink);
     }
+    decode_plain_bytes(name, bytes, sink)
+}
+
+/// Decode the ftrace text inside a systrace HTML page held in memory.
+pub fn decode_html_bytes(name: &str, page: &[u8], sink: &mut dyn FnMut(Event)) -> TextResult {
+    let text = systrace::extract_html(page);
+    if text.is_empty() {
+        return Err(DecodeError::NotATrace { path: name.into(), why: "an HTML page without systrace data".into() });
+    }
+    let mut dec = TextDecoder::new(name);
+    dec.set_systrace();
+    feed_lines(&mut dec, &text, false, sink);
+    finish(name, dec, sink)
+}
+
+/// Decode ftrace text held in memory, plain or JS-escaped (systrace's `\n\` lines), not wrapped.
+pub fn decode_plain_bytes(name: &str, bytes: &[u8], sink: &mut dyn FnMut(Event)) -> TextResult {
     check_text(name, bytes)?;
     let mut dec = TextDecoder::new(name);
     let js = systrace::is_js_escaped(&bytes[..bytes.len().min(4096)]);

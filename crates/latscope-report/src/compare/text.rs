@@ -1,7 +1,7 @@
 //! The text rendering of a [`Comparison`]: runs legend, one block per scope with a line per run, the
 //! difference against the baseline and the test outcome, then the verdicts.
 
-use super::{fmt_p, Comparison, ScopeStats};
+use super::{fmt_p, reasons, Comparison, ScopeStats};
 use std::fmt::Write;
 
 fn us(ns: u64) -> String {
@@ -48,7 +48,7 @@ pub fn render(c: &Comparison) -> String {
                 "baseline".to_string()
             } else {
                 match row.tests.get(i - 1).and_then(|t| t.as_ref()) {
-                    Some(t) if t.significant => format!("significant ({})", t.reasons.join(", ")),
+                    Some(t) if t.significant => format!("significant ({})", reasons(t)),
                     Some(t) => format!("not significant (KS D={:.2}, MW p={})", t.ks_d, fmt_p(t.mw_p)),
                     None => "-".into(),
                 }
@@ -92,8 +92,8 @@ pub fn render(c: &Comparison) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{compare, Measure, RunInput};
     use super::*;
+    use latscope_analyze::compare::{compare, Measure, RunInput};
     use latscope_model::{LatencyHistogram, Nanos};
 
     fn run(letter: &str, values: &[(u64, u64)]) -> RunInput {
@@ -125,7 +125,7 @@ mod tests {
     fn snapshot() {
         let a = run("A", &[(4_000, 900), (5_000, 95), (9_000, 5)]);
         let b = run("B", &[(4_000, 900), (5_000, 50), (800_000, 50)]);
-        let text = render(&compare(vec![a, b]));
+        let text = render(&Comparison::from(compare(vec![a, b])));
         let expected = "Runs (times in µs; first run is the baseline):
   A  A.json (Timer)
   B  B.json (Timer)

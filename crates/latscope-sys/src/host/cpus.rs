@@ -2,7 +2,7 @@
 
 use super::read_trimmed;
 use crate::SysError;
-use latscope_model::{CpuId, CpuList};
+use latscope_model::CpuList;
 use std::path::PathBuf;
 
 /// Where the kernel lists online CPUs.
@@ -28,9 +28,10 @@ pub fn check_online(wanted: &CpuList) -> Result<(), SysError> {
     Ok(())
 }
 
-/// The CPU this thread runs on now.
-pub fn current_cpu() -> Option<CpuId> {
+/// The CPU this thread runs on now (tests check where a thread was pinned).
+#[cfg(test)]
+pub fn current_cpu() -> Option<latscope_model::CpuId> {
     // SAFETY: sched_getcpu has no preconditions.
     let c = unsafe { libc::sched_getcpu() };
-    (c >= 0).then_some(CpuId(c as u32))
+    (c >= 0).then_some(latscope_model::CpuId(c as u32))
 }

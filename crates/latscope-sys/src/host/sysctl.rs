@@ -1,6 +1,6 @@
 //! Reading sysctls (`kernel.sched_rt_runtime_us` → `/proc/sys/kernel/sched_rt_runtime_us`).
 
-use super::read_fact::{read_bool, read_int, read_string};
+use super::read_fact::{read_bool, read_int};
 use latscope_model::Fact;
 
 /// The `/proc/sys` path of a dotted sysctl name.
@@ -9,8 +9,9 @@ pub fn sysctl_path(name: &str) -> String {
 }
 
 /// A sysctl as text.
+#[cfg(test)]
 pub fn read_sysctl(name: &str) -> Fact<String> {
-    read_string(sysctl_path(name))
+    super::read_fact::read_string(sysctl_path(name))
 }
 
 /// An integer sysctl.

@@ -2,8 +2,19 @@
 //! measurement, and a known-load injector for ground-truth tests.
 
 pub mod clock;
-pub mod cycles;
-pub mod inject;
-pub mod noise;
-pub mod rt;
-pub mod timer;
+mod cycles;
+mod inject;
+mod noise;
+mod rt;
+mod timer;
+
+pub use cycles::{Calibration, ClockPair, COUNTER_NAME};
+pub use inject::{start_injector, InjectSpec, InjectionReport, Injector, Spin, DEFAULT_RECORDED_SPINS};
+pub use noise::{
+    environment as noise_environment, run_noise, start_noise, CpuSamples, LiveNoise, NoiseConfig, NoiseHandle,
+    NoiseRun, DEFAULT_GAP_CAPACITY,
+};
+pub use rt::{hold_dma_latency_zero, lock_memory, DmaLatency, MemoryLock, Policy};
+pub use timer::{
+    start_timer, CpuMeasurement, LiveCpu as LiveTimerCpu, LiveSnapshot, TimerConfig, TimerMeasurement, TimerRun,
+};

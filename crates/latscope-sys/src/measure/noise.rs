@@ -509,11 +509,6 @@ pub fn environment(cpus: &CpuList, hypervisor: Option<String>) -> NoiseEnvironme
     }
 }
 
-/// Bracket of a counter read with CLOCK_MONOTONIC, for callers that line other data up with gaps.
-pub fn monotonic_pair() -> ClockPair {
-    cycles::pair(libc::CLOCK_MONOTONIC)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

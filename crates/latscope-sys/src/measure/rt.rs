@@ -90,6 +90,7 @@ pub fn set_current_thread_policy(policy: Policy) -> Result<(), SysError> {
 }
 
 /// The calling thread's policy as the kernel reports it (`None` for policies other than OTHER/FIFO).
+#[cfg(test)]
 pub fn current_thread_policy() -> Option<Policy> {
     // SAFETY: pid 0 is the calling thread.
     let pol = unsafe { libc::sched_getscheduler(0) };

@@ -32,7 +32,8 @@ impl EventSpec {
 /// Which events to record.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum EventSelection {
-    /// The default latency set ([`default_events`]).
+    /// The default latency set: interrupts, hrtimers, scheduler switches and wakeups, NMIs and
+    /// `clock_nanosleep` (`default_events`).
     #[default]
     Default,
     /// The default set (when `default` is listed) plus `system` or `system/name` entries.

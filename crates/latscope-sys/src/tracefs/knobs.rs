@@ -19,11 +19,6 @@ impl Knobs {
         Knobs { dir: dir.into(), saved: Vec::new() }
     }
 
-    /// The directory the relative paths are resolved against.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// Writes `value` to `rel` (relative to the directory), saving the old value on the first write.
     pub fn set(&mut self, rel: &str, value: &str) -> Result<(), SysError> {
         let path = self.dir.join(rel);
@@ -35,6 +30,7 @@ impl Knobs {
     }
 
     /// The files written so far, in order.
+    #[cfg(test)]
     pub fn touched(&self) -> impl Iterator<Item = &Path> {
         self.saved.iter().map(|(p, _)| p.as_path())
     }

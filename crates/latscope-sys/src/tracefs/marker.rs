@@ -70,6 +70,7 @@ impl Marker {
 }
 
 /// Parses a [`Marker::mark_sample`] text back: `(cpu, seq, latency_ns)`.
+#[cfg(test)]
 pub fn parse_sample_mark(text: &str) -> Option<(u32, u64, u64)> {
     let rest = text.trim().strip_prefix("latscope: ")?;
     let mut cpu = None;

@@ -1,20 +1,20 @@
 //! tracefs: finding/mounting it, private instances, saved-and-restored knobs, the latency event set,
-//! per-CPU raw page readers, lost-event counters, markers, the capture session and the `.dat` writer.
+//! per-CPU raw page readers, lost-event counters, markers and the capture session (its `.dat` writer is
+//! `latscope_decode::dat::write_dat_v6`, next to the reader).
 
-pub mod capture;
-pub mod dat_writer;
-pub mod events;
-pub mod instance;
-pub mod knobs;
-pub mod marker;
-pub mod mount;
-pub mod reader;
-pub mod stats;
+mod capture;
+mod events;
+mod instance;
+mod knobs;
+mod marker;
+pub(crate) mod mount;
+mod reader;
+mod stats;
 
 pub use capture::{
     kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, CpuCapture, FormatText, StartError, TraceFormats,
 };
 pub use events::{EventSelection, EventSpec};
-pub use marker::Marker;
+pub use marker::{Marker, MAX_MARK};
 pub use reader::{RawPage, Retention};
 pub use stats::CpuStats;

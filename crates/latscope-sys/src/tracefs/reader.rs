@@ -25,7 +25,7 @@ pub struct RawPage {
     pub data: Vec<u8>,
 }
 
-/// What a [`PageStore`] keeps.
+/// What the per-CPU page store of a capture keeps.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Retention {
     /// Every page, in memory.
@@ -186,7 +186,6 @@ pub fn lock(store: &Mutex<PageStore>) -> MutexGuard<'_, PageStore> {
 /// A running per-CPU reader thread.
 #[derive(Debug)]
 pub struct Reader {
-    cpu: CpuId,
     handle: Option<JoinHandle<()>>,
     stop: Arc<AtomicBool>,
 }
@@ -218,12 +217,7 @@ impl Reader {
                 read_loop(file, &path, cpu, page_size, &store, &flag);
             })
             .map_err(|e| SysError::Invalid(format!("cannot start the trace reader thread of CPU {cpu}: {e}")))?;
-        Ok(Reader { cpu, handle: Some(handle), stop })
-    }
-
-    /// The CPU read.
-    pub fn cpu(&self) -> CpuId {
-        self.cpu
+        Ok(Reader { handle: Some(handle), stop })
     }
 
     /// Asks the thread to read what is left and finish, and waits for it (its file is closed after).

@@ -5,8 +5,9 @@
 use crate::cmd::report::{read_result, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::JsonSink;
-use latscope_report::compare::{compare, letter, RunInput};
-use latscope_report::import::Loaded;
+use latscope_analyze::compare::{compare, letter, RunInput};
+use latscope_decode::import::Loaded;
+use latscope_report::compare::Comparison;
 use latscope_report::json::write_json;
 use latscope_report::pages::compare_page;
 use std::io::Write;
@@ -54,7 +55,7 @@ pub fn run(args: Args) -> CmdResult {
             _ => return Err(CliError(format!("{name}: compare takes timer or noise results (or run results)"))),
         }
     }
-    let c = compare(runs);
+    let c = Comparison::from(compare(runs));
     let text = latscope_report::compare::text::render(&c);
     if sink.as_ref().is_some_and(JsonSink::is_stdout) {
         std::io::stderr().write_all(text.as_bytes())?;

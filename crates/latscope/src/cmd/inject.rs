@@ -4,10 +4,8 @@
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::signal;
 use latscope_model::{parse_duration, CpuId, Nanos};
-use latscope_sys::host::cpus::check_online;
-use latscope_sys::measure::clock;
-use latscope_sys::measure::inject::{start_injector, InjectSpec};
-use latscope_sys::measure::rt::Policy;
+use latscope_sys::host::check_online;
+use latscope_sys::measure::{clock, start_injector, InjectSpec, Policy};
 use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::time::Duration;

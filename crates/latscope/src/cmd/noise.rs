@@ -20,15 +20,10 @@ use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions
 use latscope_model::{parse_duration, CpuId, CpuList, Event, Nanos, NoiseCauses, Pid, StopReason};
 use latscope_report::json::write_json;
 use latscope_report::text::noise::write_noise;
-use latscope_sys::host::counters;
-use latscope_sys::host::cpus::{check_online, online_cpus};
-use latscope_sys::host::facts::collect;
-use latscope_sys::host::metadata::run_metadata;
-use latscope_sys::measure::cycles::COUNTER_NAME;
-use latscope_sys::measure::noise::{
-    environment, start_noise, NoiseConfig, NoiseHandle, NoiseRun, DEFAULT_GAP_CAPACITY,
+use latscope_sys::host::{check_online, collect, counter_deltas, online_cpus, run_metadata};
+use latscope_sys::measure::{
+    noise_environment, start_noise, NoiseConfig, NoiseHandle, NoiseRun, Policy, COUNTER_NAME, DEFAULT_GAP_CAPACITY,
 };
-use latscope_sys::measure::rt::Policy;
 use latscope_sys::tracefs::Capture;
 use std::io::Write;
 use std::path::PathBuf;
@@ -170,7 +165,7 @@ pub(crate) fn measure(
     live: Option<bool>,
 ) -> Result<(NoiseResult, Vec<Event>), CliError> {
     let mut metadata = run_metadata(std::env::args().collect(), facts);
-    let env = environment(&config.cpus, metadata.hypervisor.clone());
+    let env = noise_environment(&config.cpus, metadata.hypervisor.clone());
     let findings = findings_for(facts, &config.cpus);
 
     let mut trace_notes = Vec::new();
@@ -324,7 +319,7 @@ fn summarize(
                 summary: c.histogram.summary(Some(Nanos(o.threshold_ns))),
                 histogram: c.histogram.buckets(),
                 histogram_saturated: c.histogram.saturated(),
-                counters: counters::deltas(&run.counters_before, &run.counters_after, c.cpu),
+                counters: counter_deltas(&run.counters_before, &run.counters_after, c.cpu),
                 rt_throttling: detect_rt_throttling(&c.gaps, c.runtime, settings, rt_policy),
                 windows: o.window_ns.map_or_else(Vec::new, |w| windows(&c.gaps, run.start, window_end, Nanos(w))),
                 stopped_on_threshold: c.stopped_on_threshold,

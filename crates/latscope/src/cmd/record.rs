@@ -4,9 +4,8 @@
 use crate::capture::decoder_for;
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::signal;
-use latscope_decode::raw::Missed;
+use latscope_decode::{write_dat_v6, DatCpu, DatInput, Missed, PageSource};
 use latscope_model::{parse_duration, CpuId, CpuList, Nanos};
-use latscope_sys::tracefs::dat_writer::{write_dat_v6, DatCpu, DatInput, PageSource};
 use latscope_sys::tracefs::{
     kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, EventSelection, Retention,
 };
@@ -144,29 +143,46 @@ impl Drop for SpoolDir {
 /// Writes the `.dat` to a temporary name and renames it into place; returns its size.
 fn write_file(output: &Path, data: &CaptureData, kallsyms: bool) -> Result<u64, CliError> {
     let syms = if kallsyms { kallsyms_text(true) } else { String::new() };
-    let stats: Vec<Option<String>> = data.cpus.iter().map(|c| c.stats.as_ref().map(|s| s.text.clone())).collect();
     let mut cpus = Vec::new();
-    for (c, st) in data.cpus.iter().zip(&stats) {
+    for c in &data.cpus {
         let pages = match &c.spool {
-            Some(p) => PageSource::File(p),
-            None => PageSource::Memory(&c.pages),
+            Some(p) => {
+                let fail = |e: std::io::Error| CliError(format!("cannot read the spooled pages {}: {e}", p.display()));
+                let file = std::fs::File::open(p).map_err(fail)?;
+                let len = file.metadata().map_err(fail)?.len();
+                PageSource::Stream {
+                    name: p.display().to_string(),
+                    len,
+                    reader: Box::new(std::io::BufReader::new(file)),
+                }
+            }
+            None => PageSource::Pages(c.pages.iter().map(|p| p.data.as_slice()).collect()),
         };
-        cpus.push(DatCpu { cpu: c.cpu, pages, stats: st.as_deref() });
+        cpus.push(DatCpu { cpu: c.cpu, pages, stats: c.stats.as_ref().map(|s| s.text.as_str()) });
     }
+    let f = &data.formats;
+    let uname = uname();
+    let version = format!("latscope {}", env!("CARGO_PKG_VERSION"));
     let input = DatInput {
-        formats: &data.formats,
+        header_page: &f.header_page,
+        header_event: &f.header_event,
+        formats: f.formats.iter().map(|x| (x.system.as_str(), x.text.as_str())).collect(),
+        page_size: f.page_size,
+        big_endian: f.big_endian,
+        long_size: f.long_size,
+        clock: &f.clock,
         kallsyms: &syms,
         printk_formats: &data.printk_formats,
         cmdlines: &data.cmdlines,
         cpus,
-        uname: uname(),
-        version: format!("latscope {}", env!("CARGO_PKG_VERSION")),
+        uname: &uname,
+        version: &version,
     };
     let tmp = output.with_extension("dat.partial");
     let file = std::fs::File::create(&tmp)
         .map_err(|e| CliError(format!("cannot write {}: {e}; pick a writable path", tmp.display())))?;
     let mut w = std::io::BufWriter::new(file);
-    let summary = write_dat_v6(&mut w, &input, output).map_err(CliError::msg)?;
+    let summary = write_dat_v6(&mut w, input, &output.display().to_string()).map_err(CliError::msg)?;
     drop(w);
     std::fs::rename(&tmp, output)
         .map_err(|e| CliError(format!("cannot rename {} to {}: {e}", tmp.display(), output.display())))?;

@@ -4,11 +4,11 @@
 //! other commands use (`--report DIR`, `--perfetto FILE`). Wiring only.
 
 use crate::error::{CliError, CmdResult, Outcome};
+use latscope_decode::import::{load, Loaded};
 use latscope_model::noise_result::NoiseResult;
 use latscope_model::wire::ResultKind;
 use latscope_model::{Event, RunResult, TimerResult};
 use latscope_report::html::ReportFiles;
-use latscope_report::import::{load, Loaded};
 use latscope_report::json::write_json;
 use latscope_report::pages;
 use latscope_report::perfetto::PerfettoTrace;

@@ -21,12 +21,10 @@ use latscope_model::{
 use latscope_report::json::write_json;
 use latscope_report::pages::{run_page, worst_case_timelines};
 use latscope_report::slices::{self, CpuSlices};
-use latscope_sys::host::cpus::{check_online, online_cpus};
-use latscope_sys::host::facts::collect;
-use latscope_sys::host::metadata::run_metadata;
-use latscope_sys::measure::noise::{NoiseConfig, DEFAULT_GAP_CAPACITY};
-use latscope_sys::measure::rt::{hold_dma_latency_zero, lock_memory, Policy};
-use latscope_sys::measure::timer::{start_timer, TimerConfig};
+use latscope_sys::host::{check_online, collect, online_cpus, run_metadata};
+use latscope_sys::measure::{
+    hold_dma_latency_zero, lock_memory, start_timer, NoiseConfig, Policy, TimerConfig, DEFAULT_GAP_CAPACITY,
+};
 use latscope_sys::tracefs::Capture;
 use std::io::Write;
 use std::path::PathBuf;

@@ -16,12 +16,10 @@ use latscope_model::{parse_duration, CpuId, CpuList, Event, Nanos, TimerOptions,
 use latscope_report::json::write_json;
 use latscope_report::live::{LiveRow, LiveTable};
 use latscope_report::text::timer::write_timer;
-use latscope_sys::host::cpus::{check_online, online_cpus};
-use latscope_sys::host::facts::collect;
-use latscope_sys::host::metadata::run_metadata;
-use latscope_sys::measure::clock;
-use latscope_sys::measure::rt::{hold_dma_latency_zero, lock_memory, Policy};
-use latscope_sys::measure::timer::{start_timer, TimerConfig, TimerMeasurement, TimerRun};
+use latscope_sys::host::{check_online, collect, online_cpus, run_metadata};
+use latscope_sys::measure::{
+    clock, hold_dma_latency_zero, lock_memory, start_timer, Policy, TimerConfig, TimerMeasurement, TimerRun,
+};
 use latscope_sys::tracefs::{Capture, Marker};
 use std::io::Write;
 use std::path::PathBuf;

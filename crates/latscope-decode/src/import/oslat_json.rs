@@ -1,7 +1,8 @@
 //! oslat `--json` output: per thread `cpu`, `freq` (MHz), `min`/`avg`/`max` (µs), `duration` (s) and a
 //! `histogram` of 1 µs buckets whose last bucket also holds the overflows.
 
-use super::{imported_metadata, noise_from_tool, ImportError, ToolHistogram};
+use super::{file_error, imported_metadata, line_error, noise_from_tool, ToolHistogram};
+use crate::DecodeError;
 use latscope_model::noise_result::{CounterInfo, NoiseResult};
 use serde_json::Value;
 
@@ -9,12 +10,12 @@ use serde_json::Value;
 pub const THRESHOLD_NS: u64 = 5_000;
 
 /// Imports oslat JSON.
-pub fn import(file: &str, text: &str) -> Result<NoiseResult, ImportError> {
-    let v: Value = serde_json::from_str(text).map_err(|e| ImportError::at(file, e.line(), e.to_string()))?;
+pub fn import(file: &str, text: &str) -> Result<NoiseResult, DecodeError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| line_error(file, e.line(), e.to_string()))?;
     let threads = v
         .get("thread")
         .and_then(Value::as_object)
-        .ok_or_else(|| ImportError::file(file, "no \"thread\" object: is this oslat --json output (rt-tests 2.0+)?"))?;
+        .ok_or_else(|| file_error(file, "no \"thread\" object: is this oslat --json output (rt-tests 2.0+)?"))?;
     let mut cpus = Vec::new();
     let mut warnings = Vec::new();
     let mut freq_mhz = 0.0;
@@ -38,7 +39,7 @@ pub fn import(file: &str, text: &str) -> Result<NoiseResult, ImportError> {
         cpus.push((h, num("duration").unwrap_or(0.0)));
     }
     if cpus.is_empty() {
-        return Err(ImportError::file(file, "the \"thread\" object is empty: oslat measured nothing"));
+        return Err(file_error(file, "the \"thread\" object is empty: oslat measured nothing"));
     }
     cpus.sort_by_key(|(h, _)| h.cpu);
     let version = v.get("rt_test_version:").or_else(|| v.get("rt_test_version")).and_then(Value::as_str);

@@ -1,6 +1,6 @@
 //! Two-sample tests on bucketed latency histograms: Kolmogorov–Smirnov, Mann–Whitney U (tie-corrected,
 //! as every value in a bucket ties) and a tail test (share of samples above the baseline's p99), with
-//! the effect sizes that decide whether a difference matters.
+//! the effect sizes that decide whether a difference matters ([`Difference`]).
 
 use latscope_model::Bucket;
 use serde::{Deserialize, Serialize};
@@ -31,8 +31,24 @@ pub struct TestResult {
     pub p50_ratio: f64,
     /// Whether the difference is both statistically significant and large enough to matter.
     pub significant: bool,
-    /// Which rule made it significant (`body shift`, `distribution`, `tail`), empty when not.
-    pub reasons: Vec<String>,
+    /// Which rules made it significant, empty when not.
+    pub reasons: Vec<Difference>,
+}
+
+/// A rule by which two runs differ in a way that matters (in JSON: `body shift`, `distribution`, `tail`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Difference {
+    /// The body moved: Mann–Whitney significant, P(B > A) far from ½ and the median moved by
+    /// [`MIN_QUANTILE_RATIO`].
+    #[serde(rename = "body shift")]
+    BodyShift,
+    /// The distributions differ: KS significant with D ≥ [`MIN_KS_D`] and the median or p99 moved.
+    #[serde(rename = "distribution")]
+    Distribution,
+    /// The share of samples above [`TAIL_LEVEL`] × A's p99 changed by [`MIN_TAIL_RATIO`] (and
+    /// [`MIN_TAIL_POINTS`]), significantly.
+    #[serde(rename = "tail")]
+    Tail,
 }
 
 /// p-value below which a test counts (latency samples are many and autocorrelated: be strict).
@@ -169,8 +185,8 @@ fn quantile(buckets: &[Bucket], q: f64) -> u64 {
     buckets.last().map_or(0, |b| b.high_ns)
 }
 
-/// Compares B with the baseline A.
-pub fn compare(a: &[Bucket], b: &[Bucket]) -> TestResult {
+/// Tests B against the baseline A.
+pub fn test(a: &[Bucket], b: &[Bucket]) -> TestResult {
     let (ks_d, ks_p) = ks(a, b);
     let (mw_p, prob_b_greater) = mann_whitney(a, b);
     let p99_a = quantile(a, 0.99);
@@ -190,15 +206,15 @@ pub fn compare(a: &[Bucket], b: &[Bucket]) -> TestResult {
     let moved = |r: f64| r >= MIN_QUANTILE_RATIO || r <= 1.0 / MIN_QUANTILE_RATIO;
     let mut reasons = Vec::new();
     if mw_p < ALPHA && (prob_b_greater - 0.5).abs() >= MIN_SHIFT && moved(p50_ratio) {
-        reasons.push("body shift".to_string());
+        reasons.push(Difference::BodyShift);
     }
     if ks_p < ALPHA && ks_d >= MIN_KS_D && (moved(p50_ratio) || moved(p99_ratio)) {
-        reasons.push("distribution".to_string());
+        reasons.push(Difference::Distribution);
     }
     let floor = MIN_TAIL_POINTS / 100.0;
     let tail_moved = pb >= MIN_TAIL_RATIO * pa + floor || pa >= MIN_TAIL_RATIO * pb + floor;
     if tail_p < ALPHA && tail_moved {
-        reasons.push("tail".to_string());
+        reasons.push(Difference::Tail);
     }
     TestResult {
         ks_d,
@@ -267,7 +283,7 @@ mod tests {
     fn same_distribution_is_not_significant() {
         let a = hist(noise(1, 20_000, 10_000, 5_000));
         let b = hist(noise(99, 20_000, 10_000, 5_000));
-        let t = compare(&a, &b);
+        let t = test(&a, &b);
         assert!(!t.significant, "{t:?}");
         assert!(t.ks_d < 0.05 && (t.p99_ratio - 1.0).abs() < 0.05, "{t:?}");
     }
@@ -282,8 +298,8 @@ mod tests {
                 *v += 700_000;
             }
         }
-        let t = compare(&a, &hist(bv));
-        assert!(t.significant && t.reasons.contains(&"tail".to_string()), "{t:?}");
+        let t = test(&a, &hist(bv));
+        assert!(t.significant && t.reasons.contains(&Difference::Tail), "{t:?}");
         assert!(t.p99_ratio > 10.0, "{t:?}");
         assert!(t.tail_b_pct > 3.0 * t.tail_a_pct);
     }
@@ -294,17 +310,25 @@ mod tests {
     fn small_real_shift_is_not_significant() {
         let a = hist(noise(5, 20_000, 18_000, 6_000));
         let b = hist(noise(6, 20_000, 19_500, 6_000));
-        let t = compare(&a, &b);
+        let t = test(&a, &b);
         assert!(t.mw_p < ALPHA, "the shift is statistically detectable: {t:?}");
         assert!(!t.significant, "{t:?}");
+    }
+
+    #[test]
+    fn differences_keep_their_json_names() {
+        let all = [Difference::BodyShift, Difference::Distribution, Difference::Tail];
+        let json = serde_json::to_string(&all).expect("serialises");
+        assert_eq!(json, r#"["body shift","distribution","tail"]"#);
+        assert_eq!(serde_json::from_str::<Vec<Difference>>(&json).expect("reads back"), all);
     }
 
     #[test]
     fn shifted_body_is_significant() {
         let a = hist(noise(3, 10_000, 10_000, 5_000));
         let b = hist(noise(4, 10_000, 20_000, 5_000));
-        let t = compare(&a, &b);
-        assert!(t.significant && t.reasons.contains(&"body shift".to_string()), "{t:?}");
+        let t = test(&a, &b);
+        assert!(t.significant && t.reasons.contains(&Difference::BodyShift), "{t:?}");
         assert!(t.prob_b_greater > 0.7);
     }
 }

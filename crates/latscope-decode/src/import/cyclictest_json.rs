@@ -2,7 +2,8 @@
 //! as rt-tests writes them), `sysinfo`, and per thread a sparse `histogram` of µs (ns with
 //! `resolution_in_ns`), `cycles`, `min`, `max`, `avg`, `cpu`.
 
-use super::{cyclictest_options, imported_metadata, timer_from_tool, ImportError, ToolHistogram};
+use super::{cyclictest_options, file_error, imported_metadata, line_error, timer_from_tool, ToolHistogram};
+use crate::DecodeError;
 use latscope_model::TimerResult;
 use serde_json::Value;
 
@@ -12,10 +13,10 @@ fn u64_field(v: &Value, key: &str) -> Option<u64> {
 }
 
 /// Imports cyclictest JSON.
-pub fn import(file: &str, text: &str) -> Result<TimerResult, ImportError> {
-    let v: Value = serde_json::from_str(text).map_err(|e| ImportError::at(file, e.line(), e.to_string()))?;
+pub fn import(file: &str, text: &str) -> Result<TimerResult, DecodeError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| line_error(file, e.line(), e.to_string()))?;
     let threads = v.get("thread").and_then(Value::as_object).ok_or_else(|| {
-        ImportError::file(file, "no \"thread\" object: is this cyclictest --json output (rt-tests 2.0 or newer)?")
+        file_error(file, "no \"thread\" object: is this cyclictest --json output (rt-tests 2.0 or newer)?")
     })?;
     let unit_ns = if u64_field(&v, "resolution_in_ns") == Some(1) { 1 } else { 1000 };
     let mut hists = Vec::new();
@@ -52,7 +53,7 @@ pub fn import(file: &str, text: &str) -> Result<TimerResult, ImportError> {
         hists.push(h);
     }
     if hists.is_empty() {
-        return Err(ImportError::file(file, "the \"thread\" object is empty: cyclictest measured nothing"));
+        return Err(file_error(file, "the \"thread\" object is empty: cyclictest measured nothing"));
     }
     let cmdline = v.get("cmdline:").or_else(|| v.get("cmdline")).and_then(Value::as_str).unwrap_or("");
     let version = v.get("rt_test_version:").or_else(|| v.get("rt_test_version")).and_then(Value::as_str);
@@ -109,12 +110,12 @@ mod tests {
     #[test]
     fn missing_thread_object_is_a_clear_error() {
         let e = import("x.json", "{\"file_version\": 1}").expect_err("no threads");
-        assert!(e.message.contains("\"thread\""), "{e}");
+        assert!(e.to_string().contains("\"thread\""), "{e}");
     }
 
     #[test]
     fn broken_json_names_the_line() {
         let e = import("x.json", "{\n\"thread\": {\n\"0\": {\"histogram\": {\"1\": 2,}}}}").expect_err("bad");
-        assert_eq!(e.line, Some(3), "{e}");
+        assert!(matches!(e, DecodeError::Import { line: Some(3), .. }), "{e}");
     }
 }

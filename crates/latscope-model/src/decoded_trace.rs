@@ -1,7 +1,8 @@
-//! The result of decoding one input: the event stream, what the file said about itself, and warnings.
+//! A decoded trace: the event stream of one input, what the input said about itself (format, tracer,
+//! CPUs, lost events, clock), and the warnings of what was skipped. Decoders build it; analyses read it.
 
-use crate::Warning;
-use latscope_model::{CpuId, Event, Nanos, Text};
+use crate::{CpuId, Event, LatencyHeader};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The input format that was recognised.
@@ -21,48 +22,6 @@ pub enum Format {
     TraceCmdDat(u32),
     /// Raw per-CPU ring-buffer pages (live capture).
     RawPages,
-}
-
-/// The header a latency tracer writes above its trace (`# latency: 12116 us, #4/4, CPU#7 | …`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LatencyHeader {
-    /// Tracer name (`irqsoff`, `wakeup_rt`, …).
-    pub tracer: String,
-    /// Kernel release the trace names.
-    pub kernel: Option<String>,
-    /// The measured latency.
-    pub latency: Nanos,
-    /// CPU of the latency.
-    pub cpu: Option<CpuId>,
-    /// Entries shown / total (`#4/4`).
-    pub entries: Option<(u64, u64)>,
-    /// Preemption model as printed (`M:preempt`, `M:desktop`, `M:server`, `M:preempt_rt`).
-    pub model: Option<String>,
-    /// Task (`comm`, `pid`) and its uid, nice, policy and rt_prio when printed.
-    pub task: Option<LatencyTask>,
-    /// `=> started at:` function.
-    pub started_at: Option<Text>,
-    /// `=> ended at:` function.
-    pub ended_at: Option<Text>,
-    /// The `<stack trace>` frames, innermost first.
-    pub stack: Vec<Text>,
-}
-
-/// The task named in a latency header.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LatencyTask {
-    /// Task name.
-    pub comm: String,
-    /// Pid.
-    pub pid: i32,
-    /// uid, nice, policy, rt_prio when printed.
-    pub uid: Option<i64>,
-    /// nice value.
-    pub nice: Option<i64>,
-    /// scheduling policy number.
-    pub policy: Option<i64>,
-    /// RT priority.
-    pub rt_prio: Option<i64>,
 }
 
 /// What the input said about itself.
@@ -93,4 +52,13 @@ pub struct DecodedTrace {
     pub events: Vec<Event>,
     /// What was skipped and why.
     pub warnings: Vec<Warning>,
+}
+
+/// Something that could not be decoded and was skipped; decoding went on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// `FILE:LINE` for text, `FILE@0xOFFSET` (or `cpuN page P`) for binary input.
+    pub location: String,
+    /// What was wrong.
+    pub message: String,
 }

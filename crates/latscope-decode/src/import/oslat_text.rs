@@ -2,7 +2,8 @@
 //! rows `NNN (us): c0 c1 …` (the last one `(including overflows)`), and `Minimum`/`Average`/`Maximum`/
 //! `Duration` rows.
 
-use super::{imported_metadata, noise_from_tool, oslat_json::THRESHOLD_NS, ImportError, ToolHistogram};
+use super::{file_error, imported_metadata, noise_from_tool, oslat_json::THRESHOLD_NS, ToolHistogram};
+use crate::DecodeError;
 use latscope_model::noise_result::{CounterInfo, NoiseResult};
 
 fn values(rest: &str) -> Vec<f64> {
@@ -10,7 +11,7 @@ fn values(rest: &str) -> Vec<f64> {
 }
 
 /// Imports oslat text output.
-pub fn import(file: &str, text: &str) -> Result<NoiseResult, ImportError> {
+pub fn import(file: &str, text: &str) -> Result<NoiseResult, DecodeError> {
     let mut hists: Vec<ToolHistogram> = Vec::new();
     let mut durations: Vec<f64> = Vec::new();
     let mut freq = Vec::new();
@@ -67,7 +68,7 @@ pub fn import(file: &str, text: &str) -> Result<NoiseResult, ImportError> {
         }
     }
     if hists.is_empty() || hists.iter().all(|h| h.buckets.is_empty()) {
-        return Err(ImportError::file(file, "no oslat bucket rows ('001 (us): …' after a 'Core:' row) found"));
+        return Err(file_error(file, "no oslat bucket rows ('001 (us): …' after a 'Core:' row) found"));
     }
     if hists.iter().any(|h| h.max_ns.is_none()) {
         warnings.push(format!("{file}: no 'Maximum:' row (truncated output?); maxima come from the buckets"));

@@ -1,144 +1,10 @@
-//! Import of the formats people already have — cyclictest histograms (`-h`/`-H`/`--histfile`) and
-//! `--json`, oslat text and `--json` — into latscope's timer and noise results, plus loading of saved
-//! latscope JSON, so any of them can be plotted and compared.
-
-pub mod cyclictest_hist;
-pub mod cyclictest_json;
-pub mod oslat_json;
-pub mod oslat_text;
+//! What an imported tool reports — per-thread (per-CPU) histograms with the tool's own min/avg/max, its
+//! command line — turned into latscope's timer and noise results.
 
 use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
-use latscope_model::wire::{Envelope, ResultKind};
 use latscope_model::{
-    AuditResult, CpuId, CpuList, CpuTimer, LatencyHistogram, Nanos, RunMetadata, TimerOptions, TimerResult, TimerStats,
+    CpuId, CpuList, CpuTimer, LatencyHistogram, Nanos, RunMetadata, TimerOptions, TimerResult, TimerStats,
 };
-use std::fmt;
-
-/// A file could not be imported. Names the file, the line when known, and what to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImportError {
-    /// The file as named by the user.
-    pub file: String,
-    /// 1-based line, when the problem is on one line.
-    pub line: Option<usize>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for ImportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{l}: {}", self.file, self.message),
-            None => write!(f, "{}: {}", self.file, self.message),
-        }
-    }
-}
-
-impl std::error::Error for ImportError {}
-
-impl ImportError {
-    /// An error about the whole file.
-    pub fn file(file: &str, message: impl Into<String>) -> ImportError {
-        ImportError { file: file.to_string(), line: None, message: message.into() }
-    }
-
-    /// An error on one line.
-    pub fn at(file: &str, line: usize, message: impl Into<String>) -> ImportError {
-        ImportError { file: file.to_string(), line: Some(line), message: message.into() }
-    }
-}
-
-/// The formats [`load`] recognises.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// A latscope JSON result (`"schema": "latscope/1"`).
-    Latscope,
-    /// cyclictest `-h`/`-H` output or `--histfile`.
-    CyclictestHist,
-    /// cyclictest `--json`.
-    CyclictestJson,
-    /// oslat `--json`.
-    OslatJson,
-    /// oslat's text output.
-    OslatText,
-}
-
-/// Guesses the format of `text` from its content (not its name).
-pub fn detect(text: &str) -> Option<Format> {
-    let head: String = text.chars().take(4096).collect();
-    let trimmed = head.trim_start();
-    if trimmed.starts_with('{') {
-        if head.contains("\"schema\"") && head.contains("latscope/") {
-            return Some(Format::Latscope);
-        }
-        if head.contains("\"cmdline:\"") || head.contains("\"rt_test_version:\"") || head.contains("\"thread\"") {
-            let cmd_is_oslat = head
-                .split("\"cmdline:\"")
-                .nth(1)
-                .and_then(|rest| rest.split('"').nth(1))
-                .is_some_and(|cmd| cmd.split_whitespace().next().is_some_and(|p| p.ends_with("oslat")));
-            let oslat_fields = head.contains("\"freq\"") && head.contains("\"duration\"");
-            return Some(if cmd_is_oslat || oslat_fields { Format::OslatJson } else { Format::CyclictestJson });
-        }
-        return None;
-    }
-    if text.lines().any(|l| l.trim_start().starts_with("Core:")) && text.contains("(us):") {
-        return Some(Format::OslatText);
-    }
-    if text.lines().any(|l| l.trim() == "# Histogram") || text.lines().any(|l| l.starts_with("# Max Latenc")) {
-        return Some(Format::CyclictestHist);
-    }
-    None
-}
-
-/// A loaded result, whatever file it came from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Loaded {
-    /// A timer result (latscope timer, cyclictest).
-    Timer(Box<TimerResult>),
-    /// A noise result (latscope noise, oslat).
-    Noise(Box<NoiseResult>),
-    /// An audit result.
-    Audit(Box<AuditResult>),
-    /// A `latscope run` result (or another latscope kind kept as raw JSON until it has a renderer).
-    Other(ResultKind, Box<serde_json::Value>),
-}
-
-/// Loads `text` (the content of `file`): a latscope JSON result or any imported format.
-pub fn load(file: &str, text: &str) -> Result<Loaded, ImportError> {
-    match detect(text) {
-        Some(Format::Latscope) => load_latscope(file, text),
-        Some(Format::CyclictestHist) => cyclictest_hist::import(file, text).map(|r| Loaded::Timer(Box::new(r))),
-        Some(Format::CyclictestJson) => cyclictest_json::import(file, text).map(|r| Loaded::Timer(Box::new(r))),
-        Some(Format::OslatJson) => oslat_json::import(file, text).map(|r| Loaded::Noise(Box::new(r))),
-        Some(Format::OslatText) => oslat_text::import(file, text).map(|r| Loaded::Noise(Box::new(r))),
-        None => Err(ImportError::file(
-            file,
-            "not a format latscope reads: expected a latscope JSON result, cyclictest -h/--histfile or --json \
-             output, or oslat text or --json output",
-        )),
-    }
-}
-
-fn json_error(file: &str, e: &serde_json::Error) -> ImportError {
-    ImportError::at(file, e.line(), format!("{e} (column {})", e.column()))
-}
-
-fn load_latscope(file: &str, text: &str) -> Result<Loaded, ImportError> {
-    let env: Envelope = serde_json::from_str(text).map_err(|e| json_error(file, &e))?;
-    if env.schema != latscope_model::wire::SCHEMA {
-        return Err(ImportError::file(
-            file,
-            format!("schema '{}' is not '{}'; re-run it with this latscope", env.schema, latscope_model::wire::SCHEMA),
-        ));
-    }
-    Ok(match env.kind {
-        ResultKind::Timer => Loaded::Timer(Box::new(serde_json::from_str(text).map_err(|e| json_error(file, &e))?)),
-        ResultKind::Noise => Loaded::Noise(Box::new(serde_json::from_str(text).map_err(|e| json_error(file, &e))?)),
-        ResultKind::Audit => Loaded::Audit(Box::new(serde_json::from_str(text).map_err(|e| json_error(file, &e))?)),
-        kind => Loaded::Other(kind, Box::new(serde_json::from_str(text).map_err(|e| json_error(file, &e))?)),
-    })
-}
 
 /// One thread's (or CPU's) histogram as an imported tool reports it: counts per bucket of `unit_ns`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -349,31 +215,6 @@ pub fn imported_metadata(tool: &str, file: &str) -> RunMetadata {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn detects_formats_by_content() {
-        assert_eq!(detect("{\"schema\": \"latscope/1\", \"kind\": \"timer\"}"), Some(Format::Latscope));
-        assert_eq!(detect("{\"file_version\": 1, \"cmdline:\": \"cyclictest -m\"}"), Some(Format::CyclictestJson));
-        assert_eq!(detect("{\"file_version\": 1, \"cmdline:\": \"/usr/bin/oslat -D 2s\"}"), Some(Format::OslatJson));
-        assert_eq!(detect("# Histogram\n000000 000000\n"), Some(Format::CyclictestHist));
-        assert_eq!(detect("        Core:\t 0 1\n    001 (us):\t 5 6\n"), Some(Format::OslatText));
-        assert_eq!(detect("hello"), None);
-    }
-
-    #[test]
-    fn unknown_file_says_what_is_accepted() {
-        let e = load("notes.txt", "hello").expect_err("must fail");
-        assert!(e.to_string().starts_with("notes.txt: not a format"), "{e}");
-        assert!(e.message.contains("cyclictest"));
-    }
-
-    #[test]
-    fn bad_latscope_json_names_file_and_line() {
-        let e =
-            load("r.json", "{\"schema\": \"latscope/1\",\n \"kind\": \"timer\",\n \"metadata\": 5}").expect_err("bad");
-        assert_eq!(e.file, "r.json");
-        assert_eq!(e.line, Some(3), "{e}");
-    }
 
     #[test]
     fn reads_cyclictest_options() {

@@ -2,7 +2,8 @@
 //! `-H`/`--histofall`), then `# Total:`, `# Min Latencies:`, `# Avg Latencies:`, `# Max Latencies:`
 //! (`Latencys` in old versions), `# Histogram Overflows:` and the overflow cycle lists.
 
-use super::{imported_metadata, timer_from_tool, ImportError, ToolHistogram};
+use super::{file_error, imported_metadata, timer_from_tool, ToolHistogram};
+use crate::DecodeError;
 use latscope_model::TimerResult;
 
 #[derive(Default)]
@@ -19,7 +20,7 @@ fn numbers(s: &str) -> Vec<u64> {
 }
 
 /// Imports cyclictest histogram text. Times are µs (cyclictest's default unit).
-pub fn import(file: &str, text: &str) -> Result<TimerResult, ImportError> {
+pub fn import(file: &str, text: &str) -> Result<TimerResult, DecodeError> {
     let mut rows: Vec<(usize, u64, Vec<u64>)> = Vec::new();
     let mut footer = Footer::default();
     let mut warnings = Vec::new();
@@ -70,7 +71,7 @@ pub fn import(file: &str, text: &str) -> Result<TimerResult, ImportError> {
         }
     }
     if rows.is_empty() {
-        return Err(ImportError::file(
+        return Err(file_error(
             file,
             if in_hist {
                 "cyclictest histogram has no bucket rows (truncated file?)"

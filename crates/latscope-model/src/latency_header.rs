@@ -1,0 +1,46 @@
+//! The header a latency tracer (irqsoff, preemptoff, preemptirqsoff, wakeup, wakeup_rt) writes above its
+//! trace: the measured latency, where it started and ended, and the task it concerns.
+
+use crate::{CpuId, Nanos, Text};
+
+/// The header a latency tracer writes above its trace (`# latency: 12116 us, #4/4, CPU#7 | …`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LatencyHeader {
+    /// Tracer name (`irqsoff`, `wakeup_rt`, …).
+    pub tracer: String,
+    /// Kernel release the trace names.
+    pub kernel: Option<String>,
+    /// The measured latency.
+    pub latency: Nanos,
+    /// CPU of the latency.
+    pub cpu: Option<CpuId>,
+    /// Entries shown / total (`#4/4`).
+    pub entries: Option<(u64, u64)>,
+    /// Preemption model as printed (`M:preempt`, `M:desktop`, `M:server`, `M:preempt_rt`).
+    pub model: Option<String>,
+    /// Task (`comm`, `pid`) and its uid, nice, policy and rt_prio when printed.
+    pub task: Option<LatencyTask>,
+    /// `=> started at:` function.
+    pub started_at: Option<Text>,
+    /// `=> ended at:` function.
+    pub ended_at: Option<Text>,
+    /// The `<stack trace>` frames, innermost first.
+    pub stack: Vec<Text>,
+}
+
+/// The task named in a latency header.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LatencyTask {
+    /// Task name.
+    pub comm: String,
+    /// Pid.
+    pub pid: i32,
+    /// uid, nice, policy, rt_prio when printed.
+    pub uid: Option<i64>,
+    /// nice value.
+    pub nice: Option<i64>,
+    /// scheduling policy number.
+    pub policy: Option<i64>,
+    /// RT priority.
+    pub rt_prio: Option<i64>,
+}
