@@ -10,7 +10,7 @@ mod audit_result;
 mod cpu;
 mod decoded_trace;
 pub mod event;
-pub mod explanation;
+mod explanation;
 pub mod facts;
 mod finding;
 mod flags;
