@@ -5,7 +5,8 @@
 mod stats;
 
 pub use stats::{
-    Difference, TestResult, ALPHA, MIN_KS_D, MIN_QUANTILE_RATIO, MIN_SHIFT, MIN_TAIL_POINTS, MIN_TAIL_RATIO, TAIL_LEVEL,
+    Difference, Sample, TestResult, ALPHA, MIN_KS_D, MIN_QUANTILE_RATIO, MIN_SHIFT, MIN_TAIL_POINTS, MIN_TAIL_RATIO,
+    MIN_TAIL_WINDOWS, TAIL_LEVEL,
 };
 
 use latscope_model::noise_result::NoiseResult;
@@ -32,6 +33,10 @@ pub struct ScopeStats {
     pub noise_pct: Option<f64>,
     /// The histogram the statistics and the tests come from.
     pub histogram: Vec<Bucket>,
+    /// The largest value of each window of the run (`--window`), when it kept per-window rows: where in
+    /// time the tail lies, so that one burst is not taken for a difference.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub window_max_ns: Vec<u64>,
 }
 
 /// What kind of runs are compared.
@@ -122,6 +127,12 @@ pub enum CompareWarning {
         /// The CPU.
         cpu: u32,
     },
+    /// A run's tail difference rests on samples alone: without per-window rows, one burst of late samples
+    /// cannot be told from a lasting difference.
+    TailWithoutWindows {
+        /// The run's letter.
+        run: String,
+    },
 }
 
 /// The whole comparison.
@@ -137,7 +148,13 @@ pub struct Comparison {
     pub warnings: Vec<CompareWarning>,
 }
 
-fn from_buckets(buckets: &[Bucket], noise_pct: Option<f64>, min: Option<u64>, max: Option<u64>) -> ScopeStats {
+fn from_buckets(
+    buckets: &[Bucket],
+    noise_pct: Option<f64>,
+    min: Option<u64>,
+    max: Option<u64>,
+    window_max_ns: Vec<u64>,
+) -> ScopeStats {
     let h = LatencyHistogram::from_buckets(buckets);
     let s = h.summary(None);
     let max_ns = max.unwrap_or(s.max_ns);
@@ -152,11 +169,19 @@ fn from_buckets(buckets: &[Bucket], noise_pct: Option<f64>, min: Option<u64>, ma
         max_ns,
         noise_pct,
         histogram: buckets.to_vec(),
+        window_max_ns,
     }
 }
 
-fn timer_scope(s: &TimerStats) -> ScopeStats {
-    from_buckets(&s.histogram, s.above_threshold_pct, Some(s.min_ns), Some(s.max_ns))
+fn timer_scope(s: &TimerStats, window_max_ns: Vec<u64>) -> ScopeStats {
+    from_buckets(&s.histogram, s.above_threshold_pct, Some(s.min_ns), Some(s.max_ns), window_max_ns)
+}
+
+impl ScopeStats {
+    /// What the tests read: the histogram and the windows' maxima.
+    pub fn sample(&self) -> stats::Sample<'_> {
+        stats::Sample { histogram: &self.histogram, window_max_ns: &self.window_max_ns }
+    }
 }
 
 impl RunInput {
@@ -166,8 +191,12 @@ impl RunInput {
             letter: letter.into(),
             name: name.into(),
             measure: Measure::Timer,
-            cpus: r.cpus.iter().map(|c| (c.cpu.0, timer_scope(&c.stats))).collect(),
-            all: timer_scope(&r.all),
+            cpus: r
+                .cpus
+                .iter()
+                .map(|c| (c.cpu.0, timer_scope(&c.stats, c.windows.iter().map(|w| w.max_ns).collect())))
+                .collect(),
+            all: timer_scope(&r.all, r.cpus.iter().flat_map(|c| &c.windows).map(|w| w.max_ns).collect()),
         }
     }
 
@@ -176,7 +205,10 @@ impl RunInput {
         let cpus: Vec<(u32, ScopeStats)> = r
             .cpus
             .iter()
-            .map(|c| (c.cpu.0, from_buckets(&c.histogram, Some(c.noise_pct), None, Some(c.max_gap_ns))))
+            .map(|c| {
+                let windows = c.windows.iter().map(|w| w.max_gap_ns).collect();
+                (c.cpu.0, from_buckets(&c.histogram, Some(c.noise_pct), None, Some(c.max_gap_ns), windows))
+            })
             .collect();
         let mut all = LatencyHistogram::new();
         for c in &r.cpus {
@@ -190,7 +222,13 @@ impl RunInput {
             name: name.into(),
             measure: Measure::Noise,
             cpus,
-            all: from_buckets(&all.buckets(), pct, None, max),
+            all: from_buckets(
+                &all.buckets(),
+                pct,
+                None,
+                max,
+                r.cpus.iter().flat_map(|c| &c.windows).map(|w| w.max_gap_ns).collect(),
+            ),
         }
     }
 }
@@ -240,7 +278,7 @@ pub fn compare(runs: Vec<RunInput>) -> Comparison {
             .iter()
             .skip(1)
             .map(|s| match (&stats[0], s) {
-                (Some(a), Some(b)) if a.count > 0 && b.count > 0 => Some(stats::test(&a.histogram, &b.histogram)),
+                (Some(a), Some(b)) if a.count > 0 && b.count > 0 => Some(stats::test(a.sample(), b.sample())),
                 _ => None,
             })
             .collect();
@@ -261,6 +299,13 @@ pub fn compare(runs: Vec<RunInput>) -> Comparison {
         Some(all) if !runs.is_empty() => all.tests.iter().map(|t| verdict(t.as_ref())).collect(),
         _ => Vec::new(),
     };
+    if let Some(all) = rows.first() {
+        for (r, t) in runs.iter().skip(1).zip(&all.tests) {
+            if t.as_ref().is_some_and(|t| t.reasons.contains(&Difference::Tail) && t.tail_windows_a.is_none()) {
+                warnings.push(CompareWarning::TailWithoutWindows { run: r.letter.clone() });
+            }
+        }
+    }
     Comparison { runs, rows, verdicts, warnings }
 }
 
@@ -306,7 +351,8 @@ mod tests {
         // CPU 1 is identical in both.
         let cpu1 = c.rows[2].tests[0].as_ref().expect("test");
         assert!(!cpu1.significant);
-        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        // Without per-window rows the tail is counted sample by sample, and the comparison says so.
+        assert_eq!(c.warnings, [CompareWarning::TailWithoutWindows { run: "B".into() }]);
     }
 
     #[test]

@@ -24,6 +24,12 @@ pub struct TestResult {
     pub tail_b_pct: f64,
     /// Two-proportion z-test p-value of those shares.
     pub tail_p: f64,
+    /// Windows of A whose largest value is above the threshold, when both runs kept per-window rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_windows_a: Option<u64>,
+    /// Windows of B above it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_windows_b: Option<u64>,
     /// B's p99 / A's p99.
     pub p99_ratio: f64,
     /// B's median / A's median.
@@ -46,7 +52,8 @@ pub enum Difference {
     #[serde(rename = "distribution")]
     Distribution,
     /// The share of samples above [`TAIL_LEVEL`] × A's p99 changed by [`MIN_TAIL_RATIO`] (and
-    /// [`MIN_TAIL_POINTS`]), significantly.
+    /// [`MIN_TAIL_POINTS`]), significantly, and — when the runs kept per-window rows — the run with more
+    /// of them has them in at least [`MIN_TAIL_WINDOWS`] windows.
     #[serde(rename = "tail")]
     Tail,
 }
@@ -68,6 +75,19 @@ pub const TAIL_LEVEL: f64 = 2.0;
 pub const MIN_TAIL_RATIO: f64 = 3.0;
 /// See [`MIN_TAIL_RATIO`].
 pub const MIN_TAIL_POINTS: f64 = 0.5;
+/// Late samples come in bursts (a vCPU stalled, a neighbour busy for a few ms): counted one by one, the
+/// samples of one burst look like a significant tail. A tail counts as a difference only when it shows in
+/// at least this many windows of the run that has it (one burst, even across a window boundary, does not).
+pub const MIN_TAIL_WINDOWS: u64 = 3;
+
+/// What the tests read of one run in one scope.
+#[derive(Clone, Copy, Debug)]
+pub struct Sample<'a> {
+    /// The histogram.
+    pub histogram: &'a [Bucket],
+    /// Each window's largest value; empty when the run kept no per-window rows.
+    pub window_max_ns: &'a [u64],
+}
 
 /// Merged, sorted value grid of two bucket lists: (value ns, count in A, count in B).
 fn grid(a: &[Bucket], b: &[Bucket]) -> Vec<(u64, u64, u64)> {
@@ -186,7 +206,8 @@ fn quantile(buckets: &[Bucket], q: f64) -> u64 {
 }
 
 /// Tests B against the baseline A.
-pub fn test(a: &[Bucket], b: &[Bucket]) -> TestResult {
+pub fn test(sa: Sample<'_>, sb: Sample<'_>) -> TestResult {
+    let (a, b) = (sa.histogram, sb.histogram);
     let (ks_d, ks_p) = ks(a, b);
     let (mw_p, prob_b_greater) = mann_whitney(a, b);
     let p99_a = quantile(a, 0.99);
@@ -213,7 +234,15 @@ pub fn test(a: &[Bucket], b: &[Bucket]) -> TestResult {
     }
     let floor = MIN_TAIL_POINTS / 100.0;
     let tail_moved = pb >= MIN_TAIL_RATIO * pa + floor || pa >= MIN_TAIL_RATIO * pb + floor;
-    if tail_p < ALPHA && tail_moved {
+    let windows_above = |s: Sample<'_>| s.window_max_ns.iter().filter(|m| **m > threshold).count() as u64;
+    let windows =
+        (!sa.window_max_ns.is_empty() && !sb.window_max_ns.is_empty()).then(|| (windows_above(sa), windows_above(sb)));
+    // The run with the larger tail must show it in several windows, when the windows are known.
+    let spread = match windows {
+        Some((wa, wb)) => (if pb > pa { wb } else { wa }) >= MIN_TAIL_WINDOWS,
+        None => true,
+    };
+    if tail_p < ALPHA && tail_moved && spread {
         reasons.push(Difference::Tail);
     }
     TestResult {
@@ -225,6 +254,8 @@ pub fn test(a: &[Bucket], b: &[Bucket]) -> TestResult {
         tail_a_pct: 100.0 * pa,
         tail_b_pct: 100.0 * pb,
         tail_p,
+        tail_windows_a: windows.map(|w| w.0),
+        tail_windows_b: windows.map(|w| w.1),
         p99_ratio,
         p50_ratio,
         significant: !reasons.is_empty(),
@@ -236,6 +267,20 @@ pub fn test(a: &[Bucket], b: &[Bucket]) -> TestResult {
 mod tests {
     use super::*;
     use latscope_model::{LatencyHistogram, Nanos};
+
+    /// A sample without per-window rows.
+    fn plain(h: &[Bucket]) -> Sample<'_> {
+        Sample { histogram: h, window_max_ns: &[] }
+    }
+
+    fn test(a: &[Bucket], b: &[Bucket]) -> TestResult {
+        super::test(plain(a), plain(b))
+    }
+
+    /// Each window's largest value when `values` are cut into windows of `n` samples.
+    fn window_max(values: &[u64], n: usize) -> Vec<u64> {
+        values.chunks(n).map(|w| w.iter().copied().max().unwrap_or(0)).collect()
+    }
 
     fn hist(values: impl IntoIterator<Item = u64>) -> Vec<Bucket> {
         let mut h = LatencyHistogram::new();
@@ -313,6 +358,35 @@ mod tests {
         let t = test(&a, &b);
         assert!(t.mw_p < ALPHA, "the shift is statistically detectable: {t:?}");
         assert!(!t.significant, "{t:?}");
+    }
+
+    /// One burst of late samples (a stalled vCPU) in otherwise equal runs: counted sample by sample it is a
+    /// significant tail; in the windows it sits in one, and the runs do not differ. A spinner that delays a
+    /// wakeup in every window still does.
+    #[test]
+    fn one_burst_is_not_a_tail_difference_but_a_repeated_one_is() {
+        let mut av = noise(11, 3_000, 30_000, 10_000);
+        for v in &mut av[1_500..1_519] {
+            *v += 300_000;
+        }
+        let bv = noise(12, 3_000, 30_000, 10_000);
+        let (a, b) = (hist(av.clone()), hist(bv.clone()));
+        let by_sample = test(&a, &b);
+        assert!(by_sample.reasons.contains(&Difference::Tail), "the burst alone looks significant: {by_sample:?}");
+        let (wa, wb) = (window_max(&av, 100), window_max(&bv, 100));
+        let by_window =
+            super::test(Sample { histogram: &a, window_max_ns: &wa }, Sample { histogram: &b, window_max_ns: &wb });
+        assert!(!by_window.significant, "{by_window:?}");
+        assert_eq!((by_window.tail_windows_a, by_window.tail_windows_b), (Some(1), Some(0)));
+        let mut cv = noise(13, 3_000, 30_000, 10_000);
+        for v in cv.iter_mut().step_by(10) {
+            *v += 1_000_000;
+        }
+        let (c, wc) = (hist(cv.clone()), window_max(&cv, 100));
+        let spinner =
+            super::test(Sample { histogram: &a, window_max_ns: &wa }, Sample { histogram: &c, window_max_ns: &wc });
+        assert!(spinner.significant && spinner.reasons.contains(&Difference::Tail), "{spinner:?}");
+        assert_eq!(spinner.tail_windows_b, Some(30));
     }
 
     #[test]

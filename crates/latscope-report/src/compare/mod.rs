@@ -85,8 +85,12 @@ pub fn verdict(a: &RunInput, b: &RunInput, v: &Verdict) -> String {
         Measure::Noise => "p99 loop time",
     };
     let evidence = |t: &TestResult| {
+        let windows = match (t.tail_windows_a, t.tail_windows_b) {
+            (Some(wa), Some(wb)) => format!(" in {wa} → {wb} windows"),
+            _ => String::new(),
+        };
         format!(
-            "KS D={:.2}, Mann–Whitney p={}, share above 2× A's p99: {:.2} % → {:.2} %",
+            "KS D={:.2}, Mann–Whitney p={}, share above 2× A's p99: {:.2} % → {:.2} %{windows}",
             t.ks_d,
             fmt_p(t.mw_p),
             t.tail_a_pct,
@@ -134,6 +138,10 @@ pub fn warning(w: &CompareWarning) -> String {
              same quantity"
         ),
         CompareWarning::CpuMissing { run, cpu } => format!("{run} did not measure CPU {cpu}"),
+        CompareWarning::TailWithoutWindows { run } => format!(
+            "{run}'s tail difference is counted sample by sample: without per-window rows (measure with --window \
+             1s) one burst of late samples cannot be told from a lasting difference"
+        ),
     }
 }
 

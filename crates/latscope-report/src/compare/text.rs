@@ -110,6 +110,7 @@ mod tests {
             max_ns: h.summary(None).max_ns,
             noise_pct: None,
             histogram: h.buckets(),
+            window_max_ns: Vec::new(),
         };
         RunInput {
             letter: letter.into(),
