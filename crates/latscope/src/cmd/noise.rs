@@ -17,7 +17,7 @@ use latscope_analyze::noise::{account, detect_rt_throttling, top_gaps, windows, 
 use latscope_analyze::noise_attribution::{attribute, CpuGaps};
 use latscope_model::facts::SystemFacts;
 use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
-use latscope_model::{parse_duration, CpuId, CpuList, Event, Nanos, NoiseCauses, Pid, StopReason};
+use latscope_model::{parse_duration, CpuList, Event, Nanos, NoiseCauses, StopReason};
 use latscope_report::json::write_json;
 use latscope_report::text::noise::write_noise;
 use latscope_sys::host::counters;
@@ -186,7 +186,6 @@ pub(crate) fn measure(
         None
     };
     let handle = start_noise(config, signal::stop_flag()).map_err(CliError::msg)?;
-    let spinners = spinner_tids(&config.cpus);
     show_live(&handle, live);
     let run = handle.join().map_err(CliError::msg)?;
 
@@ -214,7 +213,7 @@ pub(crate) fn measure(
     result.findings = findings;
     let mut events = Vec::new();
     if trace {
-        let (causes, ev) = attribute_gaps(capture, &run, &result, &spinners, trace_notes);
+        let (causes, ev) = attribute_gaps(capture, &run, &result, trace_notes);
         result.causes = Some(causes);
         events = ev;
     }
@@ -224,32 +223,11 @@ pub(crate) fn measure(
 /// The rolling window of a trace without -D (the gaps before it are counted, not attributed).
 const UNTIMED_SPAN: Nanos = Nanos::from_secs(60);
 
-/// The spinning threads' ids (their `pid` in trace events), from their names under `/proc/self/task`.
-fn spinner_tids(cpus: &CpuList) -> Vec<(CpuId, Pid)> {
-    let tasks: Vec<(String, Pid)> = std::fs::read_dir("/proc/self/task")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|t| {
-            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
-            Some((comm.trim().to_string(), t.file_name().to_string_lossy().parse().ok()?))
-        })
-        .collect();
-    cpus.iter()
-        .filter_map(|cpu| {
-            // The kernel keeps 15 bytes of a thread name.
-            let name: String = format!("latscope-noise{cpu}").chars().take(15).collect();
-            tasks.iter().find(|(c, _)| *c == name).map(|(_, tid)| (cpu, *tid))
-        })
-        .collect()
-}
-
 /// Stops the capture, decodes it and attributes every recorded gap (`--trace`).
 fn attribute_gaps(
     capture: Option<Capture>,
     run: &NoiseRun,
     r: &NoiseResult,
-    spinners: &[(CpuId, Pid)],
     mut notes: Vec<String>,
 ) -> (NoiseCauses, Vec<Event>) {
     let mut out = NoiseCauses::default();
@@ -272,15 +250,12 @@ fn attribute_gaps(
         .iter()
         .map(|c| CpuGaps {
             cpu: c.cpu,
-            spinner: spinners.iter().find(|(cpu, _)| *cpu == c.cpu).map_or(-1, |(_, t)| *t),
+            spinner: c.tid,
             gaps: &c.gaps,
             measured_noise: c.noise,
             steal_ns: r.cpus.iter().find(|x| x.cpu == c.cpu).and_then(|x| x.counters.steal_ns),
         })
         .collect();
-    for g in gaps.iter().filter(|g| g.spinner < 0) {
-        notes.push(format!("CPU {}: the spinning thread was not found; RT throttling is not told apart", g.cpu));
-    }
     out.cpus = attribute(&d.events, &gaps);
     out.events = d.events.len() as u64;
     out.lost_events = d.lost;
