@@ -13,10 +13,10 @@ use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{stderr_is_terminal, stdout_is_terminal, write_text, JsonSink};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
-use latscope_analyze::noise::{account, detect_rt_throttling, top_gaps, windows, RtSettings};
+use latscope_analyze::noise::{summarize, CpuLoop, LoopRun};
 use latscope_analyze::noise_attribution::{attribute, CpuGaps};
 use latscope_model::facts::SystemFacts;
-use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
+use latscope_model::noise_result::{CounterInfo, NoiseOptions, NoiseResult};
 use latscope_model::{parse_duration, CpuList, Event, Nanos, NoiseCauses, StopReason};
 use latscope_report::json::write_json;
 use latscope_report::text::noise::write_noise;
@@ -33,9 +33,6 @@ use latscope_sys::tracefs::Capture;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// Gaps kept per CPU in the result's `top` list.
-const TOP_GAPS: usize = 20;
 
 /// Arguments of `latscope noise`.
 #[derive(clap::Args, Debug)]
@@ -207,7 +204,8 @@ pub(crate) fn measure(
     } else {
         StopReason::Duration
     };
-    result.cpus = summarize(&run, &result.options, &env, config.policy != Policy::Other);
+    let span = LoopRun { start: run.start, end: run.end, counter_hz: run.calibration.freq_hz };
+    result.cpus = summarize(&loops(&run), span, &result.options, &env);
     result.environment = env;
     result.warnings = warnings(&run, &result);
     result.findings = findings;
@@ -263,46 +261,24 @@ fn attribute_gaps(
     (out, d.events)
 }
 
-/// Per-CPU accounting: totals, top gaps, windows, RT-throttling verdict, counter deltas.
-fn summarize(
-    run: &NoiseRun,
-    o: &NoiseOptions,
-    env: &latscope_model::noise_result::NoiseEnvironment,
-    rt_policy: bool,
-) -> Vec<CpuNoise> {
-    let settings = RtSettings { period_us: env.rt_period_us, runtime_us: env.rt_runtime_us };
-    // Windows cover the requested duration; the few microseconds the loops take to see the halt flag
-    // would otherwise make a last, nearly empty window.
-    let window_end = o.duration_ns.map_or(run.end, |d| run.end.min(run.start + Nanos(d)));
+/// What the loops measured, with each CPU's counter deltas, as the analysis takes it.
+fn loops(run: &NoiseRun) -> Vec<CpuLoop<'_>> {
     run.cpus
         .iter()
-        .map(|c| {
-            let a = account(c.runtime, c.noise, c.gap_count, c.max_gap.duration_ns);
-            CpuNoise {
-                cpu: c.cpu,
-                loops: c.loops,
-                loop_cycles: c.loop_cycles,
-                loop_cycles_min: c.min_cycles,
-                loop_ns: c.loop_cycles * 1e9 / run.calibration.freq_hz,
-                runtime_ns: c.runtime.0,
-                noise_ns: a.noise_ns,
-                noise_pct: a.noise_pct,
-                max_gap_ns: a.max_gap_ns,
-                max_gap_start_ns: c.max_gap.start_ns.0,
-                gaps: GapStats {
-                    count: c.gap_count,
-                    per_second: a.gaps_per_second,
-                    dropped: c.dropped,
-                    top: top_gaps(&c.gaps, TOP_GAPS),
-                },
-                summary: c.histogram.summary(Some(Nanos(o.threshold_ns))),
-                histogram: c.histogram.buckets(),
-                histogram_saturated: c.histogram.saturated(),
-                counters: counters::deltas(&run.counters_before, &run.counters_after, c.cpu),
-                rt_throttling: detect_rt_throttling(&c.gaps, c.runtime, settings, rt_policy),
-                windows: o.window_ns.map_or_else(Vec::new, |w| windows(&c.gaps, run.start, window_end, Nanos(w))),
-                stopped_on_threshold: c.stopped_on_threshold,
-            }
+        .map(|c| CpuLoop {
+            cpu: c.cpu,
+            loops: c.loops,
+            loop_cycles: c.loop_cycles,
+            min_cycles: c.min_cycles,
+            runtime: c.runtime,
+            histogram: &c.histogram,
+            gaps: &c.gaps,
+            gap_count: c.gap_count,
+            dropped: c.dropped,
+            noise: c.noise,
+            max_gap: c.max_gap,
+            stopped_on_threshold: c.stopped_on_threshold,
+            counters: counters::deltas(&run.counters_before, &run.counters_after, c.cpu),
         })
         .collect()
 }
