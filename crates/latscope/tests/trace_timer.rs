@@ -97,6 +97,8 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
     assert!(runs.len() >= 200, "the Perfetto trace shows {} runs of the injector", runs.len());
     let trace = &r["trace"];
     assert!(trace["events"].as_u64().unwrap_or(0) > 1000, "too few events: {trace}");
+    // The trigger marked the new worsts in the trace as the run went (the first sample is one).
+    assert!(trace["marks"].as_u64().unwrap_or(0) > 0, "no mark in the trace: {trace}");
     assert!(stderr.contains("Worst wakeups, from the trace"), "{stderr}");
     let worst = trace["worst"].as_array().expect("worst");
     assert_eq!(worst.len(), 100);

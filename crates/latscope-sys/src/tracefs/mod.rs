@@ -1,5 +1,6 @@
 //! tracefs: finding/mounting it, private instances, saved-and-restored knobs, the latency event set,
-//! per-CPU raw page readers, lost-event counters, markers, the capture session and the `.dat` writer.
+//! per-CPU raw page readers, lost-event counters, markers, the capture session, the trigger that marks,
+//! holds and freezes it from a measurement's progress, and the `.dat` writer.
 
 pub mod capture;
 pub mod dat_writer;
@@ -10,6 +11,7 @@ pub mod marker;
 pub mod mount;
 pub mod reader;
 pub mod stats;
+pub mod trigger;
 
 pub use capture::{
     kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, CpuCapture, FormatText, StartError, TraceFormats,
@@ -18,3 +20,4 @@ pub use events::{EventSelection, EventSpec};
 pub use marker::Marker;
 pub use reader::{RawPage, Retention};
 pub use stats::CpuStats;
+pub use trigger::{CpuProgress, Trigger};

@@ -1,7 +1,8 @@
 //! `latscope timer`: parses the options, sets up the real-time environment (mlockall, cpu_dma_latency),
 //! runs the per-CPU measurement, shows the live table, and renders the summary and JSON. Wiring only.
-//! With `--trace`, a capture runs beside the measurement: threshold crossings and new worsts are marked
-//! in the trace and the window around them is held; the worst samples are explained from it at the end.
+//! With `--trace`, a capture runs beside the measurement, driven by sys's trigger (threshold crossings and
+//! new worsts marked in the trace, the window around them held); the worst samples are explained from it
+//! at the end.
 
 use crate::capture;
 use crate::cmd::report::{write_perfetto, write_timer_report};
@@ -11,7 +12,7 @@ use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::sample_explain::{explain_samples, MeasuredSample};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
-use latscope_model::{parse_duration, CpuId, CpuList, Event, Nanos, TimerOptions, TimerResult, TimerTrace};
+use latscope_model::{parse_duration, CpuList, Event, Nanos, TimerOptions, TimerResult, TimerTrace};
 use latscope_report::json::write_json;
 use latscope_report::live::{LiveRow, LiveTable};
 use latscope_report::text::timer::write_timer;
@@ -21,7 +22,7 @@ use latscope_sys::host::metadata::run_metadata;
 use latscope_sys::measure::clock;
 use latscope_sys::measure::rt::{hold_dma_latency_zero, lock_memory, Policy};
 use latscope_sys::measure::timer::{start_timer, TimerConfig, TimerMeasurement, TimerRun};
-use latscope_sys::tracefs::{Capture, Marker};
+use latscope_sys::tracefs::{CpuProgress, Trigger};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -73,9 +74,6 @@ pub struct Args {
 
 /// The rolling window the trace keeps (plus what is held around marked samples).
 const TRACE_SPAN: Nanos = Nanos::from_secs(12);
-/// How much trace is held before the previous poll and after a marked sample.
-const HOLD_BEFORE: Nanos = Nanos::from_ms(20);
-const HOLD_AFTER: Nanos = Nanos::from_ms(2);
 
 /// The validated options.
 struct Plan {
@@ -165,22 +163,22 @@ pub fn run(args: Args) -> CmdResult {
         eprintln!("latscope: {w}");
     }
 
-    let mut tracer = if args.trace {
+    let mut tracing = if args.trace {
         let mut skipped = Vec::new();
         let c = capture::start(&plan.config.cpus, TRACE_SPAN, "trace of the timer run", &mut skipped);
         let notes: Vec<String> = skipped.iter().map(|m| format!("missing {m}")).collect();
         for n in &notes {
             eprintln!("latscope: {n}");
         }
-        Some(Tracer::new(c, plan.config.cpus.len(), args.stop_on_threshold, notes))
+        Some(Tracing { trigger: c.map(|c| Trigger::new(c, args.stop_on_threshold)), notes })
     } else {
         None
     };
     let run = start_timer(plan.config.clone(), signal::stop_flag()).map_err(CliError::msg)?;
-    show_live(&run, args.quiet, to_stdout_json, tracer.as_mut());
+    show_live(&run, args.quiet, to_stdout_json, tracing.as_mut().and_then(|t| t.trigger.as_mut()));
     let start = run.start();
     let m = run.join().map_err(CliError::msg)?;
-    let traced = tracer.map(|t| t.explain(&m, args.top));
+    let traced = tracing.map(|t| explain(t, &m, args.top));
 
     let samples: Vec<CpuSamples<'_>> = m
         .cpus
@@ -230,142 +228,62 @@ pub fn run(args: Args) -> CmdResult {
     Ok(if result.exceeded_threshold() { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }
 
-/// The capture beside a traced run: marks new worsts and threshold crossings, holds the window around
-/// them, freezes at the first crossing with `--stop-on-threshold`, and explains the worst samples.
-struct Tracer {
-    capture: Option<Capture>,
-    marker: Marker,
-    last_max: Vec<u64>,
-    last_above: Vec<u64>,
-    last_poll: Nanos,
-    marks: u64,
-    stop_on_threshold: bool,
-    frozen: bool,
+/// `--trace`: the trigger driving the capture beside the run (`None` when tracing is unavailable) and
+/// what the capture runs without.
+struct Tracing {
+    trigger: Option<Trigger>,
     notes: Vec<String>,
 }
 
-impl Tracer {
-    fn new(capture: Option<Capture>, cpus: usize, stop_on_threshold: bool, notes: Vec<String>) -> Tracer {
-        let marker = capture.as_ref().map_or_else(Marker::closed, Capture::marker);
-        Tracer {
-            capture,
-            marker,
-            last_max: vec![0; cpus],
-            last_above: vec![0; cpus],
-            last_poll: clock::now(),
-            marks: 0,
-            stop_on_threshold,
-            frozen: false,
-            notes,
-        }
-    }
-
-    /// Called by the live loop: compares each CPU's progress with the previous poll.
-    fn poll(&mut self, run: &TimerRun) {
-        let Some(c) = &self.capture else { return };
-        let now = clock::now();
-        for (i, s) in run.live().iter().enumerate() {
-            let crossed = s.above_threshold > self.last_above[i];
-            let new_worst = s.max_ns > self.last_max[i];
-            if !(crossed || new_worst) {
-                continue;
-            }
-            let text = match s.last_above.filter(|_| crossed) {
-                Some((expected, actual)) => format!(
-                    "latscope: cpu={} threshold crossed: latency={} ns expected={expected} ({} above so far)",
-                    s.cpu,
-                    actual.saturating_sub(expected),
-                    s.above_threshold
-                ),
-                None => format!("latscope: cpu={} new worst: latency={} ns", s.cpu, s.max_ns),
-            };
-            if mark_on(&self.marker, s.cpu, &text) {
-                self.marks += 1;
-            }
-            // The sample happened since the previous poll: hold from a little before it to now.
-            c.hold(self.last_poll.saturating_sub(HOLD_BEFORE), now + HOLD_AFTER);
-            if crossed && self.stop_on_threshold && !self.frozen {
-                c.freeze();
-                self.frozen = true;
-            }
-            self.last_above[i] = s.above_threshold;
-            self.last_max[i] = s.max_ns;
-        }
-        self.last_poll = now;
-    }
-
-    /// Stops the capture, decodes it and explains the `top` worst samples of every CPU together.
-    fn explain(mut self, m: &TimerMeasurement, top: usize) -> (TimerTrace, Vec<Event>) {
-        let mut t = TimerTrace { marks: self.marks, frozen: self.frozen, ..TimerTrace::default() };
-        let Some(c) = self.capture.take() else {
-            t.notes = self.notes;
-            t.notes.push("no trace was taken: see the missing features above".into());
+/// Stops the capture, decodes it and explains the `top` worst samples of every CPU together.
+fn explain(tracing: Tracing, m: &TimerMeasurement, top: usize) -> (TimerTrace, Vec<Event>) {
+    let Tracing { trigger, mut notes } = tracing;
+    let Some(trigger) = trigger else {
+        notes.push("no trace was taken: see the missing features above".into());
+        return (TimerTrace { notes, ..TimerTrace::default() }, Vec::new());
+    };
+    let mut t = TimerTrace { marks: trigger.marks(), frozen: trigger.is_frozen(), ..TimerTrace::default() };
+    let decoded = capture::finish(trigger.into_capture(), &mut notes);
+    t.notes = notes;
+    let d = match decoded {
+        Ok(d) => d,
+        Err(e) => {
+            t.notes.push(format!("the trace could not be decoded: {e}"));
             return (t, Vec::new());
-        };
-        let decoded = capture::finish(c, &mut self.notes);
-        t.notes = self.notes;
-        let d = match decoded {
-            Ok(d) => d,
-            Err(e) => {
-                t.notes.push(format!("the trace could not be decoded: {e}"));
-                return (t, Vec::new());
-            }
-        };
-        let mut samples: Vec<MeasuredSample> = m
-            .cpus
-            .iter()
-            .flat_map(|c| {
-                c.worst.iter().map(move |w| MeasuredSample {
-                    cpu: c.cpu,
-                    tid: c.tid,
-                    seq: w.seq,
-                    expected: Nanos(w.expected_ns),
-                    latency: Nanos(w.latency_ns),
-                })
+        }
+    };
+    let mut samples: Vec<MeasuredSample> = m
+        .cpus
+        .iter()
+        .flat_map(|c| {
+            c.worst.iter().map(move |w| MeasuredSample {
+                cpu: c.cpu,
+                tid: c.tid,
+                seq: w.seq,
+                expected: Nanos(w.expected_ns),
+                latency: Nanos(w.latency_ns),
             })
-            .collect();
-        samples.sort_by(|a, b| b.latency.cmp(&a.latency).then(a.seq.cmp(&b.seq)));
-        samples.truncate(top);
-        t.worst = explain_samples(&d.events, &samples);
-        t.events = d.events.len() as u64;
-        t.lost_events = d.lost;
-        (t, d.events)
-    }
+        })
+        .collect();
+    samples.sort_by(|a, b| b.latency.cmp(&a.latency).then(a.seq.cmp(&b.seq)));
+    samples.truncate(top);
+    t.worst = explain_samples(&d.events, &samples);
+    t.events = d.events.len() as u64;
+    t.lost_events = d.lost;
+    (t, d.events)
 }
 
-/// Writes a mark from the sample's CPU: the kernel refuses (`EBADF`) a `trace_marker` write from a CPU
-/// outside the instance's `tracing_cpumask`. The calling (SCHED_OTHER) thread moves there for the write
-/// and back, so it runs while the measuring thread sleeps — the cost cyclictest's in-thread marks have.
-fn mark_on(marker: &Marker, cpu: CpuId, text: &str) -> bool {
-    // SAFETY: cpu_set_t is plain data; sched_{get,set}affinity(0, …) act on the calling thread.
-    unsafe {
-        let mut old: libc::cpu_set_t = std::mem::zeroed();
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        if libc::sched_getaffinity(0, size, &mut old) != 0 || cpu.0 as usize >= libc::CPU_SETSIZE as usize {
-            return false;
-        }
-        let mut one: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu.0 as usize, &mut one);
-        if libc::sched_setaffinity(0, size, &one) != 0 {
-            return false;
-        }
-        let ok = marker.mark(text).unwrap_or(false);
-        libc::sched_setaffinity(0, size, &old);
-        ok
-    }
-}
-
-/// Polls the run until every thread has ended, redrawing the live table about once a second; a tracer
+/// Polls the run until every thread has ended, redrawing the live table about once a second; a trigger
 /// is polled every 10 ms.
-fn show_live(run: &TimerRun, quiet: bool, to_stderr: bool, mut tracer: Option<&mut Tracer>) {
+fn show_live(run: &TimerRun, quiet: bool, to_stderr: bool, mut trigger: Option<&mut Trigger>) {
     let terminal = if to_stderr { stderr_is_terminal() } else { stdout_is_terminal() };
     let mut table = LiveTable::new(terminal);
     let mut next_frame = clock::now() + Nanos::from_secs(1);
-    let tick = Duration::from_millis(if tracer.is_some() { 10 } else { 50 });
+    let tick = Duration::from_millis(if trigger.is_some() { 10 } else { 50 });
     while !run.is_done() {
         std::thread::sleep(tick);
-        if let Some(t) = tracer.as_deref_mut() {
-            t.poll(run);
+        if let Some(t) = trigger.as_deref_mut() {
+            t.poll(run.live().into_iter().map(CpuProgress::from));
         }
         let now = clock::now();
         if quiet || now < next_frame {
@@ -388,8 +306,8 @@ fn show_live(run: &TimerRun, quiet: bool, to_stderr: bool, mut tracer: Option<&m
         let frame = table.frame(now.saturating_sub(run.start()), &rows);
         emit(&frame, to_stderr);
     }
-    if let Some(t) = tracer {
-        t.poll(run);
+    if let Some(t) = trigger {
+        t.poll(run.live().into_iter().map(CpuProgress::from));
     }
     emit(&table.finish(), to_stderr);
 }
