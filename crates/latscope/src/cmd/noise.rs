@@ -7,6 +7,7 @@
 //! with `sched_rt_runtime_us` below the period it is then stopped for `period − runtime` every period
 //! (50 ms every second by default), which latscope detects and names instead of reporting it as noise.
 
+use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg};
 use crate::capture;
 use crate::cmd::report::{write_noise_report, write_perfetto};
 use crate::error::{CliError, CmdResult, Outcome};
@@ -17,52 +18,49 @@ use latscope_analyze::noise::{summarize, CpuLoop, LoopRun};
 use latscope_analyze::noise_attribution::{attribute, CpuGaps};
 use latscope_model::facts::SystemFacts;
 use latscope_model::noise_result::{CounterInfo, NoiseOptions, NoiseResult};
-use latscope_model::{parse_duration, CpuList, Event, Nanos, NoiseCauses, StopReason};
+use latscope_model::{Event, Nanos, NoiseCauses, StopReason};
 use latscope_report::json::write_json;
 use latscope_report::text::noise::write_noise;
 use latscope_sys::host::counters;
-use latscope_sys::host::cpus::{check_online, online_cpus};
 use latscope_sys::host::facts::collect;
 use latscope_sys::host::metadata::run_metadata;
 use latscope_sys::measure::cycles::COUNTER_NAME;
 use latscope_sys::measure::noise::{
     environment, start_noise, NoiseConfig, NoiseHandle, NoiseRun, DEFAULT_GAP_CAPACITY,
 };
-use latscope_sys::measure::rt::Policy;
 use latscope_sys::tracefs::Capture;
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// Arguments of `latscope noise`.
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_arg("cpus", |a| a.help("CPUs to measure, one spinning thread each: `1`, `0,2-3` [default: all online CPUs]")),
+    mut_arg("priority", |a| a.default_value("0").help(
+        "SCHED_FIFO priority of the spinners, 1-99. Default 0 = SCHED_OTHER: other tasks' time counts as noise, no RT \
+         throttling. With SCHED_FIFO the kernel stops the spinner for (sched_rt_period_us − sched_rt_runtime_us) \
+         every period; latscope detects and names that"
+    ))
+)]
 pub struct Args {
-    /// CPUs to measure, one spinning thread each: `1`, `0,2-3` [default: all online CPUs]
-    #[arg(short = 'c', long = "cpus", value_name = "LIST")]
-    cpus: Option<String>,
-    /// SCHED_FIFO priority of the spinners, 1-99. Default 0 = SCHED_OTHER: other tasks' time counts as
-    /// noise, no RT throttling. With SCHED_FIFO the kernel stops the spinner for
-    /// (sched_rt_period_us − sched_rt_runtime_us) every period; latscope detects and names that.
-    #[arg(short = 'p', long, value_name = "N", default_value = "0", allow_hyphen_values = true)]
-    priority: String,
-    /// How long to measure (ns, us, ms, s, m, h) [default: until Ctrl-C]
-    #[arg(short = 'D', long, value_name = "DUR")]
-    duration: Option<String>,
+    #[command(flatten)]
+    cpus: CpuArgs,
+    #[command(flatten)]
+    priority: PriorityArg,
+    #[command(flatten)]
+    duration: DurationArg,
     /// Gaps longer than this count as noise and are recorded with their start time
-    #[arg(long, value_name = "DUR", default_value = "5us")]
-    threshold: String,
+    #[arg(long, value_name = "DUR", default_value = "5us", value_parser = args::duration())]
+    threshold: Nanos,
     /// End the run at the first gap longer than --threshold, with exit code 2
     #[arg(long)]
     stop_on_threshold: bool,
     /// Also report the noise per window of this length
-    #[arg(long, value_name = "DUR")]
-    window: Option<String>,
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    window: Option<Nanos>,
     /// Gaps kept per CPU for the lists and windows (more are counted, not kept)
     #[arg(long, value_name = "N", default_value_t = DEFAULT_GAP_CAPACITY)]
     max_gaps: usize,
-    /// Write the result as JSON to FILE (`-` for stdout; the text summary then goes to stderr)
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
     /// No live line; only the final summary
     #[arg(short = 'q', long)]
     quiet: bool,
@@ -71,43 +69,22 @@ pub struct Args {
     /// hypervisor)
     #[arg(long)]
     trace: bool,
-    /// Also write an HTML report directory (index.html, plots, result.json)
-    #[arg(long, value_name = "DIR")]
-    report: Option<PathBuf>,
-    /// Also write a Perfetto / chrome://tracing JSON file (with --trace, the trace events too)
-    #[arg(long, value_name = "FILE")]
-    perfetto: Option<PathBuf>,
-}
-
-fn duration_arg(flag: &str, value: &str) -> Result<Nanos, CliError> {
-    parse_duration(value).map_err(|e| CliError(format!("{flag}: {e}")))
+    #[command(flatten)]
+    outputs: OutputArgs,
 }
 
 fn plan(args: &Args) -> Result<(NoiseConfig, NoiseOptions), CliError> {
-    let cpus = match &args.cpus {
-        Some(list) => {
-            let cpus = CpuList::parse(list).map_err(|e| CliError(format!("--cpus: {e}")))?;
-            check_online(&cpus).map_err(|e| CliError(format!("--cpus: {e}")))?;
-            cpus
-        }
-        None => online_cpus().map_err(CliError::msg)?,
-    };
-    let priority: i64 = args.priority.trim().parse().map_err(|_| {
-        CliError(format!(
-            "--priority: '{}' is not a number; give 1-99 for SCHED_FIFO or 0 for SCHED_OTHER",
-            args.priority
-        ))
-    })?;
-    let policy = Policy::from_priority(priority).map_err(|e| CliError(format!("--priority: {e}")))?;
-    let duration = args.duration.as_deref().map(|d| duration_arg("--duration", d)).transpose()?;
+    let cpus = args.cpus.resolve()?;
+    let policy = args.priority.priority;
+    let duration = args.duration.duration;
     if duration.is_some_and(|d| d.0 == 0) {
         return Err(CliError("--duration must be longer than 0, e.g. 10s".into()));
     }
-    let threshold = duration_arg("--threshold", &args.threshold)?;
+    let threshold = args.threshold;
     if threshold.0 == 0 {
         return Err(CliError("--threshold must be longer than 0, e.g. 5us".into()));
     }
-    let window = args.window.as_deref().map(|w| duration_arg("--window", w)).transpose()?;
+    let window = args.window;
     if window.is_some_and(|w| w < Nanos::from_ms(1)) {
         return Err(CliError("--window must be at least 1ms, e.g. 1s".into()));
     }
@@ -134,7 +111,7 @@ fn plan(args: &Args) -> Result<(NoiseConfig, NoiseOptions), CliError> {
 /// Runs `latscope noise`.
 pub fn run(args: Args) -> CmdResult {
     let (config, options) = plan(&args)?;
-    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
+    let sink = args.outputs.json.as_deref().map(JsonSink::open).transpose()?;
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
     let live = (!args.quiet).then_some(to_stdout_json);
     let (result, events) = measure(&config, options, &collect(), args.trace, live)?;
@@ -143,11 +120,11 @@ pub fn run(args: Args) -> CmdResult {
     if let Some(sink) = sink {
         sink.write_with(|w| write_json(w, &result))?;
     }
-    if let Some(dir) = &args.report {
+    if let Some(dir) = &args.outputs.report {
         let index = write_noise_report(dir, &result, "noise")?;
         eprintln!("latscope: report: {}", index.display());
     }
-    if let Some(path) = &args.perfetto {
+    if let Some(path) = &args.outputs.perfetto {
         write_perfetto(path, &events, None, Some(&result))?;
         eprintln!("latscope: Perfetto trace: {} (open in ui.perfetto.dev)", path.display());
     }

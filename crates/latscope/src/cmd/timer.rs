@@ -4,6 +4,7 @@
 //! new worsts marked in the trace, the window around them held); the worst samples are explained from it
 //! at the end.
 
+use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg};
 use crate::capture;
 use crate::cmd::report::{write_perfetto, write_timer_report};
 use crate::error::{CliError, CmdResult, Outcome};
@@ -12,11 +13,10 @@ use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::sample_explain::{explain_samples, MeasuredSample};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
-use latscope_model::{parse_duration, CpuList, Event, Nanos, TimerOptions, TimerResult, TimerTrace};
+use latscope_model::{Event, Nanos, TimerOptions, TimerResult, TimerTrace};
 use latscope_report::json::write_json;
 use latscope_report::live::{LiveRow, LiveTable};
 use latscope_report::text::timer::write_timer;
-use latscope_sys::host::cpus::{check_online, online_cpus};
 use latscope_sys::host::facts::collect;
 use latscope_sys::host::metadata::run_metadata;
 use latscope_sys::measure::clock;
@@ -24,36 +24,29 @@ use latscope_sys::measure::rt::{hold_dma_latency_zero, lock_memory, Policy};
 use latscope_sys::measure::timer::{start_timer, TimerConfig, TimerMeasurement, TimerRun};
 use latscope_sys::tracefs::{CpuProgress, Trigger};
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// Arguments of `latscope timer`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// CPUs to measure, one thread each: `1`, `0,2-3` [default: all online CPUs]
-    #[arg(short = 'c', long = "cpus", value_name = "LIST")]
-    cpus: Option<String>,
+    #[command(flatten)]
+    cpus: CpuArgs,
     /// Timer period (units ns, us, ms, s), e.g. 1ms or 1333us
-    #[arg(short = 'i', long, value_name = "DUR", default_value = "1ms")]
-    interval: String,
-    /// SCHED_FIFO priority of the measuring threads, 1-99; 0 runs them as SCHED_OTHER
-    #[arg(short = 'p', long, value_name = "N", default_value = "95", allow_hyphen_values = true)]
-    priority: String,
-    /// How long to measure (ns, us, ms, s, m, h) [default: until Ctrl-C]
-    #[arg(short = 'D', long, value_name = "DUR")]
-    duration: Option<String>,
+    #[arg(short = 'i', long, value_name = "DUR", default_value = "1ms", value_parser = args::duration())]
+    interval: Nanos,
+    #[command(flatten)]
+    priority: PriorityArg,
+    #[command(flatten)]
+    duration: DurationArg,
     /// Count wakeups later than this; exceeding it makes the exit code 2
-    #[arg(long, value_name = "DUR")]
-    threshold: Option<String>,
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    threshold: Option<Nanos>,
     /// End the run at the first wakeup later than --threshold
     #[arg(long)]
     stop_on_threshold: bool,
     /// Also report statistics per window of this length (mean, stddev, % above threshold, min-max)
-    #[arg(long, value_name = "DUR")]
-    window: Option<String>,
-    /// Write the result as JSON to FILE (`-` for stdout; the text summary then goes to stderr)
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    window: Option<Nanos>,
     /// No live table; only the final summary
     #[arg(short = 'q', long)]
     quiet: bool,
@@ -64,12 +57,8 @@ pub struct Args {
     /// With --trace: how many of the worst wakeups to explain
     #[arg(long, value_name = "N", default_value_t = 3)]
     top: usize,
-    /// Also write an HTML report directory (index.html, plots, result.json)
-    #[arg(long, value_name = "DIR")]
-    report: Option<PathBuf>,
-    /// Also write a Perfetto / chrome://tracing JSON file (with --trace, the trace events too)
-    #[arg(long, value_name = "FILE")]
-    perfetto: Option<PathBuf>,
+    #[command(flatten)]
+    outputs: OutputArgs,
 }
 
 /// The rolling window the trace keeps (plus what is held around marked samples).
@@ -81,42 +70,25 @@ struct Plan {
     options: TimerOptions,
 }
 
-fn duration_arg(flag: &str, value: &str) -> Result<Nanos, CliError> {
-    parse_duration(value).map_err(|e| CliError(format!("{flag}: {e}")))
-}
-
 fn plan(args: &Args) -> Result<Plan, CliError> {
-    let cpus = match &args.cpus {
-        Some(list) => {
-            let cpus = CpuList::parse(list).map_err(|e| CliError(format!("--cpus: {e}")))?;
-            check_online(&cpus).map_err(|e| CliError(format!("--cpus: {e}")))?;
-            cpus
-        }
-        None => online_cpus().map_err(CliError::msg)?,
-    };
-    let interval = duration_arg("--interval", &args.interval)?;
+    let cpus = args.cpus.resolve()?;
+    let interval = args.interval;
     if interval.0 == 0 {
         return Err(CliError("--interval: the period must be longer than 0, e.g. 1ms".into()));
     }
-    let priority: i64 = args.priority.trim().parse().map_err(|_| {
-        CliError(format!(
-            "--priority: '{}' is not a number; give 1-99 for SCHED_FIFO or 0 for SCHED_OTHER",
-            args.priority
-        ))
-    })?;
-    let policy = Policy::from_priority(priority).map_err(|e| CliError(format!("--priority: {e}")))?;
-    let duration = args.duration.as_deref().map(|d| duration_arg("--duration", d)).transpose()?;
+    let policy = args.priority.priority;
+    let duration = args.duration.duration;
     if duration.is_some_and(|d| d < interval) {
         return Err(CliError("--duration is shorter than one --interval; measure for at least one period".into()));
     }
-    let threshold = args.threshold.as_deref().map(|t| duration_arg("--threshold", t)).transpose()?;
+    let threshold = args.threshold;
     if args.stop_on_threshold && threshold.is_none() {
         return Err(CliError("--stop-on-threshold needs --threshold DUR, e.g. --threshold 100us".into()));
     }
     if args.trace && args.top == 0 {
         return Err(CliError("--top 0: explain at least 1 wakeup".into()));
     }
-    let window = args.window.as_deref().map(|w| duration_arg("--window", w)).transpose()?;
+    let window = args.window;
     if window.is_some_and(|w| w < interval) {
         return Err(CliError("--window is shorter than --interval; make it at least one period, e.g. 1s".into()));
     }
@@ -144,7 +116,7 @@ fn plan(args: &Args) -> Result<Plan, CliError> {
 /// Runs `latscope timer`.
 pub fn run(args: Args) -> CmdResult {
     let plan = plan(&args)?;
-    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
+    let sink = args.outputs.json.as_deref().map(JsonSink::open).transpose()?;
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
     // The configuration around the numbers, read before the measuring threads start.
     let facts = collect();
@@ -217,11 +189,11 @@ pub fn run(args: Args) -> CmdResult {
     if let Some(sink) = sink {
         sink.write_with(|w| write_json(w, &result))?;
     }
-    if let Some(dir) = &args.report {
+    if let Some(dir) = &args.outputs.report {
         let index = write_timer_report(dir, &result, "timer")?;
         eprintln!("latscope: report: {}", index.display());
     }
-    if let Some(path) = &args.perfetto {
+    if let Some(path) = &args.outputs.perfetto {
         write_perfetto(path, &events, Some(&result), None)?;
         eprintln!("latscope: Perfetto trace: {} (open in ui.perfetto.dev)", path.display());
     }
