@@ -1,19 +1,19 @@
 //! `latscope noise` end to end: ground truth from a known injected load, RT throttling on this kernel,
 //! the JSON contract, Ctrl-C, --stop-on-threshold and bad input. Live tests need root (SCHED_FIFO) and
-//! two CPUs; they skip with a printed reason otherwise. They run one at a time (they share a CPU).
+//! two CPUs; they skip with a printed reason otherwise (fail under LATSCOPE_REQUIRE_LIVE=1). They take
+//! turns with every other live test on the machine (they share a CPU).
+
+mod live;
 
 use latscope_model::noise_result::NoiseResult;
 use latscope_model::{Bucket, CpuId, Nanos};
 use latscope_sys::measure::inject::{start_injector, InjectSpec};
 use latscope_sys::measure::noise::{run_noise, NoiseConfig};
 use latscope_sys::measure::rt::Policy;
+use live::Need;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// The live tests spin on the same CPU: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
 
 const MEASURED: CpuId = CpuId(1);
 
@@ -25,27 +25,9 @@ fn run(args: &[&str]) -> Output {
     latscope().args(args).output().expect("run latscope")
 }
 
-/// Why live tests cannot run here, if they cannot.
-fn live_skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("needs root for SCHED_FIFO".into());
-    }
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    let cpus = latscope_model::CpuList::parse(&online).unwrap_or_default();
-    if !cpus.contains(MEASURED) || cpus.len() < 2 {
-        return Some(format!("needs CPU {MEASURED} online and at least two CPUs (online: {})", online.trim()));
-    }
-    None
-}
-
-macro_rules! skip_unless_live {
-    () => {
-        if let Some(why) = live_skip_reason() {
-            eprintln!("skipped: {why}");
-            return;
-        }
-    };
+/// Whether the spinner tests can run here (root for SCHED_FIFO, CPU 1 and another one).
+fn live_ready() -> bool {
+    live::ready(&[Need::Root, Need::Cpu(MEASURED.0)])
 }
 
 fn parse(out: &Output) -> NoiseResult {
@@ -80,8 +62,10 @@ fn rt_settings() -> Option<(u64, i64)> {
 /// ~50 gaps per second of ~1 ms, the gap durations within 10% of the spins the injector measured.
 #[test]
 fn injected_spins_are_found_and_measured() {
-    skip_unless_live!();
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !live_ready() {
+        return;
+    }
+    let _turn = live::turn::take();
     let spec = InjectSpec::new(MEASURED, Policy::Fifo(60), Nanos::from_ms(1), Nanos::from_ms(20));
     let injector = start_injector(spec).expect("start injector");
     let out = run(&["noise", "-c", "1", "-p", "50", "-D", "3s", "--json", "-", "-q"]);
@@ -115,8 +99,10 @@ fn injected_spins_are_found_and_measured() {
 /// recorded (matched by CLOCK_MONOTONIC time), and the gap must last the spin's duration within 10%.
 #[test]
 fn every_injected_spin_is_a_gap_of_its_duration() {
-    skip_unless_live!();
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !live_ready() {
+        return;
+    }
+    let _turn = live::turn::take();
     let spec = InjectSpec::new(MEASURED, Policy::Fifo(60), Nanos::from_ms(1), Nanos::from_ms(20));
     let injector = start_injector(spec).expect("start injector");
     let cfg = NoiseConfig {
@@ -157,16 +143,18 @@ fn every_injected_spin_is_a_gap_of_its_duration() {
 /// (period − runtime) every period: latscope must find those gaps and name RT throttling and its sysctl.
 #[test]
 fn fifo_spinner_finds_and_names_rt_throttling() {
-    skip_unless_live!();
+    if !live_ready() {
+        return;
+    }
     let Some((period, runtime)) = rt_settings() else {
-        eprintln!("skipped: /proc/sys/kernel/sched_rt_* not readable");
+        live::skip("/proc/sys/kernel/sched_rt_* not readable");
         return;
     };
     if runtime < 0 || runtime as u64 >= period {
-        eprintln!("skipped: RT throttling is off here (sched_rt_runtime_us={runtime}, period {period})");
+        live::skip(format!("RT throttling is off here (sched_rt_runtime_us={runtime}, period {period})"));
         return;
     }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = live::turn::take();
     let dir = std::env::temp_dir().join(format!("latscope-noise-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tmp dir");
     let json = dir.join("noise.json");
@@ -191,7 +179,7 @@ fn fifo_spinner_finds_and_names_rt_throttling() {
 /// The JSON goes to stdout with `--json -`, the text to stderr, and it parses back with the documented keys.
 #[test]
 fn json_parses_back_with_its_keys() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = live::turn::take();
     let out = run(&["noise", "-c", "0", "-D", "300ms", "--window", "100ms", "--json", "-", "-q"]);
     assert!(out.status.success(), "latscope failed: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
@@ -218,7 +206,7 @@ fn json_parses_back_with_its_keys() {
 /// Ctrl-C ends an open-ended run cleanly with the summary; --stop-on-threshold exits 2.
 #[test]
 fn ctrl_c_and_stop_on_threshold() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = live::turn::take();
     let child = latscope()
         .args(["noise", "-c", "0", "-q"])
         .stdout(Stdio::piped())

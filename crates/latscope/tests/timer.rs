@@ -6,24 +6,13 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 mod bounded;
+mod live;
 
 use bounded::wait_bounded;
+use live::Need;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_latscope")
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn online(cpu: u32) -> bool {
-    let list = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    list.trim().split(',').any(|part| match part.split_once('-') {
-        Some((a, b)) => a.parse::<u32>().is_ok_and(|a| a <= cpu) && b.parse::<u32>().is_ok_and(|b| cpu <= b),
-        None => part.parse::<u32>() == Ok(cpu),
-    })
 }
 
 fn run(args: &[&str], limit: Duration) -> Output {
@@ -46,10 +35,10 @@ fn json_u64(v: &serde_json::Value, key: &str) -> u64 {
 /// skip one period.
 #[test]
 fn injected_spin_is_measured_counted_and_exits_2() {
-    if !is_root() || !online(1) {
-        eprintln!("skipped: needs root (SCHED_FIFO) and CPU 1 online");
+    if !live::ready(&[Need::Root, Need::Cpu(1)]) {
         return;
     }
+    let _turn = live::turn::take();
     let json = tmp("ground.json");
     let injector = Command::new(bin())
         .args(["inject", "--cpu", "1", "--prio", "97", "--spin", "2ms", "--every", "50ms"])
@@ -237,14 +226,14 @@ fn json_to_stdout_parses_back_with_the_schema() {
 
 #[test]
 fn without_root_it_degrades_or_refuses_fifo_clearly() {
-    if !is_root() || Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: needs root and setpriv to run as an unprivileged user");
+    if !live::ready(&[Need::Root, Need::Tool("setpriv")]) {
         return;
     }
+    let copy = live::nobody::binary();
     let as_nobody = |args: &[&str]| {
         let child = Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--"])
-            .arg(bin())
+            .arg(&copy.path)
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

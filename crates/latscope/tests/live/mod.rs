@@ -1,0 +1,11 @@
+//! What the live tests share: whether this machine can run them (and skip or fail when it cannot,
+//! [`require`]), machine-wide turns of the tests that load CPUs ([`turn`]), and running latscope as
+//! `nobody` ([`nobody`]).
+// Each test binary uses its part of this module.
+#![allow(dead_code, unused_imports)]
+
+pub mod nobody;
+pub mod require;
+pub mod turn;
+
+pub use require::{ready, skip, Need};
