@@ -5,7 +5,7 @@
 
 mod live;
 
-use latscope_model::noise_result::NoiseResult;
+use latscope_model::noise_result::{Gap, NoiseResult};
 use latscope_model::{Bucket, CpuId, Nanos};
 use latscope_sys::measure::inject::{start_injector, InjectSpec};
 use latscope_sys::measure::noise::{run_noise, NoiseConfig};
@@ -95,15 +95,30 @@ fn injected_spins_are_found_and_measured() {
     assert!(cpu.counters.interrupts.iter().any(|d| d.delta > 0), "no interrupt counted on CPU 1");
 }
 
-/// Spin by spin: every injected spin that falls inside the run must be covered by one gap the loop
-/// recorded (matched by CLOCK_MONOTONIC time), and the gap must last the spin's duration within 10%.
+/// How far the loop's gap may start before its spin was due, or end before the spin did: the clock
+/// conversions' slack (measured: the gap starts 0.1-8 µs before the injector's deadline).
+const EDGE_SLACK: Nanos = Nanos::from_us(20);
+
+/// Spin by spin: every injected spin that falls inside the run lies in one gap the loop recorded (matched
+/// by CLOCK_MONOTONIC time), and a gap that holds nothing but its spin lasts the spin's duration within 10%.
+///
+/// On this VM a gap also holds whatever else kept the loop off the CPU next to the spin: RT throttling
+/// and the fair server's turns for normal tasks (tens of ms; the injector, due meanwhile, spins as soon as
+/// they end), a stall of the vCPU, interrupt work. Such a gap is measured right and is not the spin's
+/// alone; the injector witnesses it — the gap began before the spin was due, the injector got the CPU late
+/// (> 10% of the spin after its deadline), or the gap holds another spin too — and for those spins only
+/// the containment is checked. Of the spins that ran alone, at least 90% must match (what follows a spin
+/// is not witnessed: a normal task the fair server runs right after one, a few per thousand spins under a
+/// build). Another live test's injector beside this one would merge with the spins unwitnessed: hence the
+/// machine-wide turn.
 #[test]
 fn every_injected_spin_is_a_gap_of_its_duration() {
     if !live_ready() {
         return;
     }
     let _turn = live::turn::take();
-    let spec = InjectSpec::new(MEASURED, Policy::Fifo(60), Nanos::from_ms(1), Nanos::from_ms(20));
+    let spin = Nanos::from_ms(1);
+    let spec = InjectSpec::new(MEASURED, Policy::Fifo(60), spin, Nanos::from_ms(20));
     let injector = start_injector(spec).expect("start injector");
     let cfg = NoiseConfig {
         cpus: latscope_model::CpuList(vec![MEASURED]),
@@ -122,21 +137,50 @@ fn every_injected_spin_is_a_gap_of_its_duration() {
         .filter(|s| s.start >= run.start + Nanos::from_ms(2) && s.end + Nanos::from_ms(2) <= run.end)
         .collect();
     assert!(inside.len() >= 80, "only {} spins inside a 2 s run of 1 ms every 20 ms", inside.len());
-    let (mut found, mut close) = (0, 0);
+    let late = Nanos(spin.0 / 10);
+    let (mut alone, mut close, mut mismatches) = (0, 0, Vec::new());
     for s in &inside {
-        // The gap that contains the spin's middle.
+        // The gap that contains the spin's middle holds all of it.
         let mid = s.start + Nanos(s.duration().0 / 2);
-        if let Some(g) = gaps.iter().find(|g| g.start_ns <= mid && mid <= g.end()) {
-            found += 1;
-            let (d, want) = (g.duration_ns.0 as f64, s.duration().0 as f64);
-            if (d - want).abs() <= 0.10 * want {
-                close += 1;
-            }
+        let g = gaps
+            .iter()
+            .find(|g| g.start_ns <= mid && mid <= g.end())
+            .unwrap_or_else(|| panic!("no gap holds the spin {s:?}; gaps around it: {:?}", near(gaps, s.start)));
+        assert!(
+            g.start_ns <= s.start + EDGE_SLACK && s.end <= g.end() + EDGE_SLACK,
+            "the gap {g:?} does not hold all of the spin {s:?}"
+        );
+        let began_before_due = g.start_ns + EDGE_SLACK < s.due;
+        let held_off = s.lateness() > late;
+        let shared = report.spins.iter().filter(|o| o.start < g.end() && g.start_ns < o.end).count() > 1;
+        if began_before_due || held_off || shared {
+            continue;
+        }
+        alone += 1;
+        let (d, want) = (g.duration_ns.0 as f64, s.duration().0 as f64);
+        if (d - want).abs() <= 0.10 * want {
+            close += 1;
+        } else {
+            mismatches.push((*s, *g));
         }
     }
     let n = inside.len();
-    assert!(found * 100 >= n * 95, "{found} of {n} injected spins found as gaps");
-    assert!(close * 100 >= found * 90, "only {close} of {found} gaps within 10% of their spin's duration");
+    if alone * 100 < n * 80 {
+        live::skip(format!(
+            "only {alone} of {n} spins ran alone in their gap (the others began before they were due, started \
+             late or shared it): the machine's load leaves too little to judge"
+        ));
+        return;
+    }
+    assert!(
+        close * 100 >= alone * 90,
+        "only {close} of the {alone} spins that ran alone are gaps within 10% of their duration: {mismatches:?}"
+    );
+}
+
+/// The gaps within 50 ms of `t`, for a failure message.
+fn near(gaps: &[Gap], t: Nanos) -> Vec<Gap> {
+    gaps.iter().filter(|g| g.end() + Nanos::from_ms(50) >= t && g.start_ns <= t + Nanos::from_ms(50)).copied().collect()
 }
 
 /// On a kernel with sched_rt_runtime_us < sched_rt_period_us a SCHED_FIFO spinner is stopped for
