@@ -183,39 +183,6 @@ fn near(gaps: &[Gap], t: Nanos) -> Vec<Gap> {
     gaps.iter().filter(|g| g.end() + Nanos::from_ms(50) >= t && g.start_ns <= t + Nanos::from_ms(50)).copied().collect()
 }
 
-/// A normal (SCHED_OTHER) thread that always wants `cpu` while it lives. Since Linux 6.12 the fair server
-/// takes an RT spinner's CPU away (period − runtime every period) only while a normal task is runnable
-/// there: without one the pattern depends on what else the machine runs. Under a concurrent build it came
-/// as pieces scattered over the period (7 ms, then 1-2.5 ms pieces 400 ms later) that are not throttling's
-/// shape, and the test failed 1 run in 8; with this load 8 of 8 passed under the same build.
-struct NormalLoad {
-    stop: std::sync::Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl NormalLoad {
-    fn start(cpu: CpuId) -> NormalLoad {
-        let stop = std::sync::Arc::new(AtomicBool::new(false));
-        let flag = std::sync::Arc::clone(&stop);
-        let thread = std::thread::spawn(move || {
-            latscope_sys::measure::rt::pin_current_thread(cpu).expect("pin the normal load");
-            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-                std::hint::spin_loop();
-            }
-        });
-        NormalLoad { stop, thread: Some(thread) }
-    }
-}
-
-impl Drop for NormalLoad {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 /// On a kernel with sched_rt_runtime_us < sched_rt_period_us a SCHED_FIFO spinner is stopped for
 /// (period − runtime) every period: latscope must find those gaps and name RT throttling and its sysctl.
 #[test]
@@ -232,7 +199,7 @@ fn fifo_spinner_finds_and_names_rt_throttling() {
         return;
     }
     let _turn = live::turn::take();
-    let _normal = NormalLoad::start(MEASURED);
+    let _normal = live::normal_load::start(MEASURED);
     let dir = std::env::temp_dir().join(format!("latscope-noise-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tmp dir");
     let json = dir.join("noise.json");

@@ -30,6 +30,8 @@ fn noise_trace_attributes_throttling_ticks_and_silent_gaps() {
         return;
     }
     let _turn = live::turn::take();
+    // A normal task always wants CPU 1, so the fair server stops the spinner every period.
+    let _normal = live::normal_load::start(latscope_model::CpuId(1));
     let dir = std::env::temp_dir().join(format!("latscope-trace-noise-{}", std::process::id()));
     let out = Command::new(BIN)
         .args(["noise", "-c", "1", "-p", "95", "-D", "3s", "--trace", "-q", "--json", "-", "--report"])
