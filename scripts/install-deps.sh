@@ -7,12 +7,18 @@ need_apt=()
 command -v cargo >/dev/null 2>&1 || need_apt+=(cargo rustc)
 # A C compiler builds the bundled libzstd (the zstd crate); Debian's rustc brings gcc, rustup does not.
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
+# The live tests (make test runs them with LATSCOPE_REQUIRE_LIVE=1: a missing tool fails them) need these.
 command -v cyclictest >/dev/null 2>&1 || need_apt+=(rt-tests)
 command -v trace-cmd >/dev/null 2>&1 || need_apt+=(trace-cmd)
+# setpriv (the unprivileged runs), chrt and taskset (the capture script) come with util-linux.
+for tool in setpriv chrt taskset; do
+    command -v "$tool" >/dev/null 2>&1 || { need_apt+=(util-linux); break; }
+done
+command -v timeout >/dev/null 2>&1 || need_apt+=(coreutils)
 command -v stress-ng >/dev/null 2>&1 || need_apt+=(stress-ng)
 [ -x /usr/bin/time ] || need_apt+=(time)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
-# Headless Chromium opens the HTML reports in the report tests (they skip without it).
+# Headless Chromium opens the HTML reports in the report tests (make test fails without it).
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -31,7 +37,7 @@ if command -v rustup >/dev/null 2>&1; then
     rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy >/dev/null 2>&1 || true
 fi
 
-# tracefs: mount it when we are root and it is not mounted (the live tests need it).
+# tracefs: mount it when we are root and it is not mounted (the live tests need it; make test fails without).
 if [ "$(id -u)" = 0 ] && [ -d /sys/kernel/tracing ] && [ ! -e /sys/kernel/tracing/trace ]; then
     mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 fi

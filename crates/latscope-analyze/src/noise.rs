@@ -1,9 +1,12 @@
 //! Noise accounting (total, share of the CPU, longest gap, gaps per second, per-window rows, top gaps) and
 //! RT-throttling detection from the gap pattern: a SCHED_FIFO/RR spinner on a kernel with
 //! `sched_rt_runtime_us` < `sched_rt_period_us` is stopped for about `period − runtime` every period.
+//! [`summarize`] turns what the spinning loops measured into the per-CPU rows of a noise result.
 
-use latscope_model::noise_result::{Gap, NoiseWindow, RtThrottling};
-use latscope_model::Nanos;
+use latscope_model::noise_result::{
+    CounterDeltas, CpuNoise, Gap, GapStats, NoiseEnvironment, NoiseOptions, NoiseWindow, RtThrottling,
+};
+use latscope_model::{CpuId, LatencyHistogram, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// The sysctl that sets the RT runtime per period.
@@ -184,6 +187,94 @@ pub fn episodes(gaps: &[Gap], expected: Nanos) -> Vec<Gap> {
     out
 }
 
+/// Gaps kept per CPU in the result's `top` list.
+pub const TOP_GAPS: usize = 20;
+
+/// What one CPU's spinning loop measured (borrowed from the measuring side, which owns the buffers), and
+/// the CPU's counter deltas over the run.
+#[derive(Clone, Debug)]
+pub struct CpuLoop<'a> {
+    /// The CPU.
+    pub cpu: CpuId,
+    /// Iterations.
+    pub loops: u64,
+    /// Mean counter ticks of an undisturbed iteration.
+    pub loop_cycles: f64,
+    /// Cheapest iteration, counter ticks.
+    pub min_cycles: u64,
+    /// How long the loop ran.
+    pub runtime: Nanos,
+    /// Every iteration's duration.
+    pub histogram: &'a LatencyHistogram,
+    /// The gaps above the threshold that were kept, in time order (CLOCK_MONOTONIC start).
+    pub gaps: &'a [Gap],
+    /// All gaps above the threshold, kept or not.
+    pub gap_count: u64,
+    /// Gaps the buffer could not keep.
+    pub dropped: u64,
+    /// Total duration of all gaps above the threshold.
+    pub noise: Nanos,
+    /// The longest gap, kept or not.
+    pub max_gap: Gap,
+    /// A gap crossed the threshold and ended the run.
+    pub stopped_on_threshold: bool,
+    /// `/proc` counter deltas of this CPU over the run.
+    pub counters: CounterDeltas,
+}
+
+/// The run the loops measured in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LoopRun {
+    /// Start of the run, CLOCK_MONOTONIC.
+    pub start: Nanos,
+    /// End of the run, CLOCK_MONOTONIC.
+    pub end: Nanos,
+    /// The frequency of the counter the loops read, Hz.
+    pub counter_hz: f64,
+}
+
+/// Per-CPU accounting of a noise run: totals, top gaps, windows, histogram, the RT-throttling verdict (for
+/// an RT spinner, `options.priority` > 0, under the sysctls in `env`) and the counter deltas. The
+/// counterpart of [`crate::timer_summary::summarize_timer`].
+pub fn summarize(cpus: &[CpuLoop<'_>], run: LoopRun, options: &NoiseOptions, env: &NoiseEnvironment) -> Vec<CpuNoise> {
+    let settings = RtSettings { period_us: env.rt_period_us, runtime_us: env.rt_runtime_us };
+    let rt_policy = options.priority > 0;
+    // Windows cover the requested duration; the few microseconds the loops take to see the halt flag
+    // would otherwise make a last, nearly empty window.
+    let window_end = options.duration_ns.map_or(run.end, |d| run.end.min(run.start + Nanos(d)));
+    let threshold = Nanos(options.threshold_ns);
+    cpus.iter()
+        .map(|c| {
+            let a = account(c.runtime, c.noise, c.gap_count, c.max_gap.duration_ns);
+            CpuNoise {
+                cpu: c.cpu,
+                loops: c.loops,
+                loop_cycles: c.loop_cycles,
+                loop_cycles_min: c.min_cycles,
+                loop_ns: if run.counter_hz > 0.0 { c.loop_cycles * 1e9 / run.counter_hz } else { 0.0 },
+                runtime_ns: c.runtime.0,
+                noise_ns: a.noise_ns,
+                noise_pct: a.noise_pct,
+                max_gap_ns: a.max_gap_ns,
+                max_gap_start_ns: c.max_gap.start_ns.0,
+                gaps: GapStats {
+                    count: c.gap_count,
+                    per_second: a.gaps_per_second,
+                    dropped: c.dropped,
+                    top: top_gaps(c.gaps, TOP_GAPS),
+                },
+                summary: c.histogram.summary(Some(threshold)),
+                histogram: c.histogram.buckets(),
+                histogram_saturated: c.histogram.saturated(),
+                counters: c.counters.clone(),
+                rt_throttling: detect_rt_throttling(c.gaps, c.runtime, settings, rt_policy),
+                windows: options.window_ns.map_or_else(Vec::new, |w| windows(c.gaps, run.start, window_end, Nanos(w))),
+                stopped_on_threshold: c.stopped_on_threshold,
+            }
+        })
+        .collect()
+}
+
 fn median(v: &mut [u64]) -> u64 {
     if v.is_empty() {
         return 0;
@@ -308,6 +399,64 @@ mod tests {
         assert_eq!((w[2].offset_ns, w[2].length_ns, w[2].gaps), (2_000_000, 600_000, 1));
         assert!((w[1].noise_pct - 2.5).abs() < 1e-9);
         assert!(windows(&g, Nanos::ZERO, Nanos::from_ms(3), Nanos::ZERO).is_empty());
+    }
+
+    #[test]
+    fn summarize_accounts_each_cpu_of_a_throttled_run() {
+        let gaps = throttled_run();
+        let mut histogram = LatencyHistogram::new();
+        histogram.record_n(Nanos(40), 1_000_000);
+        for g in &gaps {
+            histogram.record(g.duration_ns);
+        }
+        fn cpu_loop<'a>(cpu: u32, gaps: &'a [Gap], histogram: &'a LatencyHistogram) -> CpuLoop<'a> {
+            CpuLoop {
+                cpu: CpuId(cpu),
+                loops: histogram.count(),
+                loop_cycles: 100.0,
+                min_cycles: 90,
+                runtime: Nanos::from_secs(4),
+                histogram,
+                gaps,
+                gap_count: gaps.len() as u64 + 7,
+                dropped: 7,
+                noise: Nanos(gaps.iter().map(|g| g.duration_ns.0).sum()),
+                max_gap: gaps.iter().max_by_key(|g| g.duration_ns).copied().unwrap_or_default(),
+                stopped_on_threshold: false,
+                counters: CounterDeltas { steal_ns: Some(u64::from(cpu)), ..CounterDeltas::default() },
+            }
+        }
+        let run = LoopRun { start: Nanos::ZERO, end: Nanos::from_ms(4_000_020), counter_hz: 2.5e9 };
+        let options = NoiseOptions {
+            priority: 95,
+            duration_ns: Some(4_000_000_000),
+            threshold_ns: 5_000,
+            window_ns: Some(1_000_000_000),
+            ..NoiseOptions::default()
+        };
+        let env = NoiseEnvironment {
+            rt_period_us: THIS_VM.period_us,
+            rt_runtime_us: THIS_VM.runtime_us,
+            ..NoiseEnvironment::default()
+        };
+        let rows = summarize(&[cpu_loop(1, &gaps, &histogram), cpu_loop(3, &[], &histogram)], run, &options, &env);
+        assert_eq!(rows.len(), 2);
+        let r = &rows[0];
+        assert_eq!((r.cpu, r.gaps.count, r.gaps.dropped), (CpuId(1), gaps.len() as u64 + 7, 7));
+        assert!((r.loop_ns - 40.0).abs() < 1e-9, "100 ticks at 2.5 GHz: {}", r.loop_ns);
+        assert_eq!(r.max_gap_ns, 53_000_000);
+        assert_eq!(r.gaps.top.len(), TOP_GAPS);
+        assert_eq!(r.gaps.top[0], gap(133.7, 53_000.0));
+        assert!(r.rt_throttling.detected && r.rt_throttling.rt_policy, "{:?}", r.rt_throttling);
+        // Four windows: the 20 µs the loops took to stop do not make a fifth.
+        assert_eq!(r.windows.len(), 4);
+        assert_eq!(r.windows.iter().map(|w| w.gaps).sum::<u64>(), gaps.len() as u64);
+        assert_eq!(r.counters.steal_ns, Some(1));
+        assert_eq!(r.summary.count, histogram.count());
+        // Each CPU is judged on its own gaps; a SCHED_OTHER spinner is never throttled.
+        assert!(!rows[1].rt_throttling.detected && rows[1].gaps.top.is_empty() && rows[1].max_gap_ns == 0);
+        let other = NoiseOptions { priority: 0, ..options };
+        assert!(!summarize(&[cpu_loop(1, &gaps, &histogram)], run, &other, &env)[0].rt_throttling.rt_policy);
     }
 
     #[test]

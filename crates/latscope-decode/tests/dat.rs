@@ -2,6 +2,11 @@
 
 use latscope_decode::{decode_dat_bytes, decode_dat_file, DatReader, DecodedTrace, Format};
 use latscope_model::{CpuId, Event, EventKind, Nanos};
+
+// Skip or fail (under LATSCOPE_REQUIRE_LIVE=1) when trace-cmd is missing: the live tests' shared decision.
+#[path = "../../latscope/tests/live/require.rs"]
+#[allow(dead_code)]
+mod require;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -297,11 +302,7 @@ fn parse_int(v: &str) -> Option<u64> {
 }
 
 fn trace_cmd_installed() -> bool {
-    let there = Command::new("trace-cmd").arg("--version").output().is_ok();
-    if !there {
-        println!("SKIP: trace-cmd is not installed; cannot compare with `trace-cmd report`");
-    }
-    there
+    require::ready(&[require::Need::Tool("trace-cmd")])
 }
 
 #[test]

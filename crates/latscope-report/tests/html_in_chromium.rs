@@ -10,6 +10,11 @@ use latscope_report::pages;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+// Skip or fail (under LATSCOPE_REQUIRE_LIVE=1) when chromium is missing: the live tests' shared decision.
+#[path = "../../latscope/tests/live/require.rs"]
+#[allow(dead_code)]
+mod require;
+
 fn fixture(rel: &str) -> (String, String) {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures").join(rel);
     (rel.to_string(), std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
@@ -129,10 +134,10 @@ fn reports_render_in_headless_chromium() {
         indexes.push((name, write(&root.join(name), &files), page));
     }
     let Some(chrome) = chromium() else {
-        eprintln!(
-            "SKIP: chromium not installed (scripts/install-deps.sh installs it); reports written to {}",
+        require::skip(format!(
+            "chromium not installed (scripts/install-deps.sh installs it); reports written to {}",
             root.display()
-        );
+        ));
         return;
     };
     for (name, index, page) in indexes {

@@ -1,5 +1,6 @@
 //! The `latscope` binary: argument parsing, wiring, rendering choice, exit codes and signals. Nothing else.
 
+mod args;
 mod capture;
 mod cmd;
 mod error;
@@ -44,10 +45,16 @@ enum Command {
 
 fn main() -> ExitCode {
     // Usage errors exit 1 (clap's default 2 is our "threshold exceeded"); --help and --version exit 0.
+    // A value refused by one of our parsers is one line naming the flag, the value and what to give.
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
+            match args::usage_error_line(&e) {
+                Some(line) => eprintln!("latscope: {line}"),
+                None => {
+                    let _ = e.print();
+                }
+            }
             return ExitCode::from(if e.use_stderr() { 1 } else { 0 });
         }
     };

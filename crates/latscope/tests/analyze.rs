@@ -5,6 +5,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod live;
+
+use live::Need;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -159,24 +163,17 @@ fn unreadable_input_is_an_error_naming_the_file() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("fixtures/does-not-exist.txt"));
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// Live, on this machine: the capture script records cyclictest blocked by a SCHED_FIFO 97 spinner (2 ms)
 /// and an RT-throttled busy loop in a private instance, leaves no instance behind, and `latscope analyze`
 /// names the spinner (comm and pid) with the blocked time within 10% of the spin.
 #[test]
 fn live_capture_script_and_analysis() {
-    let tools = ["cyclictest", "chrt", "taskset", "timeout"];
-    let have = |t: &str| {
-        Command::new("sh").args(["-c", &format!("command -v {t}")]).output().is_ok_and(|o| o.status.success())
-    };
-    if !is_root() || !Path::new("/sys/kernel/tracing").exists() || !tools.iter().all(|t| have(t)) {
-        eprintln!("skipped: needs root, tracefs and {tools:?}");
+    let tools = ["cyclictest", "chrt", "taskset", "timeout"].map(Need::Tool);
+    if !live::ready(&[&[Need::Root, Need::Tracefs, Need::Cpu(1)][..], &tools].concat()) {
         return;
     }
+    // The script loads CPU 1 (a SCHED_FIFO spinner and cyclictest): no other live test at the same time.
+    let _turn = live::turn::take();
     let out = std::env::temp_dir().join(format!("latscope-analyze-live-{}", std::process::id()));
     let instances = || -> Vec<String> {
         std::fs::read_dir("/sys/kernel/tracing/instances")

@@ -4,6 +4,10 @@
 use serde_json::Value;
 use std::process::{Command, Output};
 
+mod live;
+
+use live::Need;
+
 const BIN: &str = env!("CARGO_BIN_EXE_latscope");
 
 fn read(path: &str) -> Option<String> {
@@ -122,9 +126,7 @@ fn audit_json_reports_this_machine() {
             }
         }
     } else {
-        eprintln!(
-            "skipped the tracer checks: /sys/kernel/tracing/available_tracers not readable (not root or not mounted)"
-        );
+        live::skip("the tracer checks: /sys/kernel/tracing/available_tracers not readable (not root or not mounted)");
     }
 }
 
@@ -151,20 +153,19 @@ fn works_without_root() {
         // Already unprivileged: the plain run is the test.
         let v = parse(&Command::new(BIN).args(["audit", "--json", "-"]).output().expect("run"));
         assert_eq!(v["facts"]["as_root"], false);
+        live::skip("needs root to compare with a run as nobody; checked as this user only");
         return;
     }
-    if Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: setpriv (util-linux) not installed");
+    if !live::ready(&[Need::Tool("setpriv")]) {
         return;
     }
+    let copy = live::nobody::binary();
     let out = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN, "audit", "--json", "-"])
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&copy.path)
+        .args(["audit", "--json", "-"])
         .output()
         .expect("run setpriv");
-    if out.status.code() == Some(127) || String::from_utf8_lossy(&out.stderr).contains("Permission denied") {
-        eprintln!("skipped: the binary is not executable by nobody: {}", String::from_utf8_lossy(&out.stderr));
-        return;
-    }
     let v = parse(&out);
     assert_eq!(v["facts"]["as_root"], false);
     // Facts that need root are unknown with a reason, not guessed.

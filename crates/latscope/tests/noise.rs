@@ -1,17 +1,17 @@
 //! `latscope noise` end to end: ground truth from a known injected load, RT throttling on this kernel,
 //! the JSON contract, Ctrl-C, --stop-on-threshold and bad input. Live tests need root (SCHED_FIFO) and
-//! two CPUs; they skip with a printed reason otherwise. They run one at a time (they share a CPU).
+//! two CPUs; they skip with a printed reason otherwise (fail under LATSCOPE_REQUIRE_LIVE=1). They take
+//! turns with every other live test on the machine (they share a CPU).
 
-use latscope_model::noise_result::NoiseResult;
+mod live;
+
+use latscope_model::noise_result::{Gap, NoiseResult};
 use latscope_model::{Bucket, CpuId, Nanos};
 use latscope_sys::measure::{run_noise, start_injector, InjectSpec, NoiseConfig, Policy};
+use live::Need;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// The live tests spin on the same CPU: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
 
 const MEASURED: CpuId = CpuId(1);
 
@@ -23,27 +23,9 @@ fn run(args: &[&str]) -> Output {
     latscope().args(args).output().expect("run latscope")
 }
 
-/// Why live tests cannot run here, if they cannot.
-fn live_skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("needs root for SCHED_FIFO".into());
-    }
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    let cpus = latscope_model::CpuList::parse(&online).unwrap_or_default();
-    if !cpus.contains(MEASURED) || cpus.len() < 2 {
-        return Some(format!("needs CPU {MEASURED} online and at least two CPUs (online: {})", online.trim()));
-    }
-    None
-}
-
-macro_rules! skip_unless_live {
-    () => {
-        if let Some(why) = live_skip_reason() {
-            eprintln!("skipped: {why}");
-            return;
-        }
-    };
+/// Whether the spinner tests can run here (root for SCHED_FIFO, CPU 1 and another one).
+fn live_ready() -> bool {
+    live::ready(&[Need::Root, Need::Cpu(MEASURED.0)])
 }
 
 fn parse(out: &Output) -> NoiseResult {
@@ -78,8 +60,10 @@ fn rt_settings() -> Option<(u64, i64)> {
 /// ~50 gaps per second of ~1 ms, the gap durations within 10% of the spins the injector measured.
 #[test]
 fn injected_spins_are_found_and_measured() {
-    skip_unless_live!();
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !live_ready() {
+        return;
+    }
+    let _turn = live::turn::take();
     let spec = InjectSpec::new(MEASURED, Policy::Fifo(60), Nanos::from_ms(1), Nanos::from_ms(20));
     let injector = start_injector(spec).expect("start injector");
     let out = run(&["noise", "-c", "1", "-p", "50", "-D", "3s", "--json", "-", "-q"]);
@@ -109,13 +93,30 @@ fn injected_spins_are_found_and_measured() {
     assert!(cpu.counters.interrupts.iter().any(|d| d.delta > 0), "no interrupt counted on CPU 1");
 }
 
-/// Spin by spin: every injected spin that falls inside the run must be covered by one gap the loop
-/// recorded (matched by CLOCK_MONOTONIC time), and the gap must last the spin's duration within 10%.
+/// How far the loop's gap may start before its spin was due, or end before the spin did: the clock
+/// conversions' slack (measured: the gap starts 0.1-8 µs before the injector's deadline).
+const EDGE_SLACK: Nanos = Nanos::from_us(20);
+
+/// Spin by spin: every injected spin that falls inside the run lies in one gap the loop recorded (matched
+/// by CLOCK_MONOTONIC time), and a gap that holds nothing but its spin lasts the spin's duration within 10%.
+///
+/// On this VM a gap also holds whatever else kept the loop off the CPU next to the spin: RT throttling
+/// and the fair server's turns for normal tasks (tens of ms; the injector, due meanwhile, spins as soon as
+/// they end), a stall of the vCPU, interrupt work. Such a gap is measured right and is not the spin's
+/// alone; the injector witnesses it — the gap began before the spin was due, the injector got the CPU late
+/// (> 10% of the spin after its deadline), or the gap holds another spin too — and for those spins only
+/// the containment is checked. Of the spins that ran alone, at least 90% must match (what follows a spin
+/// is not witnessed: a normal task the fair server runs right after one, a few per thousand spins under a
+/// build). Another live test's injector beside this one would merge with the spins unwitnessed: hence the
+/// machine-wide turn.
 #[test]
 fn every_injected_spin_is_a_gap_of_its_duration() {
-    skip_unless_live!();
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let spec = InjectSpec::new(MEASURED, Policy::Fifo(60), Nanos::from_ms(1), Nanos::from_ms(20));
+    if !live_ready() {
+        return;
+    }
+    let _turn = live::turn::take();
+    let spin = Nanos::from_ms(1);
+    let spec = InjectSpec::new(MEASURED, Policy::Fifo(60), spin, Nanos::from_ms(20));
     let injector = start_injector(spec).expect("start injector");
     let cfg = NoiseConfig {
         cpus: latscope_model::CpuList(vec![MEASURED]),
@@ -134,37 +135,69 @@ fn every_injected_spin_is_a_gap_of_its_duration() {
         .filter(|s| s.start >= run.start + Nanos::from_ms(2) && s.end + Nanos::from_ms(2) <= run.end)
         .collect();
     assert!(inside.len() >= 80, "only {} spins inside a 2 s run of 1 ms every 20 ms", inside.len());
-    let (mut found, mut close) = (0, 0);
+    let late = Nanos(spin.0 / 10);
+    let (mut alone, mut close, mut mismatches) = (0, 0, Vec::new());
     for s in &inside {
-        // The gap that contains the spin's middle.
+        // The gap that contains the spin's middle holds all of it.
         let mid = s.start + Nanos(s.duration().0 / 2);
-        if let Some(g) = gaps.iter().find(|g| g.start_ns <= mid && mid <= g.end()) {
-            found += 1;
-            let (d, want) = (g.duration_ns.0 as f64, s.duration().0 as f64);
-            if (d - want).abs() <= 0.10 * want {
-                close += 1;
-            }
+        let g = gaps
+            .iter()
+            .find(|g| g.start_ns <= mid && mid <= g.end())
+            .unwrap_or_else(|| panic!("no gap holds the spin {s:?}; gaps around it: {:?}", near(gaps, s.start)));
+        assert!(
+            g.start_ns <= s.start + EDGE_SLACK && s.end <= g.end() + EDGE_SLACK,
+            "the gap {g:?} does not hold all of the spin {s:?}"
+        );
+        let began_before_due = g.start_ns + EDGE_SLACK < s.due;
+        let held_off = s.lateness() > late;
+        let shared = report.spins.iter().filter(|o| o.start < g.end() && g.start_ns < o.end).count() > 1;
+        if began_before_due || held_off || shared {
+            continue;
+        }
+        alone += 1;
+        let (d, want) = (g.duration_ns.0 as f64, s.duration().0 as f64);
+        if (d - want).abs() <= 0.10 * want {
+            close += 1;
+        } else {
+            mismatches.push((*s, *g));
         }
     }
     let n = inside.len();
-    assert!(found * 100 >= n * 95, "{found} of {n} injected spins found as gaps");
-    assert!(close * 100 >= found * 90, "only {close} of {found} gaps within 10% of their spin's duration");
+    if alone * 100 < n * 80 {
+        live::skip(format!(
+            "only {alone} of {n} spins ran alone in their gap (the others began before they were due, started \
+             late or shared it): the machine's load leaves too little to judge"
+        ));
+        return;
+    }
+    assert!(
+        close * 100 >= alone * 90,
+        "only {close} of the {alone} spins that ran alone are gaps within 10% of their duration: {mismatches:?}"
+    );
+}
+
+/// The gaps within 50 ms of `t`, for a failure message.
+fn near(gaps: &[Gap], t: Nanos) -> Vec<Gap> {
+    gaps.iter().filter(|g| g.end() + Nanos::from_ms(50) >= t && g.start_ns <= t + Nanos::from_ms(50)).copied().collect()
 }
 
 /// On a kernel with sched_rt_runtime_us < sched_rt_period_us a SCHED_FIFO spinner is stopped for
 /// (period − runtime) every period: latscope must find those gaps and name RT throttling and its sysctl.
 #[test]
 fn fifo_spinner_finds_and_names_rt_throttling() {
-    skip_unless_live!();
+    if !live_ready() {
+        return;
+    }
     let Some((period, runtime)) = rt_settings() else {
-        eprintln!("skipped: /proc/sys/kernel/sched_rt_* not readable");
+        live::skip("/proc/sys/kernel/sched_rt_* not readable");
         return;
     };
     if runtime < 0 || runtime as u64 >= period {
-        eprintln!("skipped: RT throttling is off here (sched_rt_runtime_us={runtime}, period {period})");
+        live::skip(format!("RT throttling is off here (sched_rt_runtime_us={runtime}, period {period})"));
         return;
     }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = live::turn::take();
+    let _normal = live::normal_load::start(MEASURED);
     let dir = std::env::temp_dir().join(format!("latscope-noise-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tmp dir");
     let json = dir.join("noise.json");
@@ -189,7 +222,7 @@ fn fifo_spinner_finds_and_names_rt_throttling() {
 /// The JSON goes to stdout with `--json -`, the text to stderr, and it parses back with the documented keys.
 #[test]
 fn json_parses_back_with_its_keys() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = live::turn::take();
     let out = run(&["noise", "-c", "0", "-D", "300ms", "--window", "100ms", "--json", "-", "-q"]);
     assert!(out.status.success(), "latscope failed: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
@@ -216,7 +249,7 @@ fn json_parses_back_with_its_keys() {
 /// Ctrl-C ends an open-ended run cleanly with the summary; --stop-on-threshold exits 2.
 #[test]
 fn ctrl_c_and_stop_on_threshold() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = live::turn::take();
     let child = latscope()
         .args(["noise", "-c", "0", "-q"])
         .stdout(Stdio::piped())

@@ -1,35 +1,18 @@
 //! `latscope record` writes a trace-cmd `.dat` that `trace-cmd report` reads, with the recorded CPU's
-//! scheduler events in it. Live tests need root and tracefs and skip with a reason otherwise.
+//! scheduler events in it. Live tests need root and tracefs and skip with a reason otherwise (fail under
+//! LATSCOPE_REQUIRE_LIVE=1).
 
 use std::path::PathBuf;
 use std::process::Command;
 
+mod live;
+
+use live::Need;
+
 const BIN: &str = env!("CARGO_BIN_EXE_latscope");
 
 fn can_trace() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to trace");
-        return false;
-    }
-    if !std::fs::read_to_string("/proc/mounts").unwrap_or_default().contains(" tracefs ") {
-        eprintln!("skipped: tracefs is not mounted");
-        return false;
-    }
-    true
-}
-
-fn cpu1_online() -> bool {
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    let ok = online.trim() != "0";
-    if !ok {
-        eprintln!("skipped: CPU 1 is not online");
-    }
-    ok
-}
-
-fn have_trace_cmd() -> bool {
-    Command::new("trace-cmd").arg("--version").output().is_ok_and(|o| o.status.success() || !o.stdout.is_empty())
+    live::ready(&[Need::Root, Need::Tracefs])
 }
 
 fn scratch(tag: &str) -> PathBuf {
@@ -40,7 +23,7 @@ fn scratch(tag: &str) -> PathBuf {
 
 #[test]
 fn records_cpu1_while_a_command_runs_and_trace_cmd_reads_it() {
-    if !can_trace() || !cpu1_online() {
+    if !live::ready(&[Need::Root, Need::Tracefs, Need::Cpu(1)]) {
         return;
     }
     let dir = scratch("cmd");
@@ -62,9 +45,9 @@ fn records_cpu1_while_a_command_runs_and_trace_cmd_reads_it() {
     assert_eq!(&bytes[..10], b"\x17\x08\x44tracing");
     assert_eq!(&bytes[10..12], b"6\0");
 
-    if !have_trace_cmd() {
-        eprintln!("trace-cmd is not installed: the file was checked by latscope only");
+    if let Some(why) = live::require::missing(&[Need::Tool("trace-cmd")]) {
         let _ = std::fs::remove_dir_all(&dir);
+        live::skip(format!("{why}: the file was checked by latscope only"));
         return;
     }
     let rep = Command::new("trace-cmd").arg("report").arg(&file).output().expect("trace-cmd report");
@@ -108,30 +91,24 @@ fn missing_events_are_named_and_the_recording_continues() {
 
 #[test]
 fn without_privileges_it_says_what_is_missing_and_how_to_fix_it() {
-    if !can_trace() {
+    if !live::ready(&[Need::Root, Need::Tracefs, Need::Tool("setpriv")]) {
         return;
     }
-    if Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: setpriv (util-linux) is not installed");
-        return;
-    }
+    let copy = live::nobody::binary();
     let dir = scratch("nopriv");
     let mut perm = std::fs::metadata(&dir).expect("stat").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o777);
     std::fs::set_permissions(&dir, perm).expect("chmod");
     // As `nobody`: tracefs (mode 0700) is out of reach.
     let out = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN, "record", "-o"])
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&copy.path)
+        .args(["record", "-o"])
         .arg(dir.join("n.dat"))
         .args(["-D", "100ms"])
         .output()
         .expect("run setpriv latscope record");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("Permission denied") && stderr.contains(BIN) {
-        eprintln!("skipped: the test binary is not executable by nobody: {stderr}");
-        let _ = std::fs::remove_dir_all(&dir);
-        return;
-    }
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("missing kernel tracing (tracefs)"), "{stderr}");
     assert!(stderr.contains("permission denied"), "{stderr}");

@@ -9,15 +9,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 mod bounded;
+mod live;
 
 use bounded::wait_bounded;
-
-/// The live tests measure the same CPUs: run them one at a time.
-static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn live_lock() -> std::sync::MutexGuard<'static, ()> {
-    LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use live::Need;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_latscope")
@@ -66,7 +61,8 @@ fn check_report_dir(dir: &Path) {
 
 #[test]
 fn run_prints_the_verdict_and_writes_the_report() {
-    let _live = live_lock();
+    // The live tests measure the same CPUs: one at a time, machine-wide.
+    let _turn = live::turn::take();
     let dir = tmp("run");
     let out = run(&["run", "-D", "3s", "--report", dir.to_str().unwrap_or_default()], Duration::from_secs(120));
     let text = stdout(&out);
@@ -112,6 +108,7 @@ fn run_prints_the_verdict_and_writes_the_report() {
         let _ = std::fs::remove_dir_all(&again);
     } else {
         assert!(text.contains("skipped: "), "no root, but nothing said skipped:\n{text}");
+        live::skip("needs root for the measured part; only the unprivileged run was checked");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -213,11 +210,10 @@ fn take_chunks() -> [Vec<PathBuf>; 3] {
 
 #[test]
 fn compare_same_configuration_and_injected_spinner() {
-    let _live = live_lock();
-    if !is_root() {
-        eprintln!("SKIP: SCHED_FIFO measurement and the injector need root");
+    if !live::ready(&[Need::Root]) {
         return;
     }
+    let _turn = live::turn::take();
     let path = |n: &str| tmp(n).display().to_string();
     let dir = tmp("cmp");
     let [a, b, c] = take_chunks();

@@ -2,14 +2,15 @@
 //! RT-throttled ~50 ms every second (sched_rt_runtime_us=950000), ticks interrupt it, and most short gaps
 //! carry no kernel event in a VM. The run must attribute the long gaps to RT throttling, the gaps with a
 //! tick to the local timer, report the share with no kernel event, and its causes must add up to the
-//! measured noise within 5%. Needs root, tracefs and CPU 1; skips with the reason otherwise.
+//! measured noise within 5%. Needs root, tracefs and CPU 1; skips with the reason otherwise (fails under
+//! LATSCOPE_REQUIRE_LIVE=1).
 
 use serde_json::Value;
 use std::process::Command;
 
-mod trace_common;
+mod live;
 
-use trace_common::can_trace;
+use live::Need;
 
 const BIN: &str = env!("CARGO_BIN_EXE_latscope");
 
@@ -25,9 +26,12 @@ fn full_throttle_ns() -> Option<u64> {
 
 #[test]
 fn noise_trace_attributes_throttling_ticks_and_silent_gaps() {
-    if !can_trace() {
+    if !live::ready(&[Need::Root, Need::Tracefs, Need::Cpu(1)]) {
         return;
     }
+    let _turn = live::turn::take();
+    // A normal task always wants CPU 1, so the fair server stops the spinner every period.
+    let _normal = live::normal_load::start(latscope_model::CpuId(1));
     let dir = std::env::temp_dir().join(format!("latscope-trace-noise-{}", std::process::id()));
     let out = Command::new(BIN)
         .args(["noise", "-c", "1", "-p", "95", "-D", "3s", "--trace", "-q", "--json", "-", "--report"])
@@ -77,7 +81,7 @@ fn noise_trace_attributes_throttling_ticks_and_silent_gaps() {
     // budget partly used, or a stall of the vCPU (one run here had a 25.9 ms gap holding nothing but a
     // tick, the spinner never switched out: this VM stalls 10-30 ms now and then, see the compare test).
     let Some(full) = full_throttle_ns() else {
-        eprintln!("skipped the RT throttling part: sched_rt_runtime_us does not throttle on this machine");
+        live::skip("the RT throttling part: sched_rt_runtime_us does not throttle on this machine");
         return;
     };
     let top = r["cpus"][0]["gaps"]["top"].as_array().expect("top gaps");

@@ -1,28 +1,28 @@
 //! A tracing run killed with SIGINT, SIGTERM or SIGKILL (then followed by another run) leaves no tracefs
-//! instance behind and no global tracing knob changed. Needs root and tracefs; skips with a reason otherwise.
+//! instance behind and no global tracing knob changed. Needs root and tracefs; skips with a reason otherwise
+//! (fails under LATSCOPE_REQUIRE_LIVE=1).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod live;
+
+use live::Need;
+
 const BIN: &str = env!("CARGO_BIN_EXE_latscope");
 
+/// The tracefs mount point, when this machine can run these tests (root, tracefs mounted).
 fn tracefs() -> Option<PathBuf> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to create tracefs instances");
+    if !live::ready(&[Need::Root, Need::Tracefs]) {
         return None;
     }
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
-    let root = mounts.lines().find_map(|l| {
+    mounts.lines().find_map(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
         (f.len() > 2 && f[2] == "tracefs").then(|| PathBuf::from(f[1]))
-    });
-    if root.is_none() {
-        eprintln!("skipped: tracefs is not mounted");
-    }
-    root
+    })
 }
 
 /// Every global file a capture could touch, with its content; plus the tracefs mounts.

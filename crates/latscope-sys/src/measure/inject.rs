@@ -59,9 +59,12 @@ impl InjectSpec {
     }
 }
 
-/// One spin as it really happened: CLOCK_MONOTONIC times of its start and end.
+/// One spin as it really happened: CLOCK_MONOTONIC times of its start and end, and when it was due.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Spin {
+    /// When the spin was due (the injector's wakeup deadline). `start − due` is how long the injector
+    /// waited for the CPU: its own wakeup latency, or longer when something else held the CPU then.
+    pub due: Nanos,
     /// When the spin started (the injector had woken up and begun to burn CPU).
     pub start: Nanos,
     /// When it ended.
@@ -72,6 +75,11 @@ impl Spin {
     /// How long the spin held the CPU (wall time).
     pub fn duration(&self) -> Nanos {
         self.end.saturating_sub(self.start)
+    }
+
+    /// How long after it was due the spin started.
+    pub fn lateness(&self) -> Nanos {
+        self.start.saturating_sub(self.due)
     }
 }
 
@@ -152,7 +160,7 @@ fn inject_loop(spec: InjectSpec, stop: &AtomicBool, counter: &AtomicU64) -> Inje
         let start = now();
         let end = spin_until(start + spec.spin);
         if spins.len() < cap {
-            spins.push(Spin { start, end });
+            spins.push(Spin { due: next, start, end });
         }
         total += 1;
         counter.store(total, Ordering::Relaxed);
@@ -240,10 +248,15 @@ mod tests {
         assert_eq!(report.spins.len(), 5);
         for s in &report.spins {
             assert!(s.start >= t0);
+            assert!(s.start >= s.due, "a spin started before it was due: {s:?}");
+            assert_eq!(s.lateness(), s.start - s.due);
             assert!(s.duration() >= Nanos::from_ms(2), "spin of {}", s.duration());
         }
         for pair in report.spins.windows(2) {
             assert!(pair[1].start >= pair[0].end);
+            // Due on the period grid (a whole number of periods apart: a late injector skips periods).
+            let apart = pair[1].due - pair[0].due;
+            assert!(apart.0 > 0 && apart.0 % 10_000_000 == 0, "{pair:?}");
         }
     }
 

@@ -50,6 +50,8 @@ pub struct NoiseConfig {
 pub struct CpuSamples {
     /// The CPU.
     pub cpu: CpuId,
+    /// The spinning thread's id (as in trace events' `pid`).
+    pub tid: i32,
     /// Iterations.
     pub loops: u64,
     /// Counter ticks the loop ran for.
@@ -224,7 +226,7 @@ pub struct NoiseHandle<'a> {
     cfg: NoiseConfig,
     stop: &'a AtomicBool,
     halt: Arc<AtomicBool>,
-    handles: Vec<std::thread::JoinHandle<Option<(CpuId, SpinState)>>>,
+    handles: Vec<std::thread::JoinHandle<Option<(CpuId, i32, SpinState)>>>,
     live: Vec<(CpuId, Arc<LiveCpu>)>,
     pre: Calibration,
     thresh: u64,
@@ -283,6 +285,8 @@ pub fn start_noise<'a>(cfg: &NoiseConfig, stop: &'a AtomicBool) -> Result<NoiseH
         let cpu_live = Arc::new(LiveCpu::default());
         live.push((cpu, Arc::clone(&cpu_live)));
         let spawned = std::thread::Builder::new().name(format!("latscope-noise{cpu}")).spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            let tid = unsafe { libc::gettid() };
             let setup = pin_current_thread(cpu)
                 .and_then(|()| SpinState::new(cap, highest, cpu_live))
                 .and_then(|st| set_current_thread_policy(policy).map(|()| st));
@@ -299,7 +303,7 @@ pub fn start_noise<'a>(cfg: &NoiseConfig, stop: &'a AtomicBool) -> Result<NoiseH
                 return None;
             }
             spin(&mut st, &halt, thresh, stop_on);
-            Some((cpu, st))
+            Some((cpu, tid, st))
         });
         match spawned {
             Ok(h) => {
@@ -395,7 +399,7 @@ impl NoiseHandle<'_> {
     pub fn join(self) -> Result<NoiseRun, SysError> {
         wait_for_end(self.cfg.duration, self.mono_start.clock_ns, self.stop, &self.halt);
         self.halt.store(true, Ordering::Relaxed);
-        let states: Vec<(CpuId, SpinState)> =
+        let states: Vec<(CpuId, i32, SpinState)> =
             self.handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect();
         let raw_end = cycles::pair(libc::CLOCK_MONOTONIC_RAW);
         let mono_end = cycles::pair(libc::CLOCK_MONOTONIC);
@@ -404,7 +408,7 @@ impl NoiseHandle<'_> {
             return Err(SysError::Invalid("a noise measurement thread panicked; no result".into()));
         }
         let calibration = Calibration::from_pairs(self.raw_start, raw_end, self.mono_start).unwrap_or(self.pre);
-        let cpus = states.into_iter().map(|(cpu, st)| convert(cpu, st, &calibration, self.thresh)).collect();
+        let cpus = states.into_iter().map(|(cpu, tid, st)| convert(cpu, tid, st, &calibration, self.thresh)).collect();
         Ok(NoiseRun {
             calibration,
             start: Nanos(self.mono_start.clock_ns),
@@ -435,7 +439,7 @@ fn wait_for_end(duration: Option<Nanos>, start_ns: u64, stop: &AtomicBool, halt:
     }
 }
 
-fn convert(cpu: CpuId, st: SpinState, cal: &Calibration, thresh: u64) -> CpuSamples {
+fn convert(cpu: CpuId, tid: i32, st: SpinState, cal: &Calibration, thresh: u64) -> CpuSamples {
     let mut histogram = LatencyHistogram::new();
     let mut min_cycles = u64::MAX;
     let (mut quiet_loops, mut quiet_cycles) = (0u64, 0u128);
@@ -463,6 +467,7 @@ fn convert(cpu: CpuId, st: SpinState, cal: &Calibration, thresh: u64) -> CpuSamp
     let runtime_cycles = st.end.saturating_sub(st.start);
     CpuSamples {
         cpu,
+        tid,
         loops: st.loops,
         runtime_cycles,
         runtime: cal.to_ns(runtime_cycles),
@@ -544,6 +549,21 @@ mod tests {
             assert!(g.duration_ns > Nanos::from_us(5));
         }
         assert!(run.counters_before.interrupts.is_some());
+    }
+
+    #[test]
+    fn the_result_names_the_spinning_thread() {
+        let stop = AtomicBool::new(false);
+        let handle = start_noise(&cfg(CpuId(0), Nanos::from_ms(100)), &stop).expect("start");
+        let named: Vec<i32> = std::fs::read_dir("/proc/self/task")
+            .expect("/proc/self/task")
+            .flatten()
+            .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "latscope-noise0"))
+            .filter_map(|t| t.file_name().to_string_lossy().parse().ok())
+            .collect();
+        let run = handle.join().expect("run");
+        // Other tests may spin on CPU 0 at the same time, under the same name (why a lookup by name is not enough).
+        assert!(named.contains(&run.cpus[0].tid), "tid {} is not a latscope-noise0 thread: {named:?}", run.cpus[0].tid);
     }
 
     #[test]

@@ -145,6 +145,18 @@ pub struct LiveSnapshot {
     pub last_above: Option<(u64, u64)>,
 }
 
+impl From<LiveSnapshot> for crate::tracefs::CpuProgress {
+    /// What a [`crate::tracefs::Trigger`] watches of a timer run.
+    fn from(s: LiveSnapshot) -> Self {
+        crate::tracefs::CpuProgress {
+            cpu: s.cpu,
+            max_ns: s.max_ns,
+            above_threshold: s.above_threshold,
+            last_above: s.last_above,
+        }
+    }
+}
+
 impl LiveCpu {
     fn new(cpu: CpuId) -> LiveCpu {
         LiveCpu {

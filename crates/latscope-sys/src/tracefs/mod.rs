@@ -1,6 +1,7 @@
 //! tracefs: finding/mounting it, private instances, saved-and-restored knobs, the latency event set,
-//! per-CPU raw page readers, lost-event counters, markers and the capture session (its `.dat` writer is
-//! `latscope_decode::dat::write_dat_v6`, next to the reader).
+//! per-CPU raw page readers, lost-event counters, markers, the capture session (its `.dat` writer is
+//! `latscope_decode::dat::write_dat_v6`, next to the reader) and the trigger that marks, holds and freezes
+//! it from a measurement's progress.
 
 mod capture;
 mod events;
@@ -10,6 +11,7 @@ mod marker;
 pub(crate) mod mount;
 mod reader;
 mod stats;
+mod trigger;
 
 pub use capture::{
     kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, CpuCapture, FormatText, StartError, TraceFormats,
@@ -18,3 +20,4 @@ pub use events::{EventSelection, EventSpec};
 pub use marker::{Marker, MAX_MARK};
 pub use reader::{RawPage, Retention};
 pub use stats::CpuStats;
+pub use trigger::{CpuProgress, Trigger};

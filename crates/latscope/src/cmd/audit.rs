@@ -1,6 +1,7 @@
 //! `latscope audit`: collects the system facts, judges them for the CPUs asked about, prints the findings
 //! grouped by severity, and optionally writes JSON and a fix script. Exit 2 when a finding is `fail`.
 
+use crate::args;
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{write_text, JsonSink};
 use latscope_analyze::audit::{findings_for, has_fail};
@@ -17,8 +18,8 @@ use std::time::Instant;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// CPUs you care about, e.g. 2-3 (default: all online CPUs)
-    #[arg(short = 'c', long = "cpus", value_name = "LIST")]
-    cpus: Option<String>,
+    #[arg(short = 'c', long = "cpus", value_name = "LIST", value_parser = args::cpu_list())]
+    cpus: Option<CpuList>,
     /// Write the facts and findings as JSON to FILE (`-` for stdout; the table then goes to stderr)
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -41,13 +42,12 @@ pub fn run(args: Args) -> CmdResult {
     let started = Instant::now();
     let saved = args.facts.as_deref().map(load_facts).transpose()?;
     let cpus = match &args.cpus {
-        Some(list) => {
-            let cpus = CpuList::parse(list).map_err(|e| CliError(format!("--cpus: {e}")))?;
+        Some(cpus) => {
             match &saved {
-                Some((facts, _)) => check_in_facts(&cpus, facts)?,
-                None => check_online(&cpus).map_err(|e| CliError(format!("--cpus: {e}")))?,
+                Some((facts, _)) => check_in_facts(cpus, facts)?,
+                None => check_online(cpus).map_err(|e| CliError(format!("--cpus: {e}")))?,
             }
-            cpus
+            cpus.clone()
         }
         None => CpuList::default(),
     };

@@ -1,9 +1,10 @@
 //! `latscope inject` (hidden): runs the known-load injector in its own process, for ground-truth tests,
 //! benchmarks and manual experiments: a thread pinned to a CPU that spins D every E at a given priority.
 
+use crate::args;
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::signal;
-use latscope_model::{parse_duration, CpuId, Nanos};
+use latscope_model::{CpuId, Nanos};
 use latscope_sys::host::check_online;
 use latscope_sys::measure::{clock, start_injector, InjectSpec, Policy};
 use std::io::Write;
@@ -17,46 +18,40 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     cpu: u32,
     /// SCHED_FIFO priority 1-99 of the load; 0 = SCHED_OTHER
-    #[arg(long = "prio", value_name = "N", default_value = "97")]
-    prio: i64,
+    #[arg(long = "prio", value_name = "N", default_value = "97", value_parser = args::priority())]
+    prio: Policy,
     /// How long each spin lasts
-    #[arg(long, value_name = "DUR")]
-    spin: String,
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    spin: Nanos,
     /// Period between spin starts
-    #[arg(long, value_name = "DUR")]
-    every: String,
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    every: Nanos,
     /// Delay before the first spin
-    #[arg(long, value_name = "DUR", default_value = "0ns")]
-    delay: String,
+    #[arg(long, value_name = "DUR", default_value = "0ns", value_parser = args::duration())]
+    delay: Nanos,
     /// Align spins to the deadlines of a `latscope timer -i DUR` run: each starts --phase after one [default: none]
-    #[arg(long, value_name = "DUR")]
-    align: Option<String>,
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    align: Option<Nanos>,
     /// With --align: how long after a timer deadline each spin starts (e.g. interval − 200us)
-    #[arg(long, value_name = "DUR", default_value = "0ns")]
-    phase: String,
+    #[arg(long, value_name = "DUR", default_value = "0ns", value_parser = args::duration())]
+    phase: Nanos,
     /// How long to run [default: until Ctrl-C]
-    #[arg(short = 'D', long, value_name = "DUR")]
-    duration: Option<String>,
+    #[arg(short = 'D', long, value_name = "DUR", value_parser = args::duration())]
+    duration: Option<Nanos>,
     /// Print every spin as `start_ns end_ns` (CLOCK_MONOTONIC) after the summary line
     #[arg(long)]
     times: bool,
-}
-
-fn dur(flag: &str, v: &str) -> Result<Nanos, CliError> {
-    parse_duration(v).map_err(|e| CliError(format!("{flag}: {e}")))
 }
 
 /// Runs `latscope inject`.
 pub fn run(args: Args) -> CmdResult {
     let cpu = CpuId(args.cpu);
     check_online(&latscope_model::CpuList(vec![cpu])).map_err(|e| CliError(format!("--cpu: {e}")))?;
-    let policy = Policy::from_priority(args.prio).map_err(|e| CliError(format!("--prio: {e}")))?;
-    let mut spec = InjectSpec::new(cpu, policy, dur("--spin", &args.spin)?, dur("--every", &args.every)?);
-    spec.start_delay = dur("--delay", &args.delay)?;
-    if let Some(align) = args.align.as_deref() {
-        spec.align = Some((dur("--align", align)?, dur("--phase", &args.phase)?));
-    }
-    let duration = args.duration.as_deref().map(|d| dur("--duration", d)).transpose()?;
+    let policy = args.prio;
+    let mut spec = InjectSpec::new(cpu, policy, args.spin, args.every);
+    spec.start_delay = args.delay;
+    spec.align = args.align.map(|a| (a, args.phase));
+    let duration = args.duration;
     let injector = start_injector(spec).map_err(CliError::msg)?;
     let end = duration.map(|d| clock::now() + d);
     while !signal::stop_flag().load(Ordering::Relaxed) {

@@ -7,60 +7,57 @@
 //! with `sched_rt_runtime_us` below the period it is then stopped for `period − runtime` every period
 //! (50 ms every second by default), which latscope detects and names instead of reporting it as noise.
 
+use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg};
 use crate::capture;
 use crate::cmd::report::{write_noise_report, write_perfetto};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{stderr_is_terminal, stdout_is_terminal, write_text, JsonSink};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
-use latscope_analyze::noise::{account, detect_rt_throttling, top_gaps, windows, RtSettings};
+use latscope_analyze::noise::{summarize, CpuLoop, LoopRun};
 use latscope_analyze::noise_attribution::{attribute, CpuGaps};
 use latscope_model::facts::SystemFacts;
-use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
-use latscope_model::{parse_duration, CpuId, CpuList, Event, Nanos, NoiseCauses, Pid, StopReason};
+use latscope_model::noise_result::{CounterInfo, NoiseOptions, NoiseResult};
+use latscope_model::{Event, Nanos, NoiseCauses, StopReason};
 use latscope_report::json::write_json;
 use latscope_report::text::noise::write_noise;
-use latscope_sys::host::{check_online, collect, counter_deltas, online_cpus, run_metadata};
+use latscope_sys::host::{collect, counter_deltas, run_metadata};
 use latscope_sys::measure::{
-    noise_environment, start_noise, NoiseConfig, NoiseHandle, NoiseRun, Policy, COUNTER_NAME, DEFAULT_GAP_CAPACITY,
+    noise_environment, start_noise, NoiseConfig, NoiseHandle, NoiseRun, COUNTER_NAME, DEFAULT_GAP_CAPACITY,
 };
 use latscope_sys::tracefs::Capture;
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
-
-/// Gaps kept per CPU in the result's `top` list.
-const TOP_GAPS: usize = 20;
 
 /// Arguments of `latscope noise`.
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_arg("cpus", |a| a.help("CPUs to measure, one spinning thread each: `1`, `0,2-3` [default: all online CPUs]")),
+    mut_arg("priority", |a| a.default_value("0").help(
+        "SCHED_FIFO priority of the spinners, 1-99. Default 0 = SCHED_OTHER: other tasks' time counts as noise, no RT \
+         throttling. With SCHED_FIFO the kernel stops the spinner for (sched_rt_period_us − sched_rt_runtime_us) \
+         every period; latscope detects and names that"
+    ))
+)]
 pub struct Args {
-    /// CPUs to measure, one spinning thread each: `1`, `0,2-3` [default: all online CPUs]
-    #[arg(short = 'c', long = "cpus", value_name = "LIST")]
-    cpus: Option<String>,
-    /// SCHED_FIFO priority of the spinners, 1-99. Default 0 = SCHED_OTHER: other tasks' time counts as
-    /// noise, no RT throttling. With SCHED_FIFO the kernel stops the spinner for
-    /// (sched_rt_period_us − sched_rt_runtime_us) every period; latscope detects and names that.
-    #[arg(short = 'p', long, value_name = "N", default_value = "0", allow_hyphen_values = true)]
-    priority: String,
-    /// How long to measure (ns, us, ms, s, m, h) [default: until Ctrl-C]
-    #[arg(short = 'D', long, value_name = "DUR")]
-    duration: Option<String>,
+    #[command(flatten)]
+    cpus: CpuArgs,
+    #[command(flatten)]
+    priority: PriorityArg,
+    #[command(flatten)]
+    duration: DurationArg,
     /// Gaps longer than this count as noise and are recorded with their start time
-    #[arg(long, value_name = "DUR", default_value = "5us")]
-    threshold: String,
+    #[arg(long, value_name = "DUR", default_value = "5us", value_parser = args::duration())]
+    threshold: Nanos,
     /// End the run at the first gap longer than --threshold, with exit code 2
     #[arg(long)]
     stop_on_threshold: bool,
     /// Also report the noise per window of this length
-    #[arg(long, value_name = "DUR")]
-    window: Option<String>,
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    window: Option<Nanos>,
     /// Gaps kept per CPU for the lists and windows (more are counted, not kept)
     #[arg(long, value_name = "N", default_value_t = DEFAULT_GAP_CAPACITY)]
     max_gaps: usize,
-    /// Write the result as JSON to FILE (`-` for stdout; the text summary then goes to stderr)
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
     /// No live line; only the final summary
     #[arg(short = 'q', long)]
     quiet: bool,
@@ -69,43 +66,22 @@ pub struct Args {
     /// hypervisor)
     #[arg(long)]
     trace: bool,
-    /// Also write an HTML report directory (index.html, plots, result.json)
-    #[arg(long, value_name = "DIR")]
-    report: Option<PathBuf>,
-    /// Also write a Perfetto / chrome://tracing JSON file (with --trace, the trace events too)
-    #[arg(long, value_name = "FILE")]
-    perfetto: Option<PathBuf>,
-}
-
-fn duration_arg(flag: &str, value: &str) -> Result<Nanos, CliError> {
-    parse_duration(value).map_err(|e| CliError(format!("{flag}: {e}")))
+    #[command(flatten)]
+    outputs: OutputArgs,
 }
 
 fn plan(args: &Args) -> Result<(NoiseConfig, NoiseOptions), CliError> {
-    let cpus = match &args.cpus {
-        Some(list) => {
-            let cpus = CpuList::parse(list).map_err(|e| CliError(format!("--cpus: {e}")))?;
-            check_online(&cpus).map_err(|e| CliError(format!("--cpus: {e}")))?;
-            cpus
-        }
-        None => online_cpus().map_err(CliError::msg)?,
-    };
-    let priority: i64 = args.priority.trim().parse().map_err(|_| {
-        CliError(format!(
-            "--priority: '{}' is not a number; give 1-99 for SCHED_FIFO or 0 for SCHED_OTHER",
-            args.priority
-        ))
-    })?;
-    let policy = Policy::from_priority(priority).map_err(|e| CliError(format!("--priority: {e}")))?;
-    let duration = args.duration.as_deref().map(|d| duration_arg("--duration", d)).transpose()?;
+    let cpus = args.cpus.resolve()?;
+    let policy = args.priority.priority;
+    let duration = args.duration.duration;
     if duration.is_some_and(|d| d.0 == 0) {
         return Err(CliError("--duration must be longer than 0, e.g. 10s".into()));
     }
-    let threshold = duration_arg("--threshold", &args.threshold)?;
+    let threshold = args.threshold;
     if threshold.0 == 0 {
         return Err(CliError("--threshold must be longer than 0, e.g. 5us".into()));
     }
-    let window = args.window.as_deref().map(|w| duration_arg("--window", w)).transpose()?;
+    let window = args.window;
     if window.is_some_and(|w| w < Nanos::from_ms(1)) {
         return Err(CliError("--window must be at least 1ms, e.g. 1s".into()));
     }
@@ -132,7 +108,7 @@ fn plan(args: &Args) -> Result<(NoiseConfig, NoiseOptions), CliError> {
 /// Runs `latscope noise`.
 pub fn run(args: Args) -> CmdResult {
     let (config, options) = plan(&args)?;
-    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
+    let sink = args.outputs.json.as_deref().map(JsonSink::open).transpose()?;
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
     let live = (!args.quiet).then_some(to_stdout_json);
     let (mut result, events) = measure(&config, options, &collect(), args.trace, live)?;
@@ -142,11 +118,11 @@ pub fn run(args: Args) -> CmdResult {
     if let Some(sink) = sink {
         sink.write_with(|w| write_json(w, &result))?;
     }
-    if let Some(dir) = &args.report {
+    if let Some(dir) = &args.outputs.report {
         let index = write_noise_report(dir, &result, "noise")?;
         eprintln!("latscope: report: {}", index.display());
     }
-    if let Some(path) = &args.perfetto {
+    if let Some(path) = &args.outputs.perfetto {
         write_perfetto(path, &events, None, Some(&result))?;
         eprintln!("latscope: Perfetto trace: {} (open in ui.perfetto.dev)", path.display());
     }
@@ -182,7 +158,6 @@ pub(crate) fn measure(
         None
     };
     let handle = start_noise(config, signal::stop_flag()).map_err(CliError::msg)?;
-    let spinners = spinner_tids(&config.cpus);
     show_live(&handle, live);
     let run = handle.join().map_err(CliError::msg)?;
 
@@ -204,13 +179,14 @@ pub(crate) fn measure(
     } else {
         StopReason::Duration
     };
-    result.cpus = summarize(&run, &result.options, &env, config.policy != Policy::Other);
+    let span = LoopRun { start: run.start, end: run.end, counter_hz: run.calibration.freq_hz };
+    result.cpus = summarize(&loops(&run), span, &result.options, &env);
     result.environment = env;
     result.warnings = warnings(&run, &result);
     result.findings = findings;
     let mut events = Vec::new();
     if trace {
-        let (causes, ev) = attribute_gaps(capture, &run, &result, &spinners, trace_notes);
+        let (causes, ev) = attribute_gaps(capture, &run, &result, trace_notes);
         result.causes = Some(causes);
         events = ev;
     }
@@ -220,32 +196,11 @@ pub(crate) fn measure(
 /// The rolling window of a trace without -D (the gaps before it are counted, not attributed).
 const UNTIMED_SPAN: Nanos = Nanos::from_secs(60);
 
-/// The spinning threads' ids (their `pid` in trace events), from their names under `/proc/self/task`.
-fn spinner_tids(cpus: &CpuList) -> Vec<(CpuId, Pid)> {
-    let tasks: Vec<(String, Pid)> = std::fs::read_dir("/proc/self/task")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|t| {
-            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
-            Some((comm.trim().to_string(), t.file_name().to_string_lossy().parse().ok()?))
-        })
-        .collect();
-    cpus.iter()
-        .filter_map(|cpu| {
-            // The kernel keeps 15 bytes of a thread name.
-            let name: String = format!("latscope-noise{cpu}").chars().take(15).collect();
-            tasks.iter().find(|(c, _)| *c == name).map(|(_, tid)| (cpu, *tid))
-        })
-        .collect()
-}
-
 /// Stops the capture, decodes it and attributes every recorded gap (`--trace`).
 fn attribute_gaps(
     capture: Option<Capture>,
     run: &NoiseRun,
     r: &NoiseResult,
-    spinners: &[(CpuId, Pid)],
     mut notes: Vec<String>,
 ) -> (NoiseCauses, Vec<Event>) {
     let mut out = NoiseCauses::default();
@@ -268,15 +223,12 @@ fn attribute_gaps(
         .iter()
         .map(|c| CpuGaps {
             cpu: c.cpu,
-            spinner: spinners.iter().find(|(cpu, _)| *cpu == c.cpu).map_or(-1, |(_, t)| *t),
+            spinner: c.tid,
             gaps: &c.gaps,
             measured_noise: c.noise,
             steal_ns: r.cpus.iter().find(|x| x.cpu == c.cpu).and_then(|x| x.counters.steal_ns),
         })
         .collect();
-    for g in gaps.iter().filter(|g| g.spinner < 0) {
-        notes.push(format!("CPU {}: the spinning thread was not found; RT throttling is not told apart", g.cpu));
-    }
     out.cpus = attribute(&d.events, &gaps);
     out.events = d.events.len() as u64;
     out.lost_events = d.lost;
@@ -284,46 +236,24 @@ fn attribute_gaps(
     (out, d.events)
 }
 
-/// Per-CPU accounting: totals, top gaps, windows, RT-throttling verdict, counter deltas.
-fn summarize(
-    run: &NoiseRun,
-    o: &NoiseOptions,
-    env: &latscope_model::noise_result::NoiseEnvironment,
-    rt_policy: bool,
-) -> Vec<CpuNoise> {
-    let settings = RtSettings { period_us: env.rt_period_us, runtime_us: env.rt_runtime_us };
-    // Windows cover the requested duration; the few microseconds the loops take to see the halt flag
-    // would otherwise make a last, nearly empty window.
-    let window_end = o.duration_ns.map_or(run.end, |d| run.end.min(run.start + Nanos(d)));
+/// What the loops measured, with each CPU's counter deltas, as the analysis takes it.
+fn loops(run: &NoiseRun) -> Vec<CpuLoop<'_>> {
     run.cpus
         .iter()
-        .map(|c| {
-            let a = account(c.runtime, c.noise, c.gap_count, c.max_gap.duration_ns);
-            CpuNoise {
-                cpu: c.cpu,
-                loops: c.loops,
-                loop_cycles: c.loop_cycles,
-                loop_cycles_min: c.min_cycles,
-                loop_ns: c.loop_cycles * 1e9 / run.calibration.freq_hz,
-                runtime_ns: c.runtime.0,
-                noise_ns: a.noise_ns,
-                noise_pct: a.noise_pct,
-                max_gap_ns: a.max_gap_ns,
-                max_gap_start_ns: c.max_gap.start_ns.0,
-                gaps: GapStats {
-                    count: c.gap_count,
-                    per_second: a.gaps_per_second,
-                    dropped: c.dropped,
-                    top: top_gaps(&c.gaps, TOP_GAPS),
-                },
-                summary: c.histogram.summary(Some(Nanos(o.threshold_ns))),
-                histogram: c.histogram.buckets(),
-                histogram_saturated: c.histogram.saturated(),
-                counters: counter_deltas(&run.counters_before, &run.counters_after, c.cpu),
-                rt_throttling: detect_rt_throttling(&c.gaps, c.runtime, settings, rt_policy),
-                windows: o.window_ns.map_or_else(Vec::new, |w| windows(&c.gaps, run.start, window_end, Nanos(w))),
-                stopped_on_threshold: c.stopped_on_threshold,
-            }
+        .map(|c| CpuLoop {
+            cpu: c.cpu,
+            loops: c.loops,
+            loop_cycles: c.loop_cycles,
+            min_cycles: c.min_cycles,
+            runtime: c.runtime,
+            histogram: &c.histogram,
+            gaps: &c.gaps,
+            gap_count: c.gap_count,
+            dropped: c.dropped,
+            noise: c.noise,
+            max_gap: c.max_gap,
+            stopped_on_threshold: c.stopped_on_threshold,
+            counters: counter_deltas(&run.counters_before, &run.counters_after, c.cpu),
         })
         .collect()
 }

@@ -1,11 +1,12 @@
 //! `latscope record`: record the latency event set (optionally while a command runs) into a trace-cmd
 //! `.dat` (v6) file, for `latscope analyze`/`decode` or `trace-cmd report` elsewhere.
 
+use crate::args::{CpuArgs, DurationArg};
 use crate::capture::decoder_for;
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::signal;
 use latscope_decode::{write_dat_v6, DatCpu, DatInput, Missed, PageSource};
-use latscope_model::{parse_duration, CpuId, CpuList, Nanos};
+use latscope_model::{CpuId, Nanos};
 use latscope_sys::tracefs::{
     kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, EventSelection, Retention,
 };
@@ -18,16 +19,18 @@ use std::time::{Duration, Instant};
 
 /// Arguments of `latscope record`.
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_arg("cpus", |a| a.help("CPUs to record (e.g. `1,3-5`); default: every online CPU")),
+    mut_arg("duration", |a| a.help("Stop after this long (e.g. `10s`); without it, record until COMMAND exits or Ctrl-C"))
+)]
 pub struct Args {
     /// The `.dat` file to write (trace-cmd format, version 6).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: PathBuf,
-    /// CPUs to record (e.g. `1,3-5`); default: every online CPU.
-    #[arg(short = 'c', long = "cpus", value_name = "LIST")]
-    cpus: Option<String>,
-    /// Stop after this long (e.g. `10s`); without it, record until COMMAND exits or Ctrl-C.
-    #[arg(short = 'D', long = "duration", value_name = "DUR")]
-    duration: Option<String>,
+    #[command(flatten)]
+    cpus: CpuArgs,
+    #[command(flatten)]
+    duration: DurationArg,
     /// `default` (the latency set), or a comma list of `default`, `SYSTEM`, `SYSTEM/EVENT`.
     #[arg(long, value_name = "LIST", default_value = "default")]
     events: String,
@@ -44,16 +47,9 @@ pub struct Args {
 
 /// Runs `latscope record`.
 pub fn run(args: Args) -> CmdResult {
-    let cpus = args
-        .cpus
-        .as_deref()
-        .map(|c| CpuList::parse(c).map_err(|e| CliError(format!("-c/--cpus '{c}': {e}"))))
-        .transpose()?;
-    let duration = args
-        .duration
-        .as_deref()
-        .map(|d| parse_duration(d).map_err(|e| CliError(format!("-D/--duration '{d}': {e}"))))
-        .transpose()?;
+    // The capture checks the CPUs itself (and traces every online one without -c).
+    let cpus = args.cpus.cpus.clone();
+    let duration = args.duration.duration;
     let events = EventSelection::parse(&args.events).map_err(CliError::msg)?;
     let output = args.output.clone();
     let spool = SpoolDir::create(&output)?;

@@ -3,6 +3,7 @@
 //! and remedy) and write the report directory (HTML + SVG plots, result JSON, Perfetto trace). Runs what
 //! it can without root or tracefs and says what it skipped. Wiring only: every step is a library call.
 
+use crate::args::{self, CpuArgs, PriorityArg};
 use crate::capture;
 use crate::cmd::report::{write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
@@ -15,13 +16,12 @@ use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
 use latscope_model::facts::SystemFacts;
 use latscope_model::noise_result::{NoiseOptions, NoiseResult};
 use latscope_model::{
-    parse_duration, AuditResult, CpuId, CpuList, Event, MissingFeature, Nanos, Pid, RunResult, TimerOptions,
-    TimerResult, TimerTrace,
+    AuditResult, CpuId, CpuList, Event, MissingFeature, Nanos, Pid, RunResult, TimerOptions, TimerResult, TimerTrace,
 };
 use latscope_report::json::write_json;
 use latscope_report::pages::{run_page, worst_case_timelines};
 use latscope_report::slices::{self, CpuSlices};
-use latscope_sys::host::{check_online, collect, online_cpus, run_metadata};
+use latscope_sys::host::{collect, run_metadata};
 use latscope_sys::measure::{
     hold_dma_latency_zero, lock_memory, start_timer, NoiseConfig, Policy, TimerConfig, DEFAULT_GAP_CAPACITY,
 };
@@ -32,23 +32,22 @@ use std::sync::atomic::Ordering;
 
 /// Arguments of `latscope run`.
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("priority", |a| a.help("SCHED_FIFO priority of the timer threads (0 = SCHED_OTHER)")))]
 pub struct Args {
     /// How long each measurement (timer, then noise) runs
-    #[arg(short = 'D', long, value_name = "DUR", default_value = "30s")]
-    duration: String,
+    #[arg(short = 'D', long, value_name = "DUR", default_value = "30s", value_parser = args::duration())]
+    duration: Nanos,
     /// Where to write the report; default: `./latscope-report-<date>-<time>`
     #[arg(long = "report", value_name = "DIR")]
     report: Option<PathBuf>,
-    /// CPUs to measure [default: all online CPUs]
-    #[arg(short = 'c', long = "cpus", value_name = "LIST")]
-    cpus: Option<String>,
-    /// SCHED_FIFO priority of the timer threads (0 = SCHED_OTHER)
-    #[arg(short = 'p', long, value_name = "N", default_value = "95")]
-    priority: i64,
+    #[command(flatten)]
+    cpus: CpuArgs,
+    #[command(flatten)]
+    priority: PriorityArg,
     /// SCHED_FIFO priority of the noise spinners; 0 (SCHED_OTHER, the default) spares the machine, N>0
     /// shows what a real-time thread sees, RT throttling included
-    #[arg(long = "noise-priority", value_name = "N", default_value = "0")]
-    noise_priority: i64,
+    #[arg(long = "noise-priority", value_name = "N", default_value = "0", value_parser = args::priority())]
+    noise_priority: Policy,
     /// Do not trace the timer and noise measurements
     #[arg(long)]
     no_trace: bool,
@@ -82,21 +81,12 @@ fn stopped() -> bool {
 
 /// Runs `latscope run`.
 pub fn run(args: Args) -> CmdResult {
-    let duration = parse_duration(&args.duration).map_err(|e| CliError(format!("-D/--duration: {e}")))?;
+    let duration = args.duration;
     if duration < Nanos::from_ms(100) {
         return Err(CliError("-D/--duration: measure at least 100ms, e.g. -D 10s".into()));
     }
-    let cpus = match &args.cpus {
-        Some(list) => {
-            let c = CpuList::parse(list).map_err(|e| CliError(format!("--cpus: {e}")))?;
-            check_online(&c).map_err(|e| CliError(format!("--cpus: {e}")))?;
-            c
-        }
-        None => online_cpus().map_err(CliError::msg)?,
-    };
-    let timer_policy = Policy::from_priority(args.priority).map_err(|e| CliError(format!("--priority: {e}")))?;
-    let noise_policy =
-        Policy::from_priority(args.noise_priority).map_err(|e| CliError(format!("--noise-priority: {e}")))?;
+    let cpus = args.cpus.resolve()?;
+    let (timer_policy, noise_policy) = (args.priority.priority, args.noise_priority);
     let facts = collect();
     let remedy = RemedyContext::from_facts(&facts);
     let metadata = run_metadata(std::env::args().collect(), &facts);

@@ -1,8 +1,10 @@
 //! `latscope timer`: parses the options, sets up the real-time environment (mlockall, cpu_dma_latency),
 //! runs the per-CPU measurement, shows the live table, and renders the summary and JSON. Wiring only.
-//! With `--trace`, a capture runs beside the measurement: threshold crossings and new worsts are marked
-//! in the trace and the window around them is held; the worst samples are explained from it at the end.
+//! With `--trace`, a capture runs beside the measurement, driven by sys's trigger (threshold crossings and
+//! new worsts marked in the trace, the window around them held); the worst samples are explained from it
+//! at the end.
 
+use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg};
 use crate::capture;
 use crate::cmd::report::{write_perfetto, write_timer_report};
 use crate::error::{CliError, CmdResult, Outcome};
@@ -10,48 +12,41 @@ use crate::output::{stderr_is_terminal, stdout_is_terminal, write_text, JsonSink
 use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::remedy::RemedyContext;
-use latscope_analyze::sample_explain::{explain_samples, MeasuredSample};
+use latscope_analyze::sample_explain::{explain_samples, worst_samples};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
-use latscope_model::{parse_duration, CpuId, CpuList, Event, Nanos, TimerOptions, TimerResult, TimerTrace};
+use latscope_model::{Event, Nanos, TimerOptions, TimerResult, TimerTrace};
 use latscope_report::json::write_json;
 use latscope_report::live::{LiveRow, LiveTable};
 use latscope_report::text::timer::write_timer;
-use latscope_sys::host::{check_online, collect, online_cpus, run_metadata};
+use latscope_sys::host::{collect, run_metadata};
 use latscope_sys::measure::{
     clock, hold_dma_latency_zero, lock_memory, start_timer, Policy, TimerConfig, TimerMeasurement, TimerRun,
 };
-use latscope_sys::tracefs::{Capture, Marker};
+use latscope_sys::tracefs::{CpuProgress, Trigger};
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// Arguments of `latscope timer`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// CPUs to measure, one thread each: `1`, `0,2-3` [default: all online CPUs]
-    #[arg(short = 'c', long = "cpus", value_name = "LIST")]
-    cpus: Option<String>,
+    #[command(flatten)]
+    cpus: CpuArgs,
     /// Timer period (units ns, us, ms, s), e.g. 1ms or 1333us
-    #[arg(short = 'i', long, value_name = "DUR", default_value = "1ms")]
-    interval: String,
-    /// SCHED_FIFO priority of the measuring threads, 1-99; 0 runs them as SCHED_OTHER
-    #[arg(short = 'p', long, value_name = "N", default_value = "95", allow_hyphen_values = true)]
-    priority: String,
-    /// How long to measure (ns, us, ms, s, m, h) [default: until Ctrl-C]
-    #[arg(short = 'D', long, value_name = "DUR")]
-    duration: Option<String>,
+    #[arg(short = 'i', long, value_name = "DUR", default_value = "1ms", value_parser = args::duration())]
+    interval: Nanos,
+    #[command(flatten)]
+    priority: PriorityArg,
+    #[command(flatten)]
+    duration: DurationArg,
     /// Count wakeups later than this; exceeding it makes the exit code 2
-    #[arg(long, value_name = "DUR")]
-    threshold: Option<String>,
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    threshold: Option<Nanos>,
     /// End the run at the first wakeup later than --threshold
     #[arg(long)]
     stop_on_threshold: bool,
     /// Also report statistics per window of this length (mean, stddev, % above threshold, min-max)
-    #[arg(long, value_name = "DUR")]
-    window: Option<String>,
-    /// Write the result as JSON to FILE (`-` for stdout; the text summary then goes to stderr)
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    window: Option<Nanos>,
     /// No live table; only the final summary
     #[arg(short = 'q', long)]
     quiet: bool,
@@ -62,19 +57,12 @@ pub struct Args {
     /// With --trace: how many of the worst wakeups to explain
     #[arg(long, value_name = "N", default_value_t = 3)]
     top: usize,
-    /// Also write an HTML report directory (index.html, plots, result.json)
-    #[arg(long, value_name = "DIR")]
-    report: Option<PathBuf>,
-    /// Also write a Perfetto / chrome://tracing JSON file (with --trace, the trace events too)
-    #[arg(long, value_name = "FILE")]
-    perfetto: Option<PathBuf>,
+    #[command(flatten)]
+    outputs: OutputArgs,
 }
 
 /// The rolling window the trace keeps (plus what is held around marked samples).
 const TRACE_SPAN: Nanos = Nanos::from_secs(12);
-/// How much trace is held before the previous poll and after a marked sample.
-const HOLD_BEFORE: Nanos = Nanos::from_ms(20);
-const HOLD_AFTER: Nanos = Nanos::from_ms(2);
 
 /// The validated options.
 struct Plan {
@@ -82,42 +70,25 @@ struct Plan {
     options: TimerOptions,
 }
 
-fn duration_arg(flag: &str, value: &str) -> Result<Nanos, CliError> {
-    parse_duration(value).map_err(|e| CliError(format!("{flag}: {e}")))
-}
-
 fn plan(args: &Args) -> Result<Plan, CliError> {
-    let cpus = match &args.cpus {
-        Some(list) => {
-            let cpus = CpuList::parse(list).map_err(|e| CliError(format!("--cpus: {e}")))?;
-            check_online(&cpus).map_err(|e| CliError(format!("--cpus: {e}")))?;
-            cpus
-        }
-        None => online_cpus().map_err(CliError::msg)?,
-    };
-    let interval = duration_arg("--interval", &args.interval)?;
+    let cpus = args.cpus.resolve()?;
+    let interval = args.interval;
     if interval.0 == 0 {
         return Err(CliError("--interval: the period must be longer than 0, e.g. 1ms".into()));
     }
-    let priority: i64 = args.priority.trim().parse().map_err(|_| {
-        CliError(format!(
-            "--priority: '{}' is not a number; give 1-99 for SCHED_FIFO or 0 for SCHED_OTHER",
-            args.priority
-        ))
-    })?;
-    let policy = Policy::from_priority(priority).map_err(|e| CliError(format!("--priority: {e}")))?;
-    let duration = args.duration.as_deref().map(|d| duration_arg("--duration", d)).transpose()?;
+    let policy = args.priority.priority;
+    let duration = args.duration.duration;
     if duration.is_some_and(|d| d < interval) {
         return Err(CliError("--duration is shorter than one --interval; measure for at least one period".into()));
     }
-    let threshold = args.threshold.as_deref().map(|t| duration_arg("--threshold", t)).transpose()?;
+    let threshold = args.threshold;
     if args.stop_on_threshold && threshold.is_none() {
         return Err(CliError("--stop-on-threshold needs --threshold DUR, e.g. --threshold 100us".into()));
     }
     if args.trace && args.top == 0 {
         return Err(CliError("--top 0: explain at least 1 wakeup".into()));
     }
-    let window = args.window.as_deref().map(|w| duration_arg("--window", w)).transpose()?;
+    let window = args.window;
     if window.is_some_and(|w| w < interval) {
         return Err(CliError("--window is shorter than --interval; make it at least one period, e.g. 1s".into()));
     }
@@ -145,7 +116,7 @@ fn plan(args: &Args) -> Result<Plan, CliError> {
 /// Runs `latscope timer`.
 pub fn run(args: Args) -> CmdResult {
     let plan = plan(&args)?;
-    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
+    let sink = args.outputs.json.as_deref().map(JsonSink::open).transpose()?;
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
     // The configuration around the numbers, read before the measuring threads start.
     let facts = collect();
@@ -164,23 +135,23 @@ pub fn run(args: Args) -> CmdResult {
         eprintln!("latscope: {w}");
     }
 
-    let mut tracer = if args.trace {
+    let mut tracing = if args.trace {
         let mut skipped = Vec::new();
         let c = capture::start(&plan.config.cpus, TRACE_SPAN, "trace of the timer run", &mut skipped);
         let notes: Vec<String> = skipped.iter().map(|m| format!("missing {m}")).collect();
         for n in &notes {
             eprintln!("latscope: {n}");
         }
-        Some(Tracer::new(c, plan.config.cpus.len(), args.stop_on_threshold, notes))
+        Some(Tracing { trigger: c.map(|c| Trigger::new(c, args.stop_on_threshold)), notes })
     } else {
         None
     };
     let run = start_timer(plan.config.clone(), signal::stop_flag()).map_err(CliError::msg)?;
-    show_live(&run, args.quiet, to_stdout_json, tracer.as_mut());
+    show_live(&run, args.quiet, to_stdout_json, tracing.as_mut().and_then(|t| t.trigger.as_mut()));
     let start = run.start();
     let m = run.join().map_err(CliError::msg)?;
     let remedy = RemedyContext::from_facts(&facts);
-    let traced = tracer.map(|t| t.explain(&m, args.top, plan.config.policy, &remedy));
+    let traced = tracing.map(|t| explain(t, &m, args.top, plan.config.policy, &remedy));
 
     let samples: Vec<CpuSamples<'_>> = m
         .cpus
@@ -220,160 +191,67 @@ pub fn run(args: Args) -> CmdResult {
     if let Some(sink) = sink {
         sink.write_with(|w| write_json(w, &result))?;
     }
-    if let Some(dir) = &args.report {
+    if let Some(dir) = &args.outputs.report {
         let index = write_timer_report(dir, &result, "timer")?;
         eprintln!("latscope: report: {}", index.display());
     }
-    if let Some(path) = &args.perfetto {
+    if let Some(path) = &args.outputs.perfetto {
         write_perfetto(path, &events, Some(&result), None)?;
         eprintln!("latscope: Perfetto trace: {} (open in ui.perfetto.dev)", path.display());
     }
     Ok(if result.exceeded_threshold() { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }
 
-/// The capture beside a traced run: marks new worsts and threshold crossings, holds the window around
-/// them, freezes at the first crossing with `--stop-on-threshold`, and explains the worst samples.
-struct Tracer {
-    capture: Option<Capture>,
-    marker: Marker,
-    last_max: Vec<u64>,
-    last_above: Vec<u64>,
-    last_poll: Nanos,
-    marks: u64,
-    stop_on_threshold: bool,
-    frozen: bool,
+/// `--trace`: the trigger driving the capture beside the run (`None` when tracing is unavailable) and
+/// what the capture runs without.
+struct Tracing {
+    trigger: Option<Trigger>,
     notes: Vec<String>,
 }
 
-impl Tracer {
-    fn new(capture: Option<Capture>, cpus: usize, stop_on_threshold: bool, notes: Vec<String>) -> Tracer {
-        let marker = capture.as_ref().map_or_else(Marker::closed, Capture::marker);
-        Tracer {
-            capture,
-            marker,
-            last_max: vec![0; cpus],
-            last_above: vec![0; cpus],
-            last_poll: clock::now(),
-            marks: 0,
-            stop_on_threshold,
-            frozen: false,
-            notes,
-        }
-    }
-
-    /// Called by the live loop: compares each CPU's progress with the previous poll.
-    fn poll(&mut self, run: &TimerRun) {
-        let Some(c) = &self.capture else { return };
-        let now = clock::now();
-        for (i, s) in run.live().iter().enumerate() {
-            let crossed = s.above_threshold > self.last_above[i];
-            let new_worst = s.max_ns > self.last_max[i];
-            if !(crossed || new_worst) {
-                continue;
-            }
-            let text = match s.last_above.filter(|_| crossed) {
-                Some((expected, actual)) => format!(
-                    "latscope: cpu={} threshold crossed: latency={} ns expected={expected} ({} above so far)",
-                    s.cpu,
-                    actual.saturating_sub(expected),
-                    s.above_threshold
-                ),
-                None => format!("latscope: cpu={} new worst: latency={} ns", s.cpu, s.max_ns),
-            };
-            if mark_on(&self.marker, s.cpu, &text) {
-                self.marks += 1;
-            }
-            // The sample happened since the previous poll: hold from a little before it to now.
-            c.hold(self.last_poll.saturating_sub(HOLD_BEFORE), now + HOLD_AFTER);
-            if crossed && self.stop_on_threshold && !self.frozen {
-                c.freeze();
-                self.frozen = true;
-            }
-            self.last_above[i] = s.above_threshold;
-            self.last_max[i] = s.max_ns;
-        }
-        self.last_poll = now;
-    }
-
-    /// Stops the capture, decodes it and explains the `top` worst samples of every CPU together.
-    fn explain(
-        mut self,
-        m: &TimerMeasurement,
-        top: usize,
-        policy: Policy,
-        remedy: &RemedyContext,
-    ) -> (TimerTrace, Vec<Event>) {
-        let mut t = TimerTrace { marks: self.marks, frozen: self.frozen, ..TimerTrace::default() };
-        let Some(c) = self.capture.take() else {
-            t.notes = self.notes;
-            t.notes.push("no trace was taken: see the missing features above".into());
+/// Stops the capture, decodes it and explains the `top` worst samples of every CPU together (`policy`:
+/// the measuring threads', `remedy`: what is known of this machine).
+fn explain(
+    tracing: Tracing,
+    m: &TimerMeasurement,
+    top: usize,
+    policy: Policy,
+    remedy: &RemedyContext,
+) -> (TimerTrace, Vec<Event>) {
+    let Tracing { trigger, mut notes } = tracing;
+    let Some(trigger) = trigger else {
+        notes.push("no trace was taken: see the missing features above".into());
+        return (TimerTrace { notes, ..TimerTrace::default() }, Vec::new());
+    };
+    let mut t = TimerTrace { marks: trigger.marks(), frozen: trigger.is_frozen(), ..TimerTrace::default() };
+    let decoded = capture::finish(trigger.into_capture(), &mut notes);
+    t.notes = notes;
+    let d = match decoded {
+        Ok(d) => d,
+        Err(e) => {
+            t.notes.push(format!("the trace could not be decoded: {e}"));
             return (t, Vec::new());
-        };
-        let decoded = capture::finish(c, &mut self.notes);
-        t.notes = self.notes;
-        let d = match decoded {
-            Ok(d) => d,
-            Err(e) => {
-                t.notes.push(format!("the trace could not be decoded: {e}"));
-                return (t, Vec::new());
-            }
-        };
-        let mut samples: Vec<MeasuredSample> = m
-            .cpus
-            .iter()
-            .flat_map(|c| {
-                c.worst.iter().map(move |w| MeasuredSample {
-                    cpu: c.cpu,
-                    tid: c.tid,
-                    prio: Some(policy.kernel_prio()),
-                    seq: w.seq,
-                    expected: Nanos(w.expected_ns),
-                    latency: Nanos(w.latency_ns),
-                })
-            })
-            .collect();
-        samples.sort_by(|a, b| b.latency.cmp(&a.latency).then(a.seq.cmp(&b.seq)));
-        samples.truncate(top);
-        t.worst = explain_samples(&d.events, &samples, remedy);
-        t.events = d.events.len() as u64;
-        t.lost_events = d.lost;
-        (t, d.events)
-    }
+        }
+    };
+    let threads = m.cpus.iter().map(|c| (c.cpu, c.tid, c.worst.as_slice()));
+    let samples = worst_samples(threads, Some(policy.kernel_prio()), top);
+    t.worst = explain_samples(&d.events, &samples, remedy);
+    t.events = d.events.len() as u64;
+    t.lost_events = d.lost;
+    (t, d.events)
 }
 
-/// Writes a mark from the sample's CPU: the kernel refuses (`EBADF`) a `trace_marker` write from a CPU
-/// outside the instance's `tracing_cpumask`. The calling (SCHED_OTHER) thread moves there for the write
-/// and back, so it runs while the measuring thread sleeps — the cost cyclictest's in-thread marks have.
-fn mark_on(marker: &Marker, cpu: CpuId, text: &str) -> bool {
-    // SAFETY: cpu_set_t is plain data; sched_{get,set}affinity(0, …) act on the calling thread.
-    unsafe {
-        let mut old: libc::cpu_set_t = std::mem::zeroed();
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        if libc::sched_getaffinity(0, size, &mut old) != 0 || cpu.0 as usize >= libc::CPU_SETSIZE as usize {
-            return false;
-        }
-        let mut one: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu.0 as usize, &mut one);
-        if libc::sched_setaffinity(0, size, &one) != 0 {
-            return false;
-        }
-        let ok = marker.mark(text).unwrap_or(false);
-        libc::sched_setaffinity(0, size, &old);
-        ok
-    }
-}
-
-/// Polls the run until every thread has ended, redrawing the live table about once a second; a tracer
+/// Polls the run until every thread has ended, redrawing the live table about once a second; a trigger
 /// is polled every 10 ms.
-fn show_live(run: &TimerRun, quiet: bool, to_stderr: bool, mut tracer: Option<&mut Tracer>) {
+fn show_live(run: &TimerRun, quiet: bool, to_stderr: bool, mut trigger: Option<&mut Trigger>) {
     let terminal = if to_stderr { stderr_is_terminal() } else { stdout_is_terminal() };
     let mut table = LiveTable::new(terminal);
     let mut next_frame = clock::now() + Nanos::from_secs(1);
-    let tick = Duration::from_millis(if tracer.is_some() { 10 } else { 50 });
+    let tick = Duration::from_millis(if trigger.is_some() { 10 } else { 50 });
     while !run.is_done() {
         std::thread::sleep(tick);
-        if let Some(t) = tracer.as_deref_mut() {
-            t.poll(run);
+        if let Some(t) = trigger.as_deref_mut() {
+            t.poll(run.live().into_iter().map(CpuProgress::from));
         }
         let now = clock::now();
         if quiet || now < next_frame {
@@ -396,8 +274,8 @@ fn show_live(run: &TimerRun, quiet: bool, to_stderr: bool, mut tracer: Option<&m
         let frame = table.frame(now.saturating_sub(run.start()), &rows);
         emit(&frame, to_stderr);
     }
-    if let Some(t) = tracer {
-        t.poll(run);
+    if let Some(t) = trigger {
+        t.poll(run.live().into_iter().map(CpuProgress::from));
     }
     emit(&table.finish(), to_stderr);
 }
