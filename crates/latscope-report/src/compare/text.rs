@@ -141,6 +141,8 @@ CPU 1
      A        1000      4.0      4.0      5.0      9.0       9.0       -                      baseline
      B        1000      4.0      4.0      800      800       800       -  +795.3 µs (159.96×) significant (tail)
 
+warning: B's tail difference is counted sample by sample: without per-window rows (measure with --window 1s) one burst of late samples cannot be told from a lasting difference
+
 Verdict: B's p99 is 160× A's (800 µs vs 5 µs, max 800 vs 9 µs): B is worse, significant (tail; KS D=0.05, Mann–Whitney p=0.724, share above 2× A's p99: 0.00 % → 5.00 %)
 ";
         assert_eq!(text, expected, "\n{text}");
