@@ -107,11 +107,11 @@ fn summarise(g: &CpuGaps<'_>, gaps: Vec<Explanation>) -> CpuNoiseCauses {
     CpuNoiseCauses {
         cpu: g.cpu,
         gaps: n as u64,
-        attributed_ns: total.0,
-        measured_noise_ns: g.measured_noise.0,
+        attributed_ns: total,
+        measured_noise_ns: g.measured_noise,
         outside_trace: 0,
         no_kernel_event_pct: if n == 0 { 0.0 } else { silent as f64 * 100.0 / n as f64 },
-        steal_ns: g.steal_ns,
+        steal_ns: g.steal_ns.map(Nanos),
         causes: out,
     }
 }
@@ -175,15 +175,15 @@ mod tests {
         let late = [gap(ms(500), 20)];
         let outside = CpuGaps { cpu: CpuId(1), spinner: 9, gaps: &late, measured_noise: us(20), steal_ns: None };
         let o = attribute(&events, &[outside]);
-        assert_eq!((o[0].gaps, o[0].outside_trace, o[0].attributed_ns), (0, 1, 0));
+        assert_eq!((o[0].gaps, o[0].outside_trace, o[0].attributed_ns), (0, 1, Nanos::ZERO));
         let measured: u64 = gaps.iter().map(|g| g.duration_ns.0).sum();
         let g = CpuGaps { cpu: CpuId(1), spinner: 9, gaps: &gaps, measured_noise: Nanos(measured), steal_ns: Some(7) };
         let out = attribute(&events, &[g]);
         assert_eq!(out.len(), 1);
         let c = &out[0];
         assert_eq!((c.gaps, c.outside_trace), (7, 0));
-        assert_eq!(c.attributed_ns, measured, "every gap is attributed once");
-        assert_eq!(c.steal_ns, Some(7));
+        assert_eq!(c.attributed_ns, Nanos(measured), "every gap is attributed once");
+        assert_eq!(c.steal_ns, Some(Nanos(7)));
         assert!((c.no_kernel_event_pct - 200.0 / 7.0).abs() < 1e-9);
         let find =
             |kind: CauseKind| c.causes.iter().find(|x| x.cause == kind).cloned().unwrap_or_else(|| panic!("{kind:?}"));

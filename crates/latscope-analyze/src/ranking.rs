@@ -39,13 +39,13 @@ pub fn rank(
 }
 
 /// The worst measured wakeup and its scale, as the first observation of a timer cause.
-fn worst_wakeup(t: &TimerResult, task: Option<TaskRef>, cpu: CpuId, latency_ns: u64, expected_ns: u64) -> Observation {
+fn worst_wakeup(t: &TimerResult, task: Option<TaskRef>, cpu: CpuId, latency: Nanos, expected: Nanos) -> Observation {
     Observation::WorstWakeup {
         task,
         cpu,
-        latency_ns,
-        expected_ns,
-        p99_ns: t.all.percentile("99"),
+        latency_ns: latency,
+        expected_ns: expected,
+        p99_ns: t.all.percentile("99").map(Nanos),
         samples: t.all.count,
     }
 }
@@ -60,13 +60,13 @@ pub fn timer_causes(t: &TimerResult, ctx: &RemedyContext) -> Vec<Cause> {
         return explained;
     }
     let Some((cpu, w)) = t.worst_first().first().copied() else { return Vec::new() };
-    let mut evidence = vec![worst_wakeup(t, None, cpu, w.latency_ns, w.expected_ns)];
+    let mut evidence = vec![worst_wakeup(t, None, cpu, Nanos(w.latency_ns), Nanos(w.expected_ns))];
     let unmatched = traced.iter().find(|x| x.cpu == cpu && x.seq == w.seq).map(|x| x.matched.clone());
     evidence.extend(unmatched.map(|matched| Observation::NotExplained { matched }));
     let e = Explanation::new(CauseKind::NotTraced, Culprit::default(), Nanos(w.latency_ns), Some(cpu));
     vec![Cause {
         source: Source::Timer,
-        impact_ns: w.latency_ns,
+        impact_ns: Nanos(w.latency_ns),
         explanation: remedy::with_hint(e, None, ctx),
         evidence,
     }]
@@ -81,11 +81,11 @@ fn traced_cause(t: &TimerResult, w: &TracedWakeup) -> Option<Cause> {
     let rest: Vec<Explanation> = parts.split_off(parts.len().min(PARTS));
     evidence.extend(parts.into_iter().map(Observation::Part));
     if !rest.is_empty() {
-        let total_ns = rest.iter().map(|c| c.magnitude.0).sum();
+        let total_ns = rest.iter().fold(Nanos::ZERO, |a, c| a + c.magnitude);
         evidence.push(Observation::OtherParts { count: rest.len() as u64, total_ns });
     }
     if w.remainder_ns > 0 {
-        evidence.push(Observation::Uncovered { ns: w.remainder_ns as u64 });
+        evidence.push(Observation::Uncovered { ns: Nanos(w.remainder_ns as u64) });
     }
     Some(Cause {
         source: Source::Trace,
@@ -107,9 +107,9 @@ pub fn noise_causes(n: &NoiseResult, ctx: &RemedyContext) -> Vec<Cause> {
     }
     let mut evidence = vec![Observation::LongestGap {
         cpu: c.cpu,
-        gap_ns: c.max_gap_ns,
+        gap_ns: Nanos(c.max_gap_ns),
         gaps: c.gaps.count,
-        threshold_ns: n.options.threshold_ns,
+        threshold_ns: Nanos(n.options.threshold_ns),
         per_second: c.gaps.per_second,
         noise_pct: c.noise_pct,
     }];
@@ -119,7 +119,7 @@ pub fn noise_causes(n: &NoiseResult, ctx: &RemedyContext) -> Vec<Cause> {
         delta: d.delta,
     }));
     if let Some(ns) = c.counters.steal_ns.filter(|s| *s > 0) {
-        evidence.push(Observation::Steal { ns });
+        evidence.push(Observation::Steal { ns: Nanos(ns) });
     }
     if n.options.priority == 0 {
         evidence.push(Observation::SchedOtherSpinner);
@@ -144,7 +144,7 @@ pub fn noise_causes(n: &NoiseResult, ctx: &RemedyContext) -> Vec<Cause> {
     let pattern = crate::patterns::recognise(&explanation);
     causes.push(Cause {
         source: Source::Noise,
-        impact_ns: c.max_gap_ns,
+        impact_ns: Nanos(c.max_gap_ns),
         explanation: remedy::with_hint(explanation, pattern, ctx),
         evidence,
     });
@@ -167,14 +167,14 @@ fn throttling_cause(c: &CpuNoise, ctx: &RemedyContext) -> Option<Cause> {
     let ctx = RemedyContext { rt_runtime_us: t.runtime_us, rt_period_us: t.period_us, ..ctx.clone() };
     Some(Cause {
         source: Source::Noise,
-        impact_ns: t.median_gap_ns,
+        impact_ns: Nanos(t.median_gap_ns),
         explanation: remedy::with_hint(e, None, &ctx),
         evidence: vec![
             Observation::ThrottleGaps {
                 matched: t.matched_gaps,
-                median_gap_ns: t.median_gap_ns,
-                median_interval_ns: t.median_interval_ns,
-                total_ns: t.throttled_ns,
+                median_gap_ns: Nanos(t.median_gap_ns),
+                median_interval_ns: Nanos(t.median_interval_ns),
+                total_ns: Nanos(t.throttled_ns),
             },
             Observation::RtBandwidth { runtime_us: t.runtime_us, period_us: t.period_us },
         ],
@@ -201,7 +201,7 @@ fn audit_causes(a: &AuditResult) -> Vec<Cause> {
             e.hint = Some(Hint { pattern: None, why: f.why.clone(), remedy: fixes.join("; ") });
             Cause {
                 source: Source::Audit,
-                impact_ns: 0,
+                impact_ns: Nanos::ZERO,
                 explanation: e,
                 evidence: vec![Observation::Finding(f.clone())],
             }
@@ -252,7 +252,7 @@ mod tests {
         let v = rank(Some(&audit), None, Some(&throttled_noise()), &RemedyContext::default());
         let kinds: Vec<(Source, CauseKind)> = v.iter().map(|c| (c.source, c.explanation.cause)).collect();
         assert_eq!(kinds, [(Source::Noise, CauseKind::RtThrottling), (Source::Audit, CauseKind::Configuration)]);
-        assert_eq!(v[0].impact_ns, 50_000_000);
+        assert_eq!(v[0].impact_ns, Nanos(50_000_000));
         assert!(v[0].explanation.hint.as_ref().is_some_and(|h| h.remedy.contains("sched_rt_runtime_us=-1")));
         assert_eq!(v[1].explanation.culprit.name, "cpu.smt");
     }
@@ -297,7 +297,7 @@ mod tests {
         assert_eq!(v.len(), 1);
         assert_eq!(
             (v[0].source, v[0].explanation.cause, v[0].impact_ns),
-            (Source::Timer, CauseKind::NotTraced, 605_000)
+            (Source::Timer, CauseKind::NotTraced, Nanos(605_000))
         );
     }
 }

@@ -75,10 +75,10 @@ pub fn explain_samples(events: &[Event], samples: &[MeasuredSample], remedy: &Re
                     let end = s.expected + s.latency;
                     let matched = match (first, last) {
                         (Some(f), Some(l)) if s.expected < f || end > l + MATCH_TOLERANCE => {
-                            SampleMatch::OutsideTrace { first_ns: f.0, last_ns: l.0 }
+                            SampleMatch::OutsideTrace { first_ns: f, last_ns: l }
                         }
                         (None, _) | (_, None) => SampleMatch::EmptyTrace,
-                        _ => SampleMatch::NoWakeup { tolerance_ns: MATCH_TOLERANCE.0 },
+                        _ => SampleMatch::NoWakeup { tolerance_ns: MATCH_TOLERANCE },
                     };
                     TracedWakeup { matched, ..base(s) }
                 }
@@ -103,7 +103,7 @@ fn not_asleep(timeline: &Timeline, s: &MeasuredSample, remedy: &RemedyContext) -
     let segs = timeline.cpu(s.cpu)?.segments_in(s.expected, s.expected + s.latency);
     let shares = activity_components(&segs, s.cpu, Some(s.tid));
     let headline = headline(&shares, &victim(s), s.latency, &[], remedy)?;
-    let mut t = TracedWakeup { matched: SampleMatch::NotAsleep, trace_latency_ns: s.latency.0, ..base(s) };
+    let mut t = TracedWakeup { matched: SampleMatch::NotAsleep, trace_latency_ns: s.latency, ..base(s) };
     t.shares = shares;
     t.headline = Some(headline);
     t.remainder_ns = remainder(&t);
@@ -115,8 +115,8 @@ fn base(s: &MeasuredSample) -> TracedWakeup {
         cpu: s.cpu,
         tid: s.tid,
         seq: s.seq,
-        expected_ns: s.expected.0,
-        sample_latency_ns: s.latency.0,
+        expected_ns: s.expected,
+        sample_latency_ns: s.latency,
         ..TracedWakeup::default()
     }
 }
@@ -124,18 +124,18 @@ fn base(s: &MeasuredSample) -> TracedWakeup {
 /// The trace latency minus every share.
 fn remainder(t: &TracedWakeup) -> i64 {
     let parts: u64 = t.shares.iter().map(|x| x.magnitude.0).sum();
-    t.trace_latency_ns as i64 - parts as i64
+    t.trace_latency_ns.0 as i64 - parts as i64
 }
 
 fn traced(s: &MeasuredSample, b: &WakeupBreakdown) -> TracedWakeup {
     let mut t = TracedWakeup {
         matched: SampleMatch::Wakeup,
         task: Some(b.task.clone()),
-        trace_latency_ns: b.latency.0,
-        woken_ns: b.waking.0,
-        switch_in_ns: b.switch_in.0,
+        trace_latency_ns: b.latency,
+        woken_ns: b.waking,
+        switch_in_ns: b.switch_in,
         timer: b.timer.as_deref().map(str::to_string),
-        callback_delay_ns: b.callback_delay.map(|d| d.0),
+        callback_delay_ns: b.callback_delay,
         other_timers: b.other_timers.iter().map(|t| t.to_string()).collect(),
         shares: merge_same(b.components.clone()),
         headline: b.headline.clone(),
@@ -199,8 +199,8 @@ mod tests {
         assert_eq!(out.len(), 2);
         let t = &out[0];
         assert_eq!(t.matched, SampleMatch::Wakeup, "{t:?}");
-        assert_eq!(t.trace_latency_ns, us(552));
-        assert_eq!((t.woken_ns, t.switch_in_ns), (us(105), us(650)));
+        assert_eq!(t.trace_latency_ns, Nanos(us(552)));
+        assert_eq!((t.woken_ns, t.switch_in_ns), (Nanos(us(105)), Nanos(us(650))));
         assert_eq!(t.total_of(CauseKind::TimerIrqDelay), Some(Nanos(us(3))));
         assert_eq!(t.total_of(CauseKind::IrqHandler), Some(Nanos(us(5))));
         let handler = t.shares.iter().find(|x| x.cause == CauseKind::IrqHandler).expect("handler");

@@ -1,7 +1,7 @@
 //! [`NoiseCauses`]: what ran in each gap of a noise measurement, from a trace taken at the same time
 //! (`latscope noise --trace`), summarised by cause as typed [`Explanation`]s.
 
-use crate::{CpuId, Explanation};
+use crate::{CpuId, Explanation, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// The causes of one CPU's gaps.
@@ -12,9 +12,9 @@ pub struct CpuNoiseCauses {
     /// Gaps attributed (the recorded ones).
     pub gaps: u64,
     /// Their total duration, ns: the sum of every cause's total.
-    pub attributed_ns: u64,
+    pub attributed_ns: Nanos,
     /// The noise the loop measured on this CPU, ns (gaps not recorded included).
-    pub measured_noise_ns: u64,
+    pub measured_noise_ns: Nanos,
     /// Gaps left out because the trace does not cover them (before its rolling window, or after it ended).
     #[serde(default)]
     pub outside_trace: u64,
@@ -22,7 +22,7 @@ pub struct CpuNoiseCauses {
     pub no_kernel_event_pct: f64,
     /// Steal time over the run (the hypervisor ran something else on this vCPU), ns, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal_ns: Option<u64>,
+    pub steal_ns: Option<Nanos>,
     /// By cause and culprit, largest total first: each with its gap count, total (`magnitude`), longest
     /// gap (`max`) and share of the attributed noise.
     pub causes: Vec<Explanation>,

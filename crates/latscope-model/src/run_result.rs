@@ -5,7 +5,7 @@
 use crate::audit_result::AuditResult;
 use crate::noise_result::NoiseResult;
 use crate::wire::{ResultKind, SCHEMA};
-use crate::{CpuId, Explanation, Finding, MissingFeature, RunMetadata, SampleMatch, TaskRef, TimerResult};
+use crate::{CpuId, Explanation, Finding, MissingFeature, Nanos, RunMetadata, SampleMatch, TaskRef, TimerResult};
 use serde::{Deserialize, Serialize};
 
 /// Where a cause in the verdict was seen.
@@ -47,11 +47,11 @@ pub enum Observation {
         /// Its CPU.
         cpu: CpuId,
         /// Its latency, ns.
-        latency_ns: u64,
+        latency_ns: Nanos,
         /// When it should have woken, CLOCK_MONOTONIC ns.
-        expected_ns: u64,
+        expected_ns: Nanos,
         /// p99 over all CPUs, ns.
-        p99_ns: Option<u64>,
+        p99_ns: Option<Nanos>,
         /// Samples over all CPUs.
         samples: u64,
     },
@@ -67,23 +67,23 @@ pub enum Observation {
         /// How many.
         count: u64,
         /// Their total, ns.
-        total_ns: u64,
+        total_ns: Nanos,
     },
     /// Latency that no trace event covers, ns.
     Uncovered {
         /// How much.
-        ns: u64,
+        ns: Nanos,
     },
     /// Gaps that match RT throttling.
     ThrottleGaps {
         /// How many.
         matched: u64,
         /// Their median length, ns.
-        median_gap_ns: u64,
+        median_gap_ns: Nanos,
         /// Median time between their starts, ns.
-        median_interval_ns: u64,
+        median_interval_ns: Nanos,
         /// Their total, ns.
-        total_ns: u64,
+        total_ns: Nanos,
     },
     /// The RT bandwidth settings.
     RtBandwidth {
@@ -97,11 +97,11 @@ pub enum Observation {
         /// The CPU.
         cpu: CpuId,
         /// The gap, ns.
-        gap_ns: u64,
+        gap_ns: Nanos,
         /// Gaps above the threshold.
         gaps: u64,
         /// The threshold, ns.
-        threshold_ns: u64,
+        threshold_ns: Nanos,
         /// Gaps per second.
         per_second: f64,
         /// Noise as a share of the CPU, percent.
@@ -119,7 +119,7 @@ pub enum Observation {
     /// Steal time over the run (the hypervisor ran something else on this vCPU), ns.
     Steal {
         /// How much.
-        ns: u64,
+        ns: Nanos,
     },
     /// The noise spinner ran as SCHED_OTHER: every other runnable task's time counts as noise.
     SchedOtherSpinner,
@@ -144,7 +144,7 @@ pub struct Cause {
     pub source: Source,
     /// The worst latency or gap it explains, ns (0 for a configuration risk without a measurement): what
     /// the verdict ranks by.
-    pub impact_ns: u64,
+    pub impact_ns: Nanos,
     /// The cause, what it explains (`magnitude`: the worst latency or gap, 0 for a configuration risk
     /// without a measurement), its culprit and remedy.
     pub explanation: Explanation,
@@ -217,14 +217,14 @@ mod tests {
         e.hint = Some(crate::Hint { remedy: "sysctl -w kernel.sched_rt_runtime_us=-1".into(), ..Default::default() });
         r.causes.push(Cause {
             source: Source::Noise,
-            impact_ns: 50_000_000,
+            impact_ns: Nanos(50_000_000),
             explanation: e,
             evidence: vec![
                 Observation::ThrottleGaps {
                     matched: 3,
-                    median_gap_ns: 50_000_000,
-                    median_interval_ns: 1_000_000_000,
-                    total_ns: 150_000_000,
+                    median_gap_ns: Nanos(50_000_000),
+                    median_interval_ns: Nanos(1_000_000_000),
+                    total_ns: Nanos(150_000_000),
                 },
                 Observation::RtBandwidth { runtime_us: Some(950_000), period_us: Some(1_000_000) },
             ],

@@ -16,9 +16,9 @@ pub enum SampleMatch {
     /// The sample lies outside the trace's time span (the rolling window had let it go).
     OutsideTrace {
         /// The trace's first event, CLOCK_MONOTONIC ns.
-        first_ns: u64,
+        first_ns: Nanos,
         /// Its last event.
-        last_ns: u64,
+        last_ns: Nanos,
     },
     /// The trace holds no events.
     #[default]
@@ -26,7 +26,7 @@ pub enum SampleMatch {
     /// No wakeup of the thread ends within `tolerance_ns` of the sample (events lost?).
     NoWakeup {
         /// The matching tolerance.
-        tolerance_ns: u64,
+        tolerance_ns: Nanos,
     },
     /// The trace covers the sample, but no wakeup matches and nothing else ran on the CPU.
     NothingRan,
@@ -49,9 +49,9 @@ pub struct TracedWakeup {
     /// Sample number on its CPU.
     pub seq: u64,
     /// Expected wakeup, CLOCK_MONOTONIC ns (the trace clock is `mono`).
-    pub expected_ns: u64,
+    pub expected_ns: Nanos,
     /// The latency the thread measured itself, ns.
-    pub sample_latency_ns: u64,
+    pub sample_latency_ns: Nanos,
     /// How the sample was matched to the trace; the fields below are empty when it was not.
     pub matched: SampleMatch,
     /// The measuring thread as the trace names it, with its kernel priority.
@@ -62,18 +62,18 @@ pub struct TracedWakeup {
     pub timer: Option<String>,
     /// From the entry of the interrupt that ran the timer to the timer's callback, ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub callback_delay_ns: Option<u64>,
+    pub callback_delay_ns: Option<Nanos>,
     /// Other hrtimer callbacks that ran in the same interrupt.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_timers: Vec<String>,
     /// The latency the trace shows: expected time to the return of `clock_nanosleep` (or the switch-in).
-    pub trace_latency_ns: u64,
+    pub trace_latency_ns: Nanos,
     /// When the trace shows the thread woken (`sched_waking`), CLOCK_MONOTONIC ns.
     #[serde(default)]
-    pub woken_ns: u64,
+    pub woken_ns: Nanos,
     /// When it was switched in, CLOCK_MONOTONIC ns.
     #[serde(default)]
-    pub switch_in_ns: u64,
+    pub switch_in_ns: Nanos,
     /// The parts of the latency: timer IRQ delay (with what held the interrupt back `within` it), the
     /// handler that ran the timer, other interrupts, tasks that ran, idle, return to user space.
     pub shares: Vec<Explanation>,

@@ -124,8 +124,8 @@ pub fn timer_sections(r: &TimerResult, prefix: &str) -> Vec<Section> {
                 let remedy = w.headline.as_ref().and_then(explain::remedy).unwrap_or_default();
                 vec![
                     w.cpu.0.to_string(),
-                    us(w.sample_latency_ns),
-                    if w.found() { us(w.trace_latency_ns) } else { "not in trace".into() },
+                    w.sample_latency_ns.to_string(),
+                    if w.found() { w.trace_latency_ns.to_string() } else { "not in trace".into() },
                     if w.found() { traced_wakeups::sentence(w) } else { traced_wakeups::note(w).unwrap_or_default() },
                     remedy.to_string(),
                 ]
@@ -165,7 +165,7 @@ pub fn noise_cause_bars(r: &NoiseResult) -> Vec<CauseBar> {
             match traced {
                 Some(t) => {
                     causes.extend(t.causes.iter().map(|x| seg(x.cause, noise_causes::label(x), x.magnitude.0)));
-                    let rest = c.noise_ns.saturating_sub(t.attributed_ns);
+                    let rest = c.noise_ns.saturating_sub(t.attributed_ns.0);
                     if rest > 0 {
                         causes.push(seg(CauseKind::NotTraced, "not attributed (outside the trace)".into(), rest));
                     }
@@ -661,8 +661,8 @@ mod tests {
             worst: vec![latscope_model::TracedWakeup {
                 matched: latscope_model::SampleMatch::Wakeup,
                 cpu: CpuId(1),
-                sample_latency_ns: 612_000,
-                trace_latency_ns: 610_000,
+                sample_latency_ns: Nanos(612_000),
+                trace_latency_ns: Nanos(610_000),
                 headline: Some(h),
                 ..latscope_model::TracedWakeup::default()
             }],

@@ -82,7 +82,7 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
 
     let mut compared = 0;
     for w in worst {
-        if !w.found() || w.switch_in_ns == 0 {
+        if !w.found() || w.switch_in_ns.0 == 0 {
             continue;
         }
         let main = w.shares.iter().filter(|s| s.cause == CauseKind::BlockingTask).max_by_key(|s| s.magnitude);
@@ -90,7 +90,7 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
             continue;
         };
         let pid = i64::from(main.culprit.pid().expect("pid"));
-        let switch_in = w.switch_in_ns;
+        let switch_in = w.switch_in_ns.0;
         // The same wakeup in the recording: same task switched in at the same moment (the two private
         // instances stamp the same tracepoint hits on the same mono clock).
         let off = wakeups
@@ -115,7 +115,7 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     if compared == 0 {
-        let smallest = worst.iter().map(|w| w.sample_latency_ns).min().unwrap_or(0);
+        let smallest = worst.iter().map(|w| w.sample_latency_ns.0).min().unwrap_or(0);
         // The machine's own noise hid the spinner: nothing to compare, which is not a pass (a failure under
         // LATSCOPE_REQUIRE_LIVE).
         if smallest > 800_000 {

@@ -113,17 +113,17 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
     let sentence = |w: &TracedWakeup| w.headline.as_ref().map(|h| h.sentence.clone()).unwrap_or_default();
     for w in worst {
         assert!(w.found(), "a worst sample is not in the trace: {w:?}");
-        let (sample, traced) = (w.sample_latency_ns, w.trace_latency_ns);
+        let (sample, traced) = (w.sample_latency_ns.0, w.trace_latency_ns.0);
         // The thread's own sample and the trace agree on the same wakeup: a few µs typically (the clock
         // read after the syscall's return), more only when the VM stalls in between (checked on the median).
         assert!(sample.abs_diff(traced) <= 100_000, "sample {sample} ns vs trace {traced} ns: {w:?}");
         diffs.push(sample.abs_diff(traced));
-        let expected = w.expected_ns;
+        let expected = w.expected_ns.0;
         let blockers: Vec<&Explanation> =
             w.shares.iter().filter(|s| matches!(s.cause, CauseKind::BlockingTask | CauseKind::PreemptOff)).collect();
         // Other processes may run injectors too: ours is the one with our injector's thread id.
         let injector = blockers.iter().find(|b| b.culprit.pid() == Some(tid));
-        let switch_in = w.switch_in_ns;
+        let switch_in = w.switch_in_ns.0;
         let Some(&(_, spin_end)) = spins.iter().find(|(s, e)| *s <= expected && expected < *e) else {
             // Not hit at its deadline (other noise on a shared machine): the spinner may only be blamed for
             // the time it really ran inside the sample's window, by the raw sched_switch events. Its runs
@@ -157,7 +157,7 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
         }
         // Real overlap: from the moment the thread was woken to the end of the spin (or its switch-in); when
         // the CPU stalls after the spin while the injector is still current, to the end of that run.
-        let woken = w.woken_ns;
+        let woken = w.woken_ns.0;
         let run_end = runs.iter().find(|(s, e)| *s <= spin_end && spin_end <= *e).map_or(spin_end, |r| r.1);
         // Interrupts that hit the spinner are not its time: the trace lists them as interference.
         let irqs: u64 = w.shares.iter().filter(|x| x.cause.is_interference()).map(|x| x.magnitude.0).sum();
@@ -180,7 +180,7 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
     // A spin can delay a wakeup by at most its length; when every explained wakeup is longer, the machine's
     // own noise (other loads on CPU 1) hid the spinner from the worst list and there is nothing to judge:
     // not a pass (a machine that noisy cannot vouch for the explanations), a failure under LATSCOPE_REQUIRE_LIVE.
-    let smallest = worst.iter().map(|w| w.sample_latency_ns).min().unwrap_or(0);
+    let smallest = worst.iter().map(|w| w.sample_latency_ns.0).min().unwrap_or(0);
     if hit == 0 && smallest > 800_000 {
         live::skip(format!("the machine's own noise ({smallest} ns and worse) hides the 700 µs spinner"));
         return;

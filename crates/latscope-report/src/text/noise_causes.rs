@@ -2,7 +2,7 @@
 //! plainly when most gaps carry no kernel event at all, with the steal-time counter beside it.
 
 use super::explain;
-use latscope_model::{CauseKind, CpuNoiseCauses, Explanation, Nanos, NoiseCauses};
+use latscope_model::{CauseKind, CpuNoiseCauses, Explanation, NoiseCauses};
 use std::io::{self, Write};
 
 /// A gap's cause as the report names it: `IRQ 30 virtio0`, `task kworker/1:1 (pid 42, …)`, … (idle in a
@@ -32,18 +32,12 @@ pub fn write_noise_causes(out: &mut dyn Write, n: &NoiseCauses) -> io::Result<()
 }
 
 fn write_cpu(out: &mut dyn Write, c: &CpuNoiseCauses) -> io::Result<()> {
-    let diff = if c.measured_noise_ns == 0 {
-        0.0
-    } else {
-        (c.attributed_ns as f64 - c.measured_noise_ns as f64) * 100.0 / c.measured_noise_ns as f64
-    };
+    let (attributed, measured) = (c.attributed_ns.0 as f64, c.measured_noise_ns.0 as f64);
+    let diff = if measured == 0.0 { 0.0 } else { (attributed - measured) * 100.0 / measured };
     writeln!(
         out,
         "  CPU {}: {} gaps, {} attributed of {} measured ({diff:+.1}%)",
-        c.cpu,
-        c.gaps,
-        Nanos(c.attributed_ns),
-        Nanos(c.measured_noise_ns)
+        c.cpu, c.gaps, c.attributed_ns, c.measured_noise_ns
     )?;
     if c.outside_trace > 0 {
         writeln!(out, "    {} more gaps fell outside the trace's window and are not attributed", c.outside_trace)?;
@@ -60,7 +54,7 @@ fn write_cpu(out: &mut dyn Write, c: &CpuNoiseCauses) -> io::Result<()> {
             x.share.unwrap_or(0.0)
         )?;
     }
-    let steal = c.steal_ns.map_or("not readable".to_string(), |s| Nanos(s).to_string());
+    let steal = c.steal_ns.map_or("not readable".to_string(), |s| s.to_string());
     if c.no_kernel_event_pct >= 50.0 {
         writeln!(
             out,
@@ -77,6 +71,7 @@ fn write_cpu(out: &mut dyn Write, c: &CpuNoiseCauses) -> io::Result<()> {
 /// A cause for tests: `count` gaps of equal length adding up to `total_ns`.
 #[cfg(test)]
 pub(crate) fn test_cause(kind: CauseKind, name: &str, count: u64, total_ns: u64, share_pct: f64) -> Explanation {
+    use latscope_model::Nanos;
     let mut e = Explanation::new(kind, latscope_model::Culprit::named(name), Nanos(total_ns), None);
     e.count = count;
     e.max = Some(Nanos(total_ns / count));
@@ -88,6 +83,7 @@ pub(crate) fn test_cause(kind: CauseKind, name: &str, count: u64, total_ns: u64,
 mod tests {
     use super::*;
     use latscope_model::CpuId;
+    use latscope_model::Nanos;
 
     use super::test_cause as cause;
 
@@ -97,11 +93,11 @@ mod tests {
             cpus: vec![CpuNoiseCauses {
                 cpu: CpuId(1),
                 gaps: 10,
-                attributed_ns: 150_000_000,
-                measured_noise_ns: 151_000_000,
+                attributed_ns: Nanos(150_000_000),
+                measured_noise_ns: Nanos(151_000_000),
                 outside_trace: 2,
                 no_kernel_event_pct: 70.0,
-                steal_ns: Some(2_000_000),
+                steal_ns: Some(Nanos(2_000_000)),
                 causes: vec![
                     cause(CauseKind::RtThrottling, "kernel.sched_rt_runtime_us", 3, 149_800_000, 99.8),
                     cause(CauseKind::NoKernelEvent, "", 7, 200_000, 0.2),

@@ -69,10 +69,10 @@ pub fn view(w: &TracedWakeup) -> WakeupView<'_> {
     WakeupView {
         task: w.task.as_ref(),
         tid: w.tid,
-        latency: Nanos(w.trace_latency_ns),
+        latency: w.trace_latency_ns,
         cpu: w.cpu,
         timer: w.timer.as_deref(),
-        callback_delay: w.callback_delay_ns.map(Nanos),
+        callback_delay: w.callback_delay_ns,
         other_timers: w.other_timers.iter().map(String::as_str).collect(),
         not_asleep: w.matched == SampleMatch::NotAsleep,
     }
@@ -93,14 +93,13 @@ pub fn note(w: &TracedWakeup) -> Option<String> {
         SampleMatch::Wakeup => None,
         SampleMatch::NotAsleep => Some("window taken from the sample: the trace has no wakeup for it".into()),
         SampleMatch::OutsideTrace { first_ns, last_ns } => Some(format!(
-            "outside the trace's time span ({first_ns} to {last_ns} ns): the rolling window had let it go"
+            "outside the trace's time span ({} to {} ns): the rolling window had let it go",
+            first_ns.0, last_ns.0
         )),
         SampleMatch::EmptyTrace => Some("the trace holds no events".into()),
         SampleMatch::NoWakeup { tolerance_ns } => Some(format!(
             "no wakeup of tid {} on CPU {} ends within {} of the sample (events lost?)",
-            w.tid,
-            w.cpu,
-            Nanos(*tolerance_ns)
+            w.tid, w.cpu, tolerance_ns
         )),
         SampleMatch::NothingRan => {
             Some(format!("no wakeup of tid {} on CPU {} matches, and nothing else ran", w.tid, w.cpu))
@@ -140,15 +139,15 @@ fn write_one(out: &mut dyn Write, rank: usize, w: &TracedWakeup) -> io::Result<(
         "  #{rank} CPU {} seq {} at {}.{:09}: measured {}",
         w.cpu,
         w.seq,
-        w.expected_ns / 1_000_000_000,
-        w.expected_ns % 1_000_000_000,
-        ns(w.sample_latency_ns)
+        w.expected_ns.0 / 1_000_000_000,
+        w.expected_ns.0 % 1_000_000_000,
+        w.sample_latency_ns
     )?;
     if !w.found() {
         return writeln!(out, "     not in the trace: {}", note(w).unwrap_or_default());
     }
-    let diff = w.trace_latency_ns as i64 - w.sample_latency_ns as i64;
-    writeln!(out, "     trace shows {} (tid {}, {} from the sample)", ns(w.trace_latency_ns), w.tid, signed(diff))?;
+    let diff = w.trace_latency_ns.0 as i64 - w.sample_latency_ns.0 as i64;
+    writeln!(out, "     trace shows {} (tid {}, {} from the sample)", w.trace_latency_ns, w.tid, signed(diff))?;
     let handler = w.shares.iter().find(|s| s.cause == CauseKind::IrqHandler);
     let irq = match (handler, w.total_of(CauseKind::IrqHandler)) {
         (Some(h), Some(d)) => format!("{} {d}", h.culprit.name),
@@ -193,13 +192,13 @@ mod tests {
             cpu: CpuId(1),
             tid: 50,
             seq: 9,
-            expected_ns: 12_000_500_000,
-            sample_latency_ns: 551_000,
+            expected_ns: Nanos(12_000_500_000),
+            sample_latency_ns: Nanos(551_000),
             matched: SampleMatch::Wakeup,
             task: Some(TaskRef::new("t", 50, Some(4))),
-            trace_latency_ns: 552_000,
-            woken_ns: 12_000_605_000,
-            switch_in_ns: 12_001_150_000,
+            trace_latency_ns: Nanos(552_000),
+            woken_ns: Nanos(12_000_605_000),
+            switch_in_ns: Nanos(12_001_150_000),
             shares: vec![
                 share(CauseKind::TimerIrqDelay, Culprit::named("local_timer"), 3),
                 share(CauseKind::IrqHandler, Culprit::named("local_timer"), 5),
@@ -212,7 +211,7 @@ mod tests {
             ..TracedWakeup::default()
         };
         let missing = TracedWakeup {
-            matched: SampleMatch::OutsideTrace { first_ns: 1, last_ns: 2 },
+            matched: SampleMatch::OutsideTrace { first_ns: Nanos(1), last_ns: Nanos(2) },
             shares: Vec::new(),
             headline: None,
             ..found.clone()

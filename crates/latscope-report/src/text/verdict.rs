@@ -4,8 +4,8 @@
 use super::explain::{self, WakeupView};
 use latscope_model::{Cause, CauseKind, Nanos, Observation, Source};
 
-fn us(ns: u64) -> String {
-    Nanos(ns).to_string()
+fn us(ns: Nanos) -> String {
+    ns.to_string()
 }
 
 /// One line that names the cause.
@@ -26,7 +26,7 @@ pub fn title(c: &Cause) -> String {
                 Observation::WorstWakeup { task, cpu, latency_ns, .. } => Some(WakeupView {
                     task: task.as_ref(),
                     tid: task.as_ref().map_or(0, |t| t.pid),
-                    latency: Nanos(*latency_ns),
+                    latency: *latency_ns,
                     cpu: *cpu,
                     ..WakeupView::default()
                 }),
@@ -44,7 +44,7 @@ pub fn title(c: &Cause) -> String {
         }
         Source::Noise => match e.cause {
             CauseKind::RtThrottling => {
-                format!("RT throttling stopped the real-time spinner on CPU {cpu} for {}", us(e.magnitude.0))
+                format!("RT throttling stopped the real-time spinner on CPU {cpu} for {}", us(e.magnitude))
             }
             CauseKind::NoKernelEvent => format!(
                 "Hardware or hypervisor noise on CPU {cpu}: {:.0} % of the gaps (up to {}) carry no kernel event",
@@ -86,7 +86,7 @@ fn observation(source: Source, o: &Observation) -> Vec<String> {
         Observation::WorstWakeup { cpu, latency_ns, expected_ns, p99_ns, samples, .. } => format!(
             "worst wakeup {} late on CPU {cpu} at {:.6} s (p99 over all CPUs {}, {samples} samples)",
             us(*latency_ns),
-            *expected_ns as f64 / 1e9,
+            expected_ns.0 as f64 / 1e9,
             p99_ns.map_or("-".into(), us)
         ),
         Observation::NotExplained { matched } => {
@@ -184,14 +184,14 @@ mod tests {
         e.hint = Some(Hint { remedy: "sysctl -w kernel.sched_rt_runtime_us=-1".into(), ..Hint::default() });
         let c = Cause {
             source: Source::Noise,
-            impact_ns: 50_000_000,
+            impact_ns: Nanos(50_000_000),
             explanation: e,
             evidence: vec![
                 Observation::ThrottleGaps {
                     matched: 3,
-                    median_gap_ns: 50_000_000,
-                    median_interval_ns: 1_000_000_000,
-                    total_ns: 150_000_000,
+                    median_gap_ns: Nanos(50_000_000),
+                    median_interval_ns: Nanos(1_000_000_000),
+                    total_ns: Nanos(150_000_000),
                 },
                 Observation::RtBandwidth { runtime_us: Some(950_000), period_us: Some(1_000_000) },
             ],
@@ -215,15 +215,15 @@ mod tests {
         .share_of(Nanos::from_us(605));
         let c = Cause {
             source: Source::Trace,
-            impact_ns: 605_000,
+            impact_ns: Nanos(605_000),
             explanation: h.clone(),
             evidence: vec![
                 Observation::WorstWakeup {
                     task: Some(victim),
                     cpu: CpuId(1),
-                    latency_ns: 605_000,
-                    expected_ns: 1_100_000,
-                    p99_ns: Some(20_000),
+                    latency_ns: Nanos(605_000),
+                    expected_ns: Nanos(1_100_000),
+                    p99_ns: Some(Nanos(20_000)),
                     samples: 1000,
                 },
                 Observation::Part(h),
