@@ -3,8 +3,7 @@
 //!
 //! ```no_run
 //! use latscope_model::{CpuId, Nanos};
-//! use latscope_sys::measure::inject::{start_injector, InjectSpec};
-//! use latscope_sys::measure::rt::Policy;
+//! use latscope_sys::measure::{start_injector, InjectSpec, Policy};
 //!
 //! let spec = InjectSpec::new(CpuId(1), Policy::Fifo(97), Nanos::from_ms(2), Nanos::from_ms(50));
 //! let injector = start_injector(spec)?; // errors (no permission, offline CPU) come back here
