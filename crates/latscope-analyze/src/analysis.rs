@@ -125,7 +125,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
     let top = opts.selection.top.max(1);
     let timeline = Timeline::build(events);
     let expiries = hrtimer::expiries(events);
-    let hrtimers = hrtimer::report(events, &timeline, &expiries, top);
+    let hrtimers = hrtimer::report(events, &timeline, &expiries, top, &opts.remedy);
     let irqs_off = irqsoff::report(&timeline, &expiries, &hrtimers.printed, top);
     let ctx = WakeupContext { remedy: opts.remedy.clone(), ..WakeupContext::new(events, &timeline, &expiries) };
     let wakeups = wakeup::decompose_wakeups(&ctx, &opts.selection);

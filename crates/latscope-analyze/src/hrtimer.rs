@@ -49,7 +49,8 @@ pub struct LateExpiry {
     pub irq_entry: Option<Nanos>,
     /// Name of that interrupt (`local_timer`, `irq 3 arch_timer`).
     pub irq_name: Option<String>,
-    /// What ran between the expiry and the IRQ entry: irqs-off sections first, then the rest longest first.
+    /// What held the IRQ back first (see [`crate::held_back::decide`]), then what ran between the expiry
+    /// and the IRQ entry: irqs-off sections first, the rest longest first.
     pub before: Vec<Explanation>,
 }
 
@@ -182,7 +183,13 @@ pub fn printed_text(kind: &EventKind) -> Option<&str> {
 }
 
 /// Builds the hrtimer report: stats per function and CPU, the `top` latest expiries explained, printed lateness.
-pub fn report(events: &[Event], timeline: &Timeline, all: &[HrtimerExpiry], top: usize) -> HrtimerReport {
+pub fn report(
+    events: &[Event],
+    timeline: &Timeline,
+    all: &[HrtimerExpiry],
+    top: usize,
+    ctx: &crate::remedy::RemedyContext,
+) -> HrtimerReport {
     let mut per: BTreeMap<(Text, CpuId), LatencyHistogram> = BTreeMap::new();
     let mut merged = LatencyHistogram::new();
     let mut with_lateness = 0;
@@ -198,7 +205,7 @@ pub fn report(events: &[Event], timeline: &Timeline, all: &[HrtimerExpiry], top:
     stats.sort_by_key(|s| std::cmp::Reverse(s.summary.max_ns));
     let mut late: Vec<&HrtimerExpiry> = all.iter().filter(|x| x.lateness.is_some_and(|l| l > Nanos::ZERO)).collect();
     late.sort_by_key(|x| std::cmp::Reverse(x.lateness));
-    let late = late.into_iter().take(top).map(|x| explain_late(timeline, x)).collect();
+    let late = late.into_iter().take(top).map(|x| explain_late(timeline, events, x, ctx)).collect();
     let printed = events
         .iter()
         .enumerate()
@@ -223,8 +230,14 @@ pub fn report(events: &[Event], timeline: &Timeline, all: &[HrtimerExpiry], top:
     }
 }
 
-/// What the CPU did between a timer's expiry and the entry of the interrupt that ran it.
-pub fn explain_late(timeline: &Timeline, x: &HrtimerExpiry) -> LateExpiry {
+/// What the CPU did between a timer's expiry and the entry of the interrupt that ran it, what held that
+/// interrupt back first (see [`crate::held_back::decide`]).
+pub fn explain_late(
+    timeline: &Timeline,
+    events: &[Event],
+    x: &HrtimerExpiry,
+    remedy: &crate::remedy::RemedyContext,
+) -> LateExpiry {
     let Some(cpu) = timeline.cpu(x.cpu) else {
         return LateExpiry { expiry: x.clone(), irq_entry: None, irq_name: None, before: Vec::new() };
     };
@@ -234,7 +247,9 @@ pub fn explain_late(timeline: &Timeline, x: &HrtimerExpiry) -> LateExpiry {
     let mut before = Vec::new();
     if let (Some(expires), Some(entry)) = (x.expires_at, irq_entry.or(Some(x.ts))) {
         if entry > expires {
-            before = window_components(timeline, x.cpu, expires, entry);
+            let raw = window_components(timeline, x.cpu, expires, entry);
+            let arrival = crate::held_back::Arrival::at(timeline, events, x.cpu, ctx.and_then(|c| c.entry_index));
+            before = crate::held_back::decide(raw, entry - expires, x.cpu, arrival, remedy);
         }
     }
     LateExpiry { expiry: x.clone(), irq_entry, irq_name, before }
@@ -403,7 +418,7 @@ mod tests {
         assert_eq!(all.len(), 1);
         assert_eq!(all[0].lateness, Some(Nanos(30_200)));
         assert_eq!(all[0].expires_at, Some(Nanos(1_050_000)));
-        let r = report(&events, &tl, &all, 5);
+        let r = report(&events, &tl, &all, 5, &Default::default());
         assert!((30_170..=30_230).contains(&r.stats[0].summary.max_ns), "3 significant digits");
         let late = &r.late[0];
         assert_eq!(late.irq_entry, Some(Nanos(1_080_100)));

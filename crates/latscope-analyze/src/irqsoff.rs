@@ -145,7 +145,7 @@ mod tests {
 ",
         );
         let tl = Timeline::build(&events);
-        let printed: Vec<_> = crate::hrtimer::report(&events, &tl, &[], 5).printed;
+        let printed: Vec<_> = crate::hrtimer::report(&events, &tl, &[], 5, &Default::default()).printed;
         let r = report(&tl, &[], &printed, 5);
         assert!(r.from_preemptirq);
         let f = r.longest().expect("a section");

@@ -6,6 +6,7 @@ pub mod analysis;
 pub mod audit;
 pub mod compare;
 pub mod funcgraph;
+pub mod held_back;
 pub mod hrtimer;
 pub mod irq_stats;
 pub mod irqsoff;
@@ -16,6 +17,7 @@ pub mod patterns;
 pub mod ranking;
 pub mod remedy;
 pub mod sample_explain;
+pub mod stacks;
 pub mod symbol;
 #[cfg(test)]
 mod testing;

@@ -2,7 +2,7 @@
 //! it is known. The only place a remedy is worded; an exhaustive `match`, so a new cause does not compile
 //! until it has its remedy here.
 
-use latscope_model::{CauseKind, CpuId, Culprit, Explanation, Hint, Pattern, SystemFacts, TaskRef};
+use latscope_model::{CauseKind, CpuId, Culprit, Explanation, Hint, Nanos, Pattern, SystemFacts, TaskRef};
 
 /// What the table may use besides the cause: the task that waited and the machine, when known.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -15,6 +15,12 @@ pub struct RemedyContext {
     pub rt_runtime_us: Option<i64>,
     /// `kernel.sched_rt_period_us`, when known.
     pub rt_period_us: Option<u64>,
+    /// How long the slowest idle state the CPUs may enter takes to leave, when known (zero while
+    /// `/dev/cpu_dma_latency` is held at 0: the CPU then only polls): a late interrupt from idle longer than
+    /// this is not idle exit.
+    pub idle_exit_max: Option<Nanos>,
+    /// The kernel's preemption model (`none`, `voluntary`, `full`, `rt`), when known.
+    pub preemption: Option<String>,
 }
 
 impl RemedyContext {
@@ -25,13 +31,32 @@ impl RemedyContext {
             hypervisor: facts.hypervisor.detected().map(|(name, _)| name),
             rt_runtime_us: facts.sched.rt_runtime_us.get().copied(),
             rt_period_us: facts.sched.rt_period_us.get().copied(),
+            idle_exit_max: idle_exit_max(facts),
+            preemption: facts.kernel.preemption.get().cloned(),
         }
+    }
+
+    /// The same context for a run that held `/dev/cpu_dma_latency` at 0 (the CPUs only poll when idle).
+    pub fn with_idle_polling(self) -> RemedyContext {
+        RemedyContext { idle_exit_max: Some(Nanos::ZERO), ..self }
     }
 
     /// The same context for the latency of `victim`.
     pub fn for_victim(&self, victim: &TaskRef) -> RemedyContext {
         RemedyContext { victim: Some(victim.clone()), ..self.clone() }
     }
+}
+
+/// The slowest exit of the idle states enabled on any CPU, when every CPU's states could be read.
+fn idle_exit_max(facts: &SystemFacts) -> Option<Nanos> {
+    let mut max = Nanos::ZERO;
+    for c in &facts.cpus.per_cpu {
+        let states = c.idle_states.get()?;
+        for s in states.iter().filter(|s| !s.disabled) {
+            max = max.max(Nanos::from_us(s.exit_latency_us));
+        }
+    }
+    (!facts.cpus.per_cpu.is_empty()).then_some(max)
 }
 
 /// The hint for `e`: the remedy of the known `pattern` its analysis recognised, else the remedy of its cause.
@@ -109,13 +134,23 @@ pub fn why(e: &Explanation, ctx: &RemedyContext) -> String {
                     "kernel.sched_rt_runtime_us, by default 950000 of a 1000000 us period: 50 ms off per second".into(),
             }
         ),
+        CauseKind::KernelCode => "the interrupt came late into this kernel code: either the code kept interrupts \
+                                  off until there, or the CPU was stalled below the kernel (a hypervisor, an SMI) \
+                                  while it ran; a trace cannot tell the two apart"
+            .into(),
+        CauseKind::PreemptOff => match ctx.preemption.as_deref() {
+            Some(m @ ("none" | "voluntary")) => format!(
+                "this kernel is not fully preemptible (preempt={m}): a task in kernel code keeps the CPU until \
+                 it returns to user space or reaches a preemption point, whatever the waiting task's priority"
+            ),
+            _ => String::new(),
+        },
         CauseKind::IrqHandler
         | CauseKind::Irq
         | CauseKind::Vector
         | CauseKind::TimerTick
         | CauseKind::Softirq
         | CauseKind::BlockingTask
-        | CauseKind::PreemptOff
         | CauseKind::IrqsOff
         | CauseKind::PreemptOrIrqsOff
         | CauseKind::ReturnToUser
@@ -192,18 +227,33 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
                 ),
             }
         }
-        CauseKind::PreemptOff => format!(
-            "find what kept preemption off in {} (preemptirq events, the preemptoff tracer), or check RT \
-             throttling (kernel.sched_rt_runtime_us); a kernel built without full preemption (preempt=none or \
-             voluntary) holds off a real-time task for whole system calls: boot with preempt=full or use \
-             PREEMPT_RT",
-            task_name(c)
-        ),
+        CauseKind::PreemptOff => match ctx.preemption.as_deref() {
+            Some("none" | "voluntary") => format!(
+                "boot with preempt=full (a PREEMPT_DYNAMIC kernel) or use a PREEMPT_RT kernel, or keep {} off \
+                 this CPU (taskset, cpusets, isolcpus=)",
+                task_name(c)
+            ),
+            _ => format!(
+                "find what kept preemption off in {} (preemptirq events, the preemptoff tracer), or check RT \
+                 throttling (kernel.sched_rt_runtime_us); a kernel built without full preemption (preempt=none \
+                 or voluntary) holds off a real-time task for whole system calls: boot with preempt=full or use \
+                 PREEMPT_RT",
+                task_name(c)
+            ),
+        },
         CauseKind::Idle => "keep the CPU out of deep idle states while latency matters: hold /dev/cpu_dma_latency \
                             open at 0 (latscope and cyclictest do), or boot with `processor.max_cstate=1 \
                             intel_idle.max_cstate=0` (or `idle=poll`); in a VM, pin and isolate the vCPU on the \
                             host and use `idle=poll` or haltpoll"
             .into(),
+        CauseKind::KernelCode => {
+            let at = c.chain.first().map_or_else(String::new, |f| format!(" at {f}"));
+            format!(
+                "find out whether the code{at} runs with interrupts off (the irqsoff tracer, or preemptirq events, \
+                 on a kernel that has them); in a VM, check steal time and pin the vCPU to a dedicated CPU on \
+                 the host"
+            )
+        }
         CauseKind::IrqsOff | CauseKind::PreemptOrIrqsOff => {
             let at = c.chain.first().map_or_else(String::new, |f| format!(" at {f}"));
             format!(
@@ -306,6 +356,7 @@ mod tests {
             Idle,
             IrqsOff,
             PreemptOrIrqsOff,
+            KernelCode,
             RtThrottling,
             ReturnToUser,
             NoKernelEvent,

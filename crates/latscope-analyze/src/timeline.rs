@@ -168,6 +168,9 @@ pub struct CpuTimeline {
     pub span: Option<(Nanos, Nanos)>,
     /// Tasks found running without their `sched_switch` in the trace, in event order.
     pub untraced_switches: Vec<UntracedSwitch>,
+    /// Kernel stacks recorded beside events (a stack trigger, `<stack trace>`): (index of the event, index
+    /// of the stack that follows it on this CPU), in event order.
+    pub stacks: Vec<(usize, usize)>,
 }
 
 impl CpuTimeline {
@@ -192,6 +195,17 @@ impl CpuTimeline {
             .map(|s| Segment { start: s.start.max(start), end: s.end.min(end), activity: s.activity.clone() })
             .filter(|s| s.end > s.start)
             .collect()
+    }
+
+    /// The frames of the kernel stack recorded right after event `index` on this CPU, when one was, with the
+    /// stack event's index.
+    pub fn stack_of<'e>(&self, index: usize, events: &'e [Event]) -> Option<(usize, &'e [Text])> {
+        let i = self.stacks.binary_search_by_key(&index, |s| s.0).ok()?;
+        let at = self.stacks[i].1;
+        match &events.get(at)?.kind {
+            EventKind::Stack { frames } => Some((at, frames)),
+            _ => None,
+        }
     }
 
     /// The innermost interrupt context containing `ts`.
@@ -287,6 +301,8 @@ struct CpuState {
     saw_preemptirq: bool,
     flag_run: Option<FlagRun>,
     flag_runs: Vec<IrqsOffSection>,
+    /// The CPU's last event that is not a stack.
+    last_index: Option<usize>,
 }
 
 fn task_activity(comm: &TaskName, pid: Pid, prio: Option<i32>) -> Activity {
@@ -310,6 +326,7 @@ impl CpuState {
             saw_preemptirq: false,
             flag_run: None,
             flag_runs: Vec::new(),
+            last_index: None,
         }
     }
 
@@ -372,6 +389,16 @@ impl CpuState {
     }
 
     fn step(&mut self, idx: usize, e: &Event, out: &mut CpuTimeline, unmatched: &mut BTreeMap<CpuId, u64>) {
+        // A stack belongs to the event before it on the same CPU (the trigger writes it right after).
+        if matches!(e.kind, EventKind::Stack { .. }) {
+            if let Some(last) = self.last_index.take() {
+                out.stacks.push((last, idx));
+            }
+            // Taken in the context that is current: it says nothing else, but the CPU was there then.
+            self.last_ts = self.last_ts.max(e.ts);
+            return;
+        }
+        self.last_index = Some(idx);
         let current = match &self.task {
             Activity::Task { pid, .. } => Some(*pid),
             Activity::Idle => Some(0),

@@ -10,7 +10,7 @@ use crate::latency_report::LatencyReport;
 use crate::remedy::{self, RemedyContext};
 use crate::throttling::ThrottleSummary;
 use crate::timeline::IrqsOffSource;
-use crate::wakeup::{held_back_by, WakeupBreakdown};
+use crate::wakeup::WakeupBreakdown;
 use crate::{patterns, symbol};
 use latscope_model::{CauseKind, CpuId, Culprit, Event, EventKind, Explanation, Nanos, Pattern, TaskRef};
 use serde::Serialize;
@@ -221,9 +221,8 @@ fn late_timer(p: &VerdictParts<'_>, events: &[Event], ctx: &RemedyContext) -> Op
     let cpu = Some(l.expiry.cpu);
     let mut e =
         Explanation::new(CauseKind::TimerIrqDelay, Culprit::named(l.expiry.function.to_string()), lateness, cpu);
-    if !l.before.is_empty() {
-        e.within = vec![held_back_by(&l.before, lateness, cpu)];
-    }
+    // What held the interrupt back, as the lateness report decided it.
+    e.within = l.before.first().cloned().into_iter().collect();
     let idx = [Some(l.expiry.index), l.expiry.start_index].into_iter().flatten().collect();
     Some(verdict(VerdictKind::HrtimerLate, finished(e, idx, None, ctx), events))
 }

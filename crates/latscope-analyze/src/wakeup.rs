@@ -2,8 +2,10 @@
 //! IRQ handler, IRQ/softirq/NMI interference, blocking tasks, idle exit, return to user, each a typed
 //! [`Explanation`], and the one that explains most with its remedy; plus RT throttling.
 
+use crate::held_back::{self, Arrival};
 use crate::hrtimer::{activity_components, window_components, HrtimerExpiry};
 use crate::remedy::{self, RemedyContext};
+use crate::stacks::{interrupted, yielded, Interrupted};
 use crate::throttling::{throttle_gaps, ThrottleGap};
 use crate::timeline::{Activity, ContextSpan, Segment, Timeline, UntracedSwitch};
 use latscope_model::event::WakeupKind;
@@ -334,9 +336,13 @@ impl WakeupContext<'_> {
         if let Some(c) = irq {
             let by = interrupt_culprit(&c.activity);
             if c.start > start {
-                let mut delay = Explanation::new(CauseKind::TimerIrqDelay, by.clone(), c.start - start, Some(we.cpu));
-                delay.within = window_components(self.timeline, we.cpu, start, c.start);
-                delay.within.retain(|x| x.magnitude > Nanos::ZERO);
+                let late = c.start - start;
+                let mut delay = Explanation::new(CauseKind::TimerIrqDelay, by.clone(), late, Some(we.cpu));
+                let mut before = window_components(self.timeline, we.cpu, start, c.start);
+                before.retain(|x| x.magnitude > Nanos::ZERO);
+                let arrival = Arrival::at(self.timeline, self.events, we.cpu, c.entry_index);
+                delay.within = held_back::decide(before, late, we.cpu, arrival, &self.remedy);
+                evidence.extend(arrival.stack.map(|s| s.0));
                 components.push(delay);
             }
             let handler_end = if we.cpu == cpu { c.end.min(end) } else { we.ts };
@@ -410,6 +416,7 @@ impl WakeupContext<'_> {
             evidence.push(x);
         }
         components.retain(|c| c.magnitude > Nanos::ZERO);
+        evidence.extend(self.locate_blockers(irq, r, &mut components));
         let sum = components.iter().fold(Nanos::ZERO, |a, c| a + c.magnitude);
         let latency = end - start;
         evidence.sort_unstable();
@@ -437,6 +444,42 @@ impl WakeupContext<'_> {
     }
 }
 
+impl WakeupContext<'_> {
+    /// Where the tasks that held the CPU were, from the kernel stacks the trace has: the one the waking
+    /// interrupt found running (its stack at that interrupt's entry) and the one the woken task was
+    /// switched in after (its stack at that switch: where it gave the CPU up). Returns the stacks' indices.
+    fn locate_blockers(&self, irq: Option<&ContextSpan>, r: &Record, parts: &mut [Explanation]) -> Vec<usize> {
+        fn part_of(parts: &mut [Explanation], pid: Pid) -> Option<&mut Explanation> {
+            parts.iter_mut().find(|p| p.cause == CauseKind::BlockingTask && p.culprit.pid() == Some(pid))
+        }
+        let mut used = Vec::new();
+        if let Some(entry) = irq.and_then(|c| c.entry_index) {
+            let e = &self.events[entry];
+            let stack = self.timeline.cpu(e.cpu).and_then(|t| t.stack_of(entry, self.events));
+            if let (Some((at, frames)), Some(p)) = (stack, part_of(parts, e.pid)) {
+                if let Interrupted::Kernel { chain, syscall, .. } = interrupted(frames) {
+                    p.culprit.chain = chain;
+                    p.culprit.syscall = syscall;
+                    p.culprit.place = Some(latscope_model::Place::Kernel);
+                    used.push(at);
+                }
+            }
+        }
+        let sw = &self.events[r.switch_index];
+        if let EventKind::SchedSwitch { prev_pid, .. } = &sw.kind {
+            let stack = self.timeline.cpu(sw.cpu).and_then(|t| t.stack_of(r.switch_index, self.events));
+            if let (Some((at, frames)), Some(p)) = (stack, part_of(parts, *prev_pid)) {
+                p.culprit.yielded_at = yielded(frames);
+                if p.culprit.syscall.is_none() {
+                    p.culprit.syscall = crate::stacks::syscall_of(&p.culprit.yielded_at);
+                }
+                used.push(at);
+            }
+        }
+        used
+    }
+}
+
 /// The interrupt that ran a timer, as a culprit.
 fn interrupt_culprit(a: &Activity) -> Culprit {
     match a {
@@ -451,7 +494,7 @@ fn interrupt_culprit(a: &Activity) -> Culprit {
 
 /// The part that explains most of a latency of `whole` suffered by `victim`, classified: a task that ran is
 /// a [`CauseKind::PreemptOff`] when the real-time victim should have preempted it (it had a lower priority),
-/// and a timer IRQ delay holds what held the interrupt back (see [`held_back_by`]). With its share, the
+/// and a timer IRQ delay holds what held the interrupt back (see [`held_back::decide`]). With its share, the
 /// evidence and the remedy for this victim.
 pub fn headline(
     parts: &[Explanation],
@@ -463,7 +506,8 @@ pub fn headline(
     let top = parts.iter().max_by_key(|c| c.magnitude)?;
     let mut h = classify_blocker(top.clone(), victim).share_of(whole);
     if h.cause == CauseKind::TimerIrqDelay {
-        h.within = vec![held_back_by(&top.within, top.magnitude, top.cpu)];
+        // What held the interrupt back, as decided when the delay was measured.
+        h.within.truncate(1);
     }
     h.evidence = evidence.to_vec();
     let pattern = crate::patterns::recognise(&h);
@@ -484,21 +528,6 @@ pub fn classify_blocker(mut e: Explanation, victim: &TaskRef) -> Explanation {
         }
     }
     e
-}
-
-/// What held a timer interrupt back for `delay`, from what happened before it entered (irqs-off sections
-/// first): an irqs-off section, idle, or another interrupt are causes of their own; a task running with
-/// interrupts on (as far as the trace shows), or nothing at all, leaves time no kernel event accounts for.
-pub fn held_back_by(before: &[Explanation], delay: Nanos, cpu: Option<CpuId>) -> Explanation {
-    match before.first() {
-        Some(c) if c.cause != CauseKind::BlockingTask => c.clone(),
-        Some(task) => {
-            let mut e = Explanation::new(CauseKind::NoKernelEvent, task.culprit.clone(), delay, cpu);
-            e.evidence = task.evidence.clone();
-            e
-        }
-        None => Explanation::new(CauseKind::NoKernelEvent, Culprit::default(), delay, cpu),
-    }
 }
 
 /// The `selection.top` worst wakeups of the selected tasks, decomposed, worst first.

@@ -46,6 +46,11 @@ pub trait FieldSource {
     fn task_name(&self, name: &str) -> Option<TaskName> {
         self.text(name).map(|t| TaskName::new(&t))
     }
+    /// A `kernel_stack` record's frames, innermost first, as symbol names (`%ps`). Text sources carry stacks
+    /// on their own lines (`<stack trace>` then ` => fn`) and do not implement this.
+    fn stack_frames(&self) -> Option<Vec<Text>> {
+        None
+    }
     /// `sys_enter`'s arguments field `name`: binary sources give the words, text sources the text.
     fn syscall_args(&self, name: &str) -> Option<SyscallArgs> {
         self.text(name).map(SyscallArgs::Text)
@@ -268,6 +273,7 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
             EventKind::WorkqueueStart { work: f.ptr("work")?, function: f.func("function").unwrap_or_else(empty) }
         }
         "workqueue_execute_end" => EventKind::WorkqueueEnd { work: f.ptr("work")?, function: f.func("function") },
+        "kernel_stack" if sys.is_empty() || sys == "ftrace" => EventKind::Stack { frames: f.stack_frames()? },
         "function" if sys.is_empty() || sys == "ftrace" => {
             EventKind::Function { func: f.func("ip")?, parent: f.func("parent_ip") }
         }

@@ -36,6 +36,10 @@ pub enum CauseKind {
     IrqsOff,
     /// Interrupts or preemption were disabled (a latency tracer that measures both).
     PreemptOrIrqsOff,
+    /// A late interrupt came into this kernel code: interrupts may have been off there (the code is named
+    /// in the culprit's chain), or the CPU was stalled below the kernel while it ran; what is known does
+    /// not decide which.
+    KernelCode,
     /// The RT bandwidth limit (`kernel.sched_rt_runtime_us`) kept a runnable real-time task off the CPU.
     RtThrottling,
     /// From the task's switch-in to the return of the sleeping system call.
@@ -72,6 +76,7 @@ impl CauseKind {
             CauseKind::Idle => "idle",
             CauseKind::IrqsOff => "irqs_off",
             CauseKind::PreemptOrIrqsOff => "preempt_or_irqs_off",
+            CauseKind::KernelCode => "kernel_code",
             CauseKind::RtThrottling => "rt_throttling",
             CauseKind::ReturnToUser => "return_to_user",
             CauseKind::NoKernelEvent => "no_kernel_event",
@@ -120,6 +125,23 @@ pub fn is_rt_prio(prio: i32) -> bool {
     (0..100).contains(&prio)
 }
 
+/// Where the CPU was when a late interrupt finally came, as a kernel stack taken there shows it (or, for
+/// idle, the trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "in", rename_all = "snake_case")]
+pub enum Place {
+    /// User space: nothing in the kernel was holding the interrupt.
+    UserSpace,
+    /// The idle loop, in states that take at most `exit_max_ns` to leave (when known).
+    Idle {
+        /// The slowest exit of the idle states the CPU could be in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_max_ns: Option<Nanos>,
+    },
+    /// Kernel code (the culprit's chain).
+    Kernel,
+}
+
 /// Who or what caused it. Which fields are set depends on the [`CauseKind`]: a task for tasks and for
 /// code that ran in one, an IRQ number and name for interrupts, a function chain for code.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -140,6 +162,13 @@ pub struct Culprit {
     /// The system call the task was in, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syscall: Option<String>,
+    /// Where the CPU was when a late interrupt came, when a stack or the trace shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<Place>,
+    /// For a task that held the CPU: the code where it finally gave it up (innermost first), when the
+    /// stack at the switch away from it shows it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub yielded_at: Vec<String>,
 }
 
 impl Culprit {

@@ -73,6 +73,16 @@ pub struct OutputArgs {
     pub perfetto: Option<PathBuf>,
 }
 
+/// `--no-stacks`: for the commands that trace, whether to leave the kernel stacks out.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct StacksArg {
+    /// With tracing: do not record kernel stacks (the stacktrace trigger at a timer interrupt that finds a
+    /// task running, and at the measuring threads' switch-in after another task), which name the code that
+    /// held an interrupt or the CPU off; each costs ~3 µs, and only when a task, not idle, was interrupted
+    #[arg(long)]
+    pub no_stacks: bool,
+}
+
 /// A CPU list: `1`, `0,2-3`.
 pub fn cpu_list() -> Checked<CpuList> {
     Checked(|s| CpuList::parse(s).map_err(|e| e.to_string()))

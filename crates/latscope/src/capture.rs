@@ -4,8 +4,8 @@
 
 use crate::error::CliError;
 use latscope_decode::{DecodeError, Missed, RawDecoder};
-use latscope_model::{CpuList, Event, MissingFeature, Nanos};
-use latscope_sys::tracefs::{kallsyms_text, Capture, CaptureConfig, CaptureData, Retention, TraceFormats};
+use latscope_model::{CpuId, CpuList, Event, MissingFeature, Nanos, Pid};
+use latscope_sys::tracefs::{kallsyms_text, Capture, CaptureConfig, CaptureData, Retention, StackSpec, TraceFormats};
 
 /// The memory a rolling-window capture may keep per traced CPU.
 pub const WINDOW_BYTES: usize = 96 << 20;
@@ -28,13 +28,21 @@ pub fn decoder_for(formats: &TraceFormats, cmdlines: &str) -> Result<RawDecoder,
     Ok(dec)
 }
 
-/// Starts the default latency event set on `cpus` with a rolling window of `span` (plus what is held).
-/// When tracing is unavailable, returns `None` and adds what is missing (and how to enable it) to
-/// `skipped`, labelled `what`; features the capture runs without are added too.
-pub fn start(cpus: &CpuList, span: Nanos, what: &str, skipped: &mut Vec<MissingFeature>) -> Option<Capture> {
+/// Starts the default latency event set on `cpus` with a rolling window of `span` (plus what is held),
+/// with the timer interrupt's stacks unless `no_stacks`. When tracing is unavailable, returns `None` and
+/// adds what is missing (and how to enable it) to `skipped`, labelled `what`; features the capture runs
+/// without are added too.
+pub fn start(
+    cpus: &CpuList,
+    span: Nanos,
+    what: &str,
+    no_stacks: bool,
+    skipped: &mut Vec<MissingFeature>,
+) -> Option<Capture> {
     let cfg = CaptureConfig {
         cpus: Some(cpus.clone()),
         retention: Retention::Window { span, max_bytes: WINDOW_BYTES },
+        stacks: if no_stacks { Vec::new() } else { StackSpec::timer_interrupt() },
         ..CaptureConfig::default()
     };
     match Capture::start(&cfg) {
@@ -52,6 +60,16 @@ pub fn start(cpus: &CpuList, span: Nanos, what: &str, skipped: &mut Vec<MissingF
             None
         }
     }
+}
+
+/// Adds the stacks at the switch to the measuring threads `tids` (unless `no_stacks`); what could not be
+/// set goes to `notes`.
+pub fn add_thread_stacks(c: &Capture, tids: &[(CpuId, Pid)], no_stacks: bool, notes: &mut Vec<String>) {
+    if no_stacks {
+        return;
+    }
+    let pids: Vec<Pid> = tids.iter().map(|t| t.1).collect();
+    notes.extend(c.add_stacks(&StackSpec::switch_to(&pids).into_iter().collect::<Vec<_>>()));
 }
 
 /// A decoded capture.

@@ -78,6 +78,24 @@ impl FieldSource for RecordSource<'_> {
         self.dec.intern(s)
     }
 
+    fn stack_frames(&self) -> Option<Vec<Text>> {
+        // `int size; unsigned long caller[]`: the format declares 8 callers, the record holds `size` of them
+        // (a stack trigger records the whole stack), the record's length bounds it either way.
+        let size = usize::try_from(self.int("size")?).ok()?;
+        let f = self.field("caller")?;
+        let word = self.dec.page_layout().commit_size.max(1);
+        let bytes = self.rec.data.get(f.offset as usize..)?;
+        let be = self.rec.big_endian;
+        let end_marker = if word == 4 { u64::from(u32::MAX) } else { u64::MAX };
+        let frames = (0..size.min(bytes.len() / word))
+            .filter_map(|i| super::page::read_uint(bytes, i * word, word, be))
+            .take_while(|a| *a != end_marker)
+            .filter(|a| *a != 0)
+            .map(|a| self.dec.symbol_name(a))
+            .collect();
+        Some(frames)
+    }
+
     fn syscall_args(&self, name: &str) -> Option<SyscallArgs> {
         let f = self.field(name)?;
         let bytes = self.rec.bytes_of(f)?;

@@ -120,7 +120,7 @@ impl TextDecoder {
         let t = line.trim_ascii();
         if self.stack.is_some() {
             if let Some(frame) = t.strip_prefix("=>") {
-                let f = self.interner.borrow_mut().intern(frame.trim_ascii());
+                let f = self.interner.borrow_mut().intern(frame_name(frame.trim_ascii()));
                 self.frames.push(f);
                 return;
             }
@@ -427,5 +427,32 @@ impl TextDecoder {
             info.tracer = info.latency.as_ref().map(|h| h.tracer.clone()).filter(|t| !t.is_empty());
         }
         (info, self.warnings)
+    }
+}
+/// A stack frame without the address printed beside it: trace-cmd's `console_unlock (ffffffff813f07fa)`,
+/// old kernels' `[<c0123456>] console_unlock`; offsets (`console_unlock+0x12/0x30`) stay.
+pub(crate) fn frame_name(f: &str) -> &str {
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let f = match f.strip_prefix("[<").and_then(|r| r.split_once(">]")) {
+        Some((addr, rest)) if hex(addr.trim_start_matches("0x")) => rest.trim_ascii(),
+        _ => f,
+    };
+    match f.strip_suffix(')').and_then(|r| r.rsplit_once(" (")) {
+        Some((name, addr)) if hex(addr.trim_start_matches("0x")) => name.trim_ascii_end(),
+        _ => f,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::frame_name;
+
+    #[test]
+    fn frames_lose_their_printed_addresses_only() {
+        assert_eq!(frame_name("console_flush_all (ffffffff813f0621)"), "console_flush_all");
+        assert_eq!(frame_name("[<c0123456>] console_unlock"), "console_unlock");
+        assert_eq!(frame_name("console_unlock+0x39c/0x510"), "console_unlock+0x39c/0x510");
+        assert_eq!(frame_name("devkmsg_emit.constprop.0"), "devkmsg_emit.constprop.0");
+        assert_eq!(frame_name("foo (bar)"), "foo (bar)");
     }
 }

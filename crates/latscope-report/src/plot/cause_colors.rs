@@ -20,6 +20,7 @@ pub fn cause_color(kind: CauseKind) -> RGBColor {
         CauseKind::Idle => RGBColor(200, 200, 200),
         CauseKind::IrqsOff => RGBColor(204, 121, 167),
         CauseKind::PreemptOrIrqsOff => RGBColor(170, 90, 140),
+        CauseKind::KernelCode => RGBColor(150, 130, 160),
         CauseKind::RtThrottling => RGBColor(230, 159, 0),
         CauseKind::ReturnToUser => RGBColor(150, 200, 150),
         CauseKind::NoKernelEvent => RGBColor(120, 120, 120),

@@ -154,23 +154,13 @@ fn late_timer(a: &Analysis, e: &Explanation) -> String {
         l.expiry.cpu.0,
         human(l.expiry.lateness.unwrap_or_default())
     );
-    if let Some(c) = l.before.first() {
-        let doing = match c.cause {
-            CauseKind::Idle => "idle".to_string(),
-            CauseKind::IrqsOff => format!("running with irqs off at {}", explain::who(&c.culprit)),
-            CauseKind::BlockingTask => format!("running {}", explain::who(&c.culprit)),
-            _ => format!("in {}", explain::label(c)),
-        };
-        text.push_str(&format!(
-            "; before the {} entered, the CPU was {doing} for {}",
-            l.irq_name.as_deref().unwrap_or("interrupt"),
-            human(c.magnitude)
-        ));
-        if e.within.first().is_some_and(|w| w.cause == CauseKind::NoKernelEvent) {
-            text.push_str(" with interrupts on, as far as the trace shows: no kernel event held the interrupt back");
+    match l.before.first() {
+        Some(c) => {
+            text.push_str(&format!("; before the {} entered", l.irq_name.as_deref().unwrap_or("interrupt")));
+            text.push_str(&explain::held_back(Some(c)));
         }
+        None => text.push('.'),
     }
-    text.push('.');
     text
 }
 

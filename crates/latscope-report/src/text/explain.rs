@@ -4,7 +4,7 @@
 //! compile until it has its words here.
 
 use crate::human::human;
-use latscope_model::{is_rt_prio, CauseKind, CpuId, Culprit, Explanation, Nanos, Pid, TaskRef};
+use latscope_model::{is_rt_prio, CauseKind, CpuId, Culprit, Explanation, Nanos, Pid, Place, TaskRef};
 
 /// A task as the explanations name it: `spin (pid 60, SCHED_FIFO/RR prio 97)`.
 pub fn task(t: &TaskRef) -> String {
@@ -13,6 +13,55 @@ pub fn task(t: &TaskRef) -> String {
         Some(p) => format!("{} (pid {}, SCHED_OTHER, kernel prio {p})", t.comm, t.pid),
         None => format!("{} (pid {})", t.comm, t.pid),
     }
+}
+
+/// A task that ran, by its task (its code is said by [`located`]), or what else ran.
+fn runner(c: &Culprit) -> String {
+    c.task.as_ref().map_or_else(|| c.name.clone(), task)
+}
+
+/// Where a task that held the CPU was, when stacks show it: at the interrupt that woke the waiting task,
+/// and where it gave the CPU up.
+pub fn located(c: &Culprit) -> String {
+    let chain = |v: &[String]| {
+        let mut s = v.iter().take(6).map(String::as_str).collect::<Vec<_>>().join(" ← ");
+        if v.len() > 6 {
+            s.push_str(" ← …");
+        }
+        s
+    };
+    let mut s = String::new();
+    if !c.chain.is_empty() {
+        s.push_str(&format!(" When the waiting task was woken it was in {}", chain(&c.chain)));
+    }
+    if !c.yielded_at.is_empty() {
+        let join = if s.is_empty() { " It gave up the CPU at " } else { "; it gave up the CPU at " };
+        s.push_str(join);
+        s.push_str(&chain(&c.yielded_at));
+    }
+    if !s.is_empty() {
+        s.push_str(&syscall(c));
+        s.push('.');
+    }
+    s
+}
+
+/// Code as a chain, outermost last: `console_flush_all ← console_unlock ← vprintk_emit` in `bash:5`.
+pub fn code(c: &Culprit) -> String {
+    let chain: Vec<&str> = c.chain.iter().take(6).map(String::as_str).collect();
+    let mut s = chain.join(" ← ");
+    if c.chain.len() > 6 {
+        s.push_str(" ← …");
+    }
+    if let Some(t) = &c.task {
+        s.push_str(&format!(" in {}", task(t)));
+    }
+    s
+}
+
+/// `, in write()` when the culprit ran in a system call.
+fn syscall(c: &Culprit) -> String {
+    c.syscall.as_deref().map_or_else(String::new, |s| format!(", in {s}()"))
 }
 
 /// Who or what a culprit is: a task with its policy, an IRQ by name, code with the task it ran in.
@@ -44,11 +93,12 @@ pub fn label(e: &Explanation) -> String {
         CauseKind::TimerTick => format!("timer tick ({})", c.name),
         CauseKind::Softirq => format!("softirq {}", c.name),
         CauseKind::Nmi => format!("NMI {}", c.name),
-        CauseKind::BlockingTask => format!("task {}", who(c)),
-        CauseKind::PreemptOff => format!("non-preemptible task {}", who(c)),
+        CauseKind::BlockingTask => format!("task {}", runner(c)),
+        CauseKind::PreemptOff => format!("non-preemptible task {}", runner(c)),
         CauseKind::Idle => "idle".into(),
         CauseKind::IrqsOff => format!("irqs off at {}", who(c)),
         CauseKind::PreemptOrIrqsOff => format!("irqs or preemption off at {}", who(c)),
+        CauseKind::KernelCode => format!("kernel code {}", who(c)),
         CauseKind::RtThrottling => format!("RT throttling ({})", c.name),
         CauseKind::ReturnToUser => "return to user space".into(),
         CauseKind::NoKernelEvent => "no kernel event (hardware or hypervisor)".into(),
@@ -84,18 +134,44 @@ fn on_cpu(cpu: Option<CpuId>) -> String {
     cpu.map_or_else(String::new, |c| format!(" on CPU {c}"))
 }
 
-/// What held back a timer interrupt, after "passed before the timer interrupt even entered".
-fn held_back(inner: Option<&Explanation>) -> String {
+/// What held back a timer interrupt, after "passed before the timer interrupt even entered" (or "before
+/// the interrupt entered").
+pub fn held_back(inner: Option<&Explanation>) -> String {
     let Some(e) = inner else {
         return ": the trace shows nothing that held it back.".into();
     };
     let d = human(e.magnitude);
     match e.cause {
         CauseKind::IrqsOff | CauseKind::PreemptOrIrqsOff => {
-            format!(": interrupts were disabled by {} for {d}.", who(&e.culprit))
+            format!(": interrupts were disabled by {}{} for {d}.", who(&e.culprit), syscall(&e.culprit))
         }
         CauseKind::Idle => format!(": the CPU was idle ({d}), waking from an idle state."),
-        CauseKind::NoKernelEvent => ": no kernel event explains it (hardware, firmware or hypervisor).".into(),
+        CauseKind::NoKernelEvent => match e.culprit.place {
+            Some(Place::UserSpace) => format!(
+                ": it came into user space ({}), where nothing in the kernel held it: the time went below the kernel \
+                 (hardware, firmware or hypervisor).",
+                e.culprit.task.as_ref().map_or_else(|| "a task".to_string(), task)
+            ),
+            Some(Place::Idle { exit_max_ns: Some(m) }) => format!(
+                ": the CPU was idle, but in states that take at most {} to leave: the time went below the kernel \
+                 (hardware, firmware or hypervisor).",
+                human(m)
+            ),
+            Some(Place::Idle { exit_max_ns: None } | Place::Kernel) | None => match &e.culprit.task {
+                Some(t) => format!(
+                    ": {} ran with interrupts on as far as the trace shows; no kernel event explains it \
+                     (hardware, firmware or hypervisor).",
+                    task(t)
+                ),
+                None => ": no kernel event explains it (hardware, firmware or hypervisor).".into(),
+            },
+        },
+        CauseKind::KernelCode => format!(
+            ": it came into kernel code, {}{}, after {d}: interrupts were off there, or the CPU was stalled below \
+             the kernel; the trace does not tell which.",
+            code(&e.culprit),
+            syscall(&e.culprit)
+        ),
         CauseKind::Irq
         | CauseKind::Vector
         | CauseKind::TimerTick
@@ -170,12 +246,13 @@ fn part_clause(w: &WakeupView<'_>, h: &Explanation) -> String {
                 (Some(v), Some(p)) if is_rt_prio(p) && p <= v => "a task of higher or equal real-time priority",
                 _ => "another task",
             };
-            format!(" was {} running{cpu}: {kind}.", who(c))
+            format!(" was {} running{cpu}: {kind}.{}", runner(c), located(c))
         }
         CauseKind::PreemptOff => format!(
             " was {} running{cpu}: a lower-priority task the woken RT task could not preempt (preemption disabled, \
-             or RT throttling).",
-            who(c)
+             or RT throttling).{}",
+            runner(c),
+            located(c)
         ),
         CauseKind::TimerIrqDelay => {
             format!(" passed before the timer interrupt even entered{}", held_back(h.within.first()))
@@ -198,6 +275,11 @@ fn part_clause(w: &WakeupView<'_>, h: &Explanation) -> String {
             " the CPU sat idle after the wakeup before switching to the task (idle exit or wakeup IPI).".into()
         }
         CauseKind::IrqsOff | CauseKind::PreemptOrIrqsOff => format!(" was interrupts disabled at {}.", who(c)),
+        CauseKind::KernelCode => format!(
+            " came late into kernel code, {}{}: interrupts were off there, or the CPU was stalled below the kernel.",
+            code(c),
+            syscall(c)
+        ),
         CauseKind::RtThrottling => format!(
             " was RT throttling{cpu}: real-time tasks had used up their bandwidth (kernel.sched_rt_runtime_us), so \
              normal tasks ran while it waited."

@@ -39,6 +39,7 @@ fn group(kind: CauseKind) -> Group {
         CauseKind::Idle
         | CauseKind::IrqsOff
         | CauseKind::PreemptOrIrqsOff
+        | CauseKind::KernelCode
         | CauseKind::RtThrottling
         | CauseKind::ReturnToUser
         | CauseKind::NoKernelEvent

@@ -234,6 +234,7 @@ pub struct NoiseHandle<'a> {
     mono_start: ClockPair,
     counters_before: CounterSnapshot,
     warnings: Vec<String>,
+    tids: Vec<(CpuId, i32)>,
     _mem: Option<super::rt::MemoryLock>,
 }
 
@@ -277,7 +278,7 @@ pub fn start_noise<'a>(cfg: &NoiseConfig, stop: &'a AtomicBool) -> Result<NoiseH
     let mut handles = Vec::new();
     let mut gos = Vec::new();
     let mut live = Vec::new();
-    let (ready_tx, ready_rx) = mpsc::channel::<Result<(), SysError>>();
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<(CpuId, i32), SysError>>();
     for cpu in cfg.cpus.iter() {
         let (halt, ready) = (Arc::clone(&halt), ready_tx.clone());
         let (go_tx, go_rx) = mpsc::channel::<bool>();
@@ -297,7 +298,7 @@ pub fn start_noise<'a>(cfg: &NoiseConfig, stop: &'a AtomicBool) -> Result<NoiseH
                     return None;
                 }
             };
-            let _ = ready.send(Ok(()));
+            let _ = ready.send(Ok((cpu, tid)));
             // `true` starts the loop; `false` or a dropped sender (setup failed elsewhere) ends the thread.
             if go_rx.recv() != Ok(true) {
                 return None;
@@ -325,9 +326,10 @@ pub fn start_noise<'a>(cfg: &NoiseConfig, stop: &'a AtomicBool) -> Result<NoiseH
     }
     drop(ready_tx);
     let mut setup_error = None;
+    let mut tids = Vec::with_capacity(handles.len());
     for _ in 0..handles.len() {
         match ready_rx.recv() {
-            Ok(Ok(())) => {}
+            Ok(Ok(t)) => tids.push(t),
             Ok(Err(e)) => {
                 setup_error.get_or_insert(e);
             }
@@ -362,11 +364,17 @@ pub fn start_noise<'a>(cfg: &NoiseConfig, stop: &'a AtomicBool) -> Result<NoiseH
         mono_start,
         counters_before,
         warnings,
+        tids,
         _mem: mem,
     })
 }
 
 impl NoiseHandle<'_> {
+    /// The spinning threads' ids (their `pid` in trace events), per CPU.
+    pub fn thread_ids(&self) -> &[(CpuId, i32)] {
+        &self.tids
+    }
+
     /// CLOCK_MONOTONIC start of the run.
     pub fn start(&self) -> Nanos {
         Nanos(self.mono_start.clock_ns)

@@ -28,6 +28,7 @@ use super::knobs::{write_knob, Knobs};
 use super::marker::{Marker, MarkerFile};
 use super::mount::TraceFs;
 use super::reader::{lock, PageStore, RawPage, Reader, Retention};
+use super::stacks::StackSpec;
 use super::stats::CpuStats;
 use crate::host::cpus::online_cpus;
 use crate::SysError;
@@ -50,6 +51,10 @@ pub struct CaptureConfig {
     pub retention: Retention,
     /// Use this tracefs root instead of finding (or mounting) one.
     pub tracefs_root: Option<PathBuf>,
+    /// Stack triggers set with the events (see [`StackSpec`]); the first of several on the same event
+    /// whose event is enabled wins. More can be added once the run's threads are known
+    /// ([`Capture::add_stacks`]).
+    pub stacks: Vec<StackSpec>,
 }
 
 impl Default for CaptureConfig {
@@ -60,6 +65,7 @@ impl Default for CaptureConfig {
             buffer_kb: 4096,
             retention: Retention::Window { span: Nanos(2_000_000_000), max_bytes: 64 << 20 },
             tracefs_root: None,
+            stacks: Vec::new(),
         }
     }
 }
@@ -79,6 +85,8 @@ pub struct CaptureReport {
     pub events: Vec<String>,
     /// Filters applied (`system/name`, expression).
     pub filters: Vec<(String, String)>,
+    /// Stack triggers set at the start (`system/name`, trigger).
+    pub stacks: Vec<(String, String)>,
     /// What was missing, why, and what would enable it.
     pub missing: Vec<MissingFeature>,
     /// Other things worth saying (stale instances removed, a filter the kernel refused, teardown errors).
@@ -180,6 +188,8 @@ pub struct Capture {
     formats: TraceFormats,
     report: CaptureReport,
     frozen: AtomicBool,
+    /// The `trigger` files a stack trigger was written to, cleared at teardown.
+    stack_files: Mutex<Vec<PathBuf>>,
 }
 
 impl Capture {
@@ -219,6 +229,7 @@ impl Capture {
             formats: TraceFormats::default(),
             report,
             frozen: AtomicBool::new(false),
+            stack_files: Mutex::new(Vec::new()),
         };
         match cap.setup(cfg) {
             Ok(()) => Ok(cap),
@@ -306,6 +317,17 @@ impl Capture {
                 "none of the requested trace events exists on this kernel (see the missing list)".into(),
             ));
         }
+        for spec in super::stacks::choose(&cfg.stacks, &self.report.events) {
+            let id = spec.id();
+            match self.set_stack(&dir, spec) {
+                Ok(()) => self.report.stacks.push((id, spec.trigger())),
+                Err(err) => self.report.missing.push(MissingFeature::new(
+                    format!("kernel stacks at {id}"),
+                    format!("the stacktrace trigger was refused: {err}"),
+                    super::stacks::STACKS_NEED,
+                )),
+            }
+        }
         formats.splice(0..0, ftrace_formats(&root));
         let header_page = read_text(&events_dir.join("header_page"))?;
         let header_event = read_text(&events_dir.join("header_event")).unwrap_or_default();
@@ -336,6 +358,24 @@ impl Capture {
             k.set("tracing_on", "1")?;
         }
         Ok(())
+    }
+
+    /// Writes a stack trigger and remembers its file for teardown.
+    fn set_stack(&self, dir: &Path, spec: &StackSpec) -> Result<(), SysError> {
+        let path = dir.join("events").join(&spec.system).join(&spec.name).join("trigger");
+        write_knob(&path, &spec.trigger())?;
+        lock_files(&self.stack_files).push(path);
+        Ok(())
+    }
+
+    /// Adds stack triggers while recording (for the run's threads, once their ids are known). Events the
+    /// capture did not enable are skipped; returns what could not be set, and why, for the run's notes.
+    pub fn add_stacks(&self, specs: &[StackSpec]) -> Vec<String> {
+        let Some(i) = &self.instance else { return Vec::new() };
+        super::stacks::choose(specs, &self.report.events)
+            .into_iter()
+            .filter_map(|s| self.set_stack(i.path(), s).err().map(|e| format!("no kernel stacks at {}: {e}", s.id())))
+            .collect()
     }
 
     /// What is set up and what is missing.
@@ -449,6 +489,15 @@ impl Capture {
             r.finish();
         }
         self.marker_file = None;
+        // Removing the instance clears its triggers too; clearing them first keeps the rule that every
+        // setting is undone even when the instance cannot be removed.
+        for path in lock_files(&self.stack_files).drain(..) {
+            if path.exists() {
+                if let Err(e) = write_knob(&path, "!stacktrace") {
+                    errors.push(format!("removing a stack trigger failed: {e}"));
+                }
+            }
+        }
         if let Some(mut k) = self.knobs.take() {
             errors.extend(k.restore().into_iter().map(|e| format!("restoring a trace setting failed: {e}")));
         }
@@ -466,6 +515,11 @@ impl Drop for Capture {
     fn drop(&mut self) {
         let _ = self.teardown();
     }
+}
+
+/// The list of stack-trigger files, even after a panic while it was held.
+fn lock_files(m: &Mutex<Vec<PathBuf>>) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// `tracing_cpumask` text for a CPU list: comma-separated 32-bit hex words, most significant first.

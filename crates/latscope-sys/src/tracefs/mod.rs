@@ -10,6 +10,7 @@ mod knobs;
 mod marker;
 pub(crate) mod mount;
 mod reader;
+mod stacks;
 mod stats;
 mod trigger;
 
@@ -19,5 +20,6 @@ pub use capture::{
 pub use events::{EventSelection, EventSpec};
 pub use marker::{Marker, MAX_MARK};
 pub use reader::{RawPage, Retention};
+pub use stacks::{StackSpec, STACKS_NEED};
 pub use stats::CpuStats;
 pub use trigger::{CpuProgress, Trigger};

@@ -86,6 +86,11 @@ impl Trigger {
         self.capture.is_frozen()
     }
 
+    /// The capture, while it records (to add stack triggers once the run's threads are known).
+    pub fn capture(&self) -> &Capture {
+        &self.capture
+    }
+
     /// The capture, to finish and decode.
     pub fn into_capture(self) -> Capture {
         self.capture

@@ -7,7 +7,7 @@
 //! with `sched_rt_runtime_us` below the period it is then stopped for `period − runtime` every period
 //! (50 ms every second by default), which latscope detects and names instead of reporting it as noise.
 
-use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg};
+use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg, StacksArg};
 use crate::capture;
 use crate::cmd::report::{write_noise_report, write_perfetto};
 use crate::error::{CliError, CmdResult, Outcome};
@@ -18,14 +18,14 @@ use latscope_analyze::noise::{summarize, CpuLoop, LoopRun};
 use latscope_analyze::noise_attribution::{attribute, CpuGaps};
 use latscope_model::facts::SystemFacts;
 use latscope_model::noise_result::{CounterInfo, NoiseOptions, NoiseResult};
-use latscope_model::{Event, Nanos, NoiseCauses, StopReason};
+use latscope_model::{Event, Nanos, NoiseCauses, Pid, StopReason};
 use latscope_report::json::write_json;
 use latscope_report::text::noise::write_noise;
 use latscope_sys::host::{collect, counter_deltas, run_metadata};
 use latscope_sys::measure::{
     noise_environment, start_noise, NoiseConfig, NoiseHandle, NoiseRun, COUNTER_NAME, DEFAULT_GAP_CAPACITY,
 };
-use latscope_sys::tracefs::Capture;
+use latscope_sys::tracefs::{Capture, StackSpec};
 use std::io::Write;
 use std::time::Duration;
 
@@ -66,6 +66,8 @@ pub struct Args {
     /// hypervisor)
     #[arg(long)]
     trace: bool,
+    #[command(flatten)]
+    stacks: StacksArg,
     #[command(flatten)]
     outputs: OutputArgs,
 }
@@ -111,7 +113,7 @@ pub fn run(args: Args) -> CmdResult {
     let sink = args.outputs.json.as_deref().map(JsonSink::open).transpose()?;
     let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
     let live = (!args.quiet).then_some(to_stdout_json);
-    let (mut result, events) = measure(&config, options, &collect(), args.trace, live)?;
+    let (mut result, events) = measure(&config, options, &collect(), args.trace, args.stacks.no_stacks, live)?;
     latscope_report::sentences::noise(&mut result);
 
     write_text(|out| write_noise(out, &result), to_stdout_json)?;
@@ -138,6 +140,7 @@ pub(crate) fn measure(
     options: NoiseOptions,
     facts: &SystemFacts,
     trace: bool,
+    no_stacks: bool,
     live: Option<bool>,
 ) -> Result<(NoiseResult, Vec<Event>), CliError> {
     let mut metadata = run_metadata(std::env::args().collect(), facts);
@@ -148,7 +151,8 @@ pub(crate) fn measure(
     let capture = if trace {
         let span = config.duration.map_or(UNTIMED_SPAN, |d| d + Nanos::from_secs(5));
         let mut skipped = Vec::new();
-        let c = capture::start(&config.cpus, span, "trace of the noise run", &mut skipped);
+        // No stack at the start: the spinners' own ticks are not worth ~3 µs each (see below).
+        let c = capture::start(&config.cpus, span, "trace of the noise run", true, &mut skipped);
         trace_notes.extend(skipped.iter().map(|m| format!("missing {m}")));
         for n in &trace_notes {
             eprintln!("latscope: {n}");
@@ -158,6 +162,12 @@ pub(crate) fn measure(
         None
     };
     let handle = start_noise(config, signal::stop_flag()).map_err(CliError::msg)?;
+    if let (Some(c), false) = (&capture, no_stacks) {
+        // The timer interrupt's stack when it finds another task than the spinner running: what ran in
+        // a gap, and where.
+        let spinners: Vec<Pid> = handle.thread_ids().iter().map(|t| t.1).collect();
+        trace_notes.extend(c.add_stacks(&StackSpec::timer_interrupt_except(&spinners)));
+    }
     show_live(&handle, live);
     let run = handle.join().map_err(CliError::msg)?;
 

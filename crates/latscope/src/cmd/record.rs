@@ -1,14 +1,14 @@
 //! `latscope record`: record the latency event set (optionally while a command runs) into a trace-cmd
 //! `.dat` (v6) file, for `latscope analyze`/`decode` or `trace-cmd report` elsewhere.
 
-use crate::args::{CpuArgs, DurationArg};
+use crate::args::{CpuArgs, DurationArg, StacksArg};
 use crate::capture::decoder_for;
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::signal;
 use latscope_decode::{write_dat_v6, DatCpu, DatInput, Missed, PageSource};
 use latscope_model::{CpuId, Nanos};
 use latscope_sys::tracefs::{
-    kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, EventSelection, Retention,
+    kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, EventSelection, Retention, StackSpec,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
@@ -40,6 +40,8 @@ pub struct Args {
     /// Do not store kernel symbols (/proc/kallsyms text symbols, a few MB) in the file.
     #[arg(long)]
     no_kallsyms: bool,
+    #[command(flatten)]
+    stacks: StacksArg,
     /// The command to run while recording (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -59,6 +61,7 @@ pub fn run(args: Args) -> CmdResult {
         buffer_kb: args.buffer_kb,
         retention: Retention::Spool(spool.0.clone()),
         tracefs_root: None,
+        stacks: if args.stacks.no_stacks { Vec::new() } else { StackSpec::timer_interrupt() },
     };
     let capture = match Capture::start(&cfg) {
         Ok(c) => c,

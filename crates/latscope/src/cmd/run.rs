@@ -3,7 +3,7 @@
 //! and remedy) and write the report directory (HTML + SVG plots, result JSON, Perfetto trace). Runs what
 //! it can without root or tracefs and says what it skipped. Wiring only: every step is a library call.
 
-use crate::args::{self, CpuArgs, PriorityArg};
+use crate::args::{self, CpuArgs, PriorityArg, StacksArg};
 use crate::capture;
 use crate::cmd::report::{write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
@@ -51,6 +51,8 @@ pub struct Args {
     /// Do not trace the timer and noise measurements
     #[arg(long)]
     no_trace: bool,
+    #[command(flatten)]
+    stacks: StacksArg,
     /// Also write the whole result as JSON to FILE
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -124,9 +126,10 @@ pub fn run(args: Args) -> CmdResult {
             result.skipped.push(MissingFeature::new("trace of the timer run", "--no-trace", "run without --no-trace"));
             None
         } else {
-            start_capture(&cpus, duration, &mut result)
+            start_capture(&cpus, duration, args.stacks.no_stacks, &mut result)
         };
-        match measure_timer(&cpus, duration, timer_policy, &mut result) {
+        let stacks = capture.as_ref().map(|c| (c, args.stacks.no_stacks));
+        match measure_timer(&cpus, duration, timer_policy, stacks, &mut result) {
             Ok(MeasuredTimer { result: t, tids, policy }) => {
                 measured = tids;
                 timer_prio = Some(policy.kernel_prio());
@@ -154,7 +157,7 @@ pub fn run(args: Args) -> CmdResult {
             "measuring OS noise on CPU {cpus} for {duration}{} …",
             if args.no_trace { "" } else { " with tracing" }
         ));
-        match measure_noise(&cpus, duration, noise_policy, &audit.facts, !args.no_trace) {
+        match measure_noise(&cpus, duration, noise_policy, &audit.facts, !args.no_trace, args.stacks.no_stacks) {
             Ok((n, ev)) => {
                 let max = n.cpus.iter().map(|c| c.max_gap_ns).max().unwrap_or(0);
                 say(&format!("noise: longest gap {}", Nanos(max)));
@@ -231,8 +234,8 @@ fn explain_worst(
     explain_samples(events, &samples, remedy)
 }
 
-fn start_capture(cpus: &CpuList, duration: Nanos, result: &mut RunResult) -> Option<Capture> {
-    capture::start(cpus, duration + Nanos::from_secs(5), "trace of the timer run", &mut result.skipped)
+fn start_capture(cpus: &CpuList, duration: Nanos, no_stacks: bool, result: &mut RunResult) -> Option<Capture> {
+    capture::start(cpus, duration + Nanos::from_secs(5), "trace of the timer run", no_stacks, &mut result.skipped)
 }
 
 /// Stops the capture (restoring every knob) and decodes its pages.
@@ -248,11 +251,13 @@ struct MeasuredTimer {
 }
 
 /// The timer measurement and the measuring threads' ids; falls back to SCHED_OTHER when SCHED_FIFO is
-/// refused (no root), saying so.
+/// refused (no root), saying so. With `stacks` (the capture, and whether stacks are off), the switch to the
+/// measuring threads records the stack of the task they waited for.
 fn measure_timer(
     cpus: &CpuList,
     duration: Nanos,
     policy: Policy,
+    stacks: Option<(&Capture, bool)>,
     result: &mut RunResult,
 ) -> Result<MeasuredTimer, CliError> {
     let config = |policy| {
@@ -273,6 +278,9 @@ fn measure_timer(
         }
         Err(e) => return Err(CliError::msg(e)),
     };
+    if let Some((c, no_stacks)) = stacks {
+        capture::add_thread_stacks(c, run.thread_ids(), no_stacks, &mut result.warnings);
+    }
     let start = run.start();
     let m = run.join().map_err(CliError::msg)?;
     let samples: Vec<CpuSamples<'_>> = m
@@ -314,6 +322,7 @@ fn measure_noise(
     policy: Policy,
     facts: &SystemFacts,
     trace: bool,
+    no_stacks: bool,
 ) -> Result<(NoiseResult, Vec<Event>), CliError> {
     let threshold = Nanos::from_us(5);
     let config = NoiseConfig {
@@ -333,7 +342,7 @@ fn measure_noise(
         stop_on_threshold: false,
         gap_capacity: DEFAULT_GAP_CAPACITY as u64,
     };
-    crate::cmd::noise::measure(&config, options, facts, trace, None)
+    crate::cmd::noise::measure(&config, options, facts, trace, no_stacks, None)
 }
 
 #[cfg(test)]

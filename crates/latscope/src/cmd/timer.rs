@@ -4,7 +4,7 @@
 //! new worsts marked in the trace, the window around them held); the worst samples are explained from it
 //! at the end.
 
-use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg};
+use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg, StacksArg};
 use crate::capture;
 use crate::cmd::report::{write_perfetto, write_timer_report};
 use crate::error::{CliError, CmdResult, Outcome};
@@ -54,6 +54,8 @@ pub struct Args {
     /// worst wakeups from the trace: timer IRQ delay, IRQ handler, interference, blocking tasks, remedy
     #[arg(long)]
     trace: bool,
+    #[command(flatten)]
+    stacks: StacksArg,
     /// With --trace: how many of the worst wakeups to explain
     #[arg(long, value_name = "N", default_value_t = 3)]
     top: usize,
@@ -137,7 +139,8 @@ pub fn run(args: Args) -> CmdResult {
 
     let mut tracing = if args.trace {
         let mut skipped = Vec::new();
-        let c = capture::start(&plan.config.cpus, TRACE_SPAN, "trace of the timer run", &mut skipped);
+        let no_stacks = args.stacks.no_stacks;
+        let c = capture::start(&plan.config.cpus, TRACE_SPAN, "trace of the timer run", no_stacks, &mut skipped);
         let notes: Vec<String> = skipped.iter().map(|m| format!("missing {m}")).collect();
         for n in &notes {
             eprintln!("latscope: {n}");
@@ -147,6 +150,11 @@ pub fn run(args: Args) -> CmdResult {
         None
     };
     let run = start_timer(plan.config.clone(), signal::stop_flag()).map_err(CliError::msg)?;
+    if let Some(t) = tracing.as_mut() {
+        if let Some(trigger) = &t.trigger {
+            capture::add_thread_stacks(trigger.capture(), run.thread_ids(), args.stacks.no_stacks, &mut t.notes);
+        }
+    }
     show_live(&run, args.quiet, to_stdout_json, tracing.as_mut().and_then(|t| t.trigger.as_mut()));
     let start = run.start();
     let m = run.join().map_err(CliError::msg)?;
