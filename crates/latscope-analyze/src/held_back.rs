@@ -22,6 +22,8 @@ pub struct Arrival<'a> {
     pub entry: Option<(usize, &'a Event)>,
     /// The kernel stack recorded right after that entry, with its index, when a stack trigger took one.
     pub stack: Option<(usize, &'a [latscope_model::Text])>,
+    /// Whether the trace has kernel stacks at all (so a missing one is the kernel's omission).
+    pub stacks_traced: bool,
 }
 
 impl<'a> Arrival<'a> {
@@ -29,7 +31,8 @@ impl<'a> Arrival<'a> {
     pub fn at(timeline: &Timeline, events: &'a [Event], cpu: CpuId, entry: Option<usize>) -> Arrival<'a> {
         let Some(i) = entry else { return Arrival::default() };
         let stack = timeline.cpu(cpu).and_then(|t| t.stack_of(i, events));
-        Arrival { entry: events.get(i).map(|e| (i, e)), stack }
+        let stacks_traced = timeline.cpus.values().any(|t| !t.stacks.is_empty());
+        Arrival { entry: events.get(i).map(|e| (i, e)), stack, stacks_traced }
     }
 
     fn evidence(&self) -> Vec<usize> {
@@ -60,7 +63,9 @@ pub fn decide(
     // The raw item the decision was read from (idle, the task that ran) is not listed twice.
     let same = |c: &Explanation| {
         (c.cause == CauseKind::Idle && decided.culprit.place.is_some_and(|p| matches!(p, Place::Idle { .. })))
-            || (c.cause == CauseKind::BlockingTask && decided.culprit.place.is_none() && c.culprit == decided.culprit)
+            || (c.cause == CauseKind::BlockingTask
+                && matches!(decided.culprit.place, None | Some(Place::Unknown { .. }))
+                && c.culprit == Culprit { place: None, ..decided.culprit.clone() })
     };
     before.retain(|c| !same(c));
     before.insert(0, decided);
@@ -96,13 +101,22 @@ fn decided(
         None => match before.first() {
             _ if arrival.entry.is_some_and(|(_, e)| e.pid == 0) => idle(delay, cpu, arrival, ctx),
             Some(c) if c.cause == CauseKind::Idle => idle(delay, cpu, arrival, ctx),
-            // A task ran with interrupts on as far as the trace shows, or nothing at all is traced.
+            // A task ran, and without its stack the trace cannot say where: kernel code with interrupts off
+            // and time below the kernel look the same.
             Some(task) => {
-                let mut e = Explanation::new(CauseKind::NoKernelEvent, task.culprit.clone(), delay, Some(cpu));
+                let place = Place::Unknown { stacks_traced: arrival.stacks_traced };
+                let culprit = Culprit { place: Some(place), ..task.culprit.clone() };
+                let mut e = Explanation::new(CauseKind::NoKernelEvent, culprit, delay, Some(cpu));
                 e.evidence = task.evidence.clone();
                 e
             }
-            None => at(CauseKind::NoKernelEvent, Culprit::default()),
+            None => match arrival.task() {
+                Some(t) => {
+                    let place = Place::Unknown { stacks_traced: arrival.stacks_traced };
+                    at(CauseKind::NoKernelEvent, Culprit { place: Some(place), ..task_culprit(Some(t)) })
+                }
+                None => at(CauseKind::NoKernelEvent, Culprit::default()),
+            },
         },
     }
 }
@@ -171,7 +185,10 @@ mod tests {
         let events = trace("          <idle>-0 [001] d.h1.  100.001000: local_timer_entry: vector=236\n");
         let unknown = first(&events, &RemedyContext::default());
         assert_eq!(unknown.cause, CauseKind::Idle, "nothing known of the idle states");
-        let polling = RemedyContext::default().with_idle_polling();
+        let no_driver = RemedyContext::default().with_idle_polling();
+        assert_eq!(first(&events, &no_driver).cause, CauseKind::Idle, "without a cpuidle driver the CPU halts anyway");
+        let haltpoll = RemedyContext { idle_exit_max: Some(Nanos::from_us(1)), ..RemedyContext::default() };
+        let polling = haltpoll.with_idle_polling();
         let p = first(&events, &polling);
         assert_eq!(p.cause, CauseKind::NoKernelEvent, "polling idle leaves at once: 900 us went below the kernel");
         assert_eq!(p.culprit.place, Some(Place::Idle { exit_max_ns: Some(Nanos::ZERO) }));

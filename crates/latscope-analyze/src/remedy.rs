@@ -2,7 +2,7 @@
 //! it is known. The only place a remedy is worded; an exhaustive `match`, so a new cause does not compile
 //! until it has its remedy here.
 
-use latscope_model::{CauseKind, CpuId, Culprit, Explanation, Hint, Nanos, Pattern, SystemFacts, TaskRef};
+use latscope_model::{CauseKind, CpuId, Culprit, Explanation, Hint, Nanos, Pattern, Place, SystemFacts, TaskRef};
 
 /// What the table may use besides the cause: the task that waited and the machine, when known.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -36,9 +36,11 @@ impl RemedyContext {
         }
     }
 
-    /// The same context for a run that held `/dev/cpu_dma_latency` at 0 (the CPUs only poll when idle).
+    /// The same context for a run that held `/dev/cpu_dma_latency` at 0: with a cpuidle driver (its states
+    /// known) the CPUs only poll when idle; without one the idle loop halts whatever the request, and what
+    /// that costs stays unknown.
     pub fn with_idle_polling(self) -> RemedyContext {
-        RemedyContext { idle_exit_max: Some(Nanos::ZERO), ..self }
+        RemedyContext { idle_exit_max: self.idle_exit_max.map(|_| Nanos::ZERO), ..self }
     }
 
     /// The same context for the latency of `victim`.
@@ -47,11 +49,12 @@ impl RemedyContext {
     }
 }
 
-/// The slowest exit of the idle states enabled on any CPU, when every CPU's states could be read.
+/// The slowest exit of the idle states enabled on any CPU, when every CPU has a cpuidle driver's states
+/// (without one the CPU halts, at a cost nothing states).
 fn idle_exit_max(facts: &SystemFacts) -> Option<Nanos> {
     let mut max = Nanos::ZERO;
     for c in &facts.cpus.per_cpu {
-        let states = c.idle_states.get()?;
+        let states = c.idle_states.get().filter(|s| !s.is_empty())?;
         for s in states.iter().filter(|s| !s.disabled) {
             max = max.max(Nanos::from_us(s.exit_latency_us));
         }
@@ -120,9 +123,16 @@ pub fn why(e: &Explanation, ctx: &RemedyContext) -> String {
         CauseKind::Idle => "the CPU was idle when the timer fired: leaving a deep C-state (or, in a VM, the host \
                             rescheduling the halted vCPU) takes time before any kernel code runs"
             .into(),
-        CauseKind::NoKernelEvent => "time that no kernel event accounts for: the CPU was taken away below the \
-                                     kernel (a hypervisor running something else, or firmware SMIs)"
-            .into(),
+        CauseKind::NoKernelEvent => match e.culprit.place {
+            Some(Place::Unknown { .. }) => "time that no kernel event accounts for, and no kernel stack shows \
+                                            where the task was when the interrupt came: kernel code keeping \
+                                            interrupts off and a CPU taken away below the kernel (a hypervisor, \
+                                            firmware SMIs) look the same without it"
+                .into(),
+            _ => "time that no kernel event accounts for: the CPU was taken away below the kernel (a hypervisor \
+                  running something else, or firmware SMIs)"
+                .into(),
+        },
         CauseKind::Nmi => "an NMI handler ran (perf sampling or the hard-lockup watchdog)".into(),
         CauseKind::RtThrottling => format!(
             "RT throttling: real-time tasks used up their bandwidth ({}), so the kernel kept them off the CPU for \
@@ -269,7 +279,18 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
         CauseKind::ReturnToUser => {
             "check for signal handling or page faults after the wakeup (lock memory with mlockall)".into()
         }
-        CauseKind::NoKernelEvent => no_kernel_event(ctx),
+        CauseKind::NoKernelEvent => match c.place {
+            Some(Place::Unknown { stacks_traced: false }) => "trace with kernel stacks at the timer interrupt \
+                (`latscope timer --trace` and `latscope record` take them; with other tools, the `stacktrace` \
+                trigger on irq_vectors:local_timer_entry) or with the irqsoff tracer, to tell kernel code with \
+                interrupts off from time lost below the kernel"
+                .into(),
+            Some(Place::Unknown { stacks_traced: true }) => "the kernel took no stack at this interrupt although \
+                it did at others; look for more occurrences with stacks, or trace with the irqsoff tracer, to tell \
+                kernel code with interrupts off from time lost below the kernel"
+                .into(),
+            _ => no_kernel_event(ctx),
+        },
         CauseKind::OtherKernelEvent => format!(
             "isolate {cpu} (isolcpus=, nohz_full=, rcu_nocbs=) and move IRQs away from it; trace more events to \
              see what the kernel did"

@@ -140,6 +140,12 @@ pub enum Place {
     },
     /// Kernel code (the culprit's chain).
     Kernel,
+    /// Not known: a task was running, but no stack was recorded at the interrupt. `stacks_traced` when the
+    /// trace has stacks at other interrupts (the kernel did not take this one), else the trace has none.
+    Unknown {
+        /// Whether the trace has kernel stacks elsewhere.
+        stacks_traced: bool,
+    },
 }
 
 /// Who or what caused it. Which fields are set depends on the [`CauseKind`]: a task for tasks and for

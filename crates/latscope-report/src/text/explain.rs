@@ -101,7 +101,10 @@ pub fn label(e: &Explanation) -> String {
         CauseKind::KernelCode => format!("kernel code {}", who(c)),
         CauseKind::RtThrottling => format!("RT throttling ({})", c.name),
         CauseKind::ReturnToUser => "return to user space".into(),
-        CauseKind::NoKernelEvent => "no kernel event (hardware or hypervisor)".into(),
+        CauseKind::NoKernelEvent => match c.place {
+            Some(Place::Unknown { .. }) => format!("no kernel event while {} ran (no stack)", runner(c)),
+            _ => "no kernel event (hardware or hypervisor)".into(),
+        },
         CauseKind::OtherKernelEvent => "kernel events without a handler or task switch".into(),
         CauseKind::WakeupLatency => format!("wakeup path ({})", c.name),
         CauseKind::FunctionTime => format!("function {}", c.name),
@@ -152,10 +155,26 @@ pub fn held_back(inner: Option<&Explanation>) -> String {
                  (hardware, firmware or hypervisor).",
                 e.culprit.task.as_ref().map_or_else(|| "a task".to_string(), task)
             ),
+            Some(Place::Idle { exit_max_ns: Some(Nanos::ZERO) }) => {
+                ": the CPU was idle, only polling (no idle state to \
+                 leave while /dev/cpu_dma_latency was held at 0): the time went below the kernel (hardware, firmware \
+                 or hypervisor)."
+                    .into()
+            }
             Some(Place::Idle { exit_max_ns: Some(m) }) => format!(
                 ": the CPU was idle, but in states that take at most {} to leave: the time went below the kernel \
                  (hardware, firmware or hypervisor).",
                 human(m)
+            ),
+            Some(Place::Unknown { stacks_traced }) => format!(
+                ": the interrupt found {} running, {}: whether kernel code held interrupts off or the time went \
+                 below the kernel (hardware, firmware or hypervisor) is not known.",
+                e.culprit.task.as_ref().map_or_else(|| "a task".to_string(), task),
+                if stacks_traced {
+                    "but the kernel recorded no stack there although it did at other interrupts in this trace"
+                } else {
+                    "and the trace has no kernel stacks to show where"
+                }
             ),
             Some(Place::Idle { exit_max_ns: None } | Place::Kernel) | None => match &e.culprit.task {
                 Some(t) => format!(

@@ -174,6 +174,8 @@ pub fn run(args: Args) -> CmdResult {
     result.audit = Some(audit);
 
     // 4. Explain, report.
+    // While /dev/cpu_dma_latency was held at 0 the CPUs only polled when idle: no idle exit to wait for.
+    let remedy = if _dma.is_some() { remedy.with_idle_polling() } else { remedy };
     let built: Option<CpuSlices> = (!events.is_empty()).then(|| slices::build(&events));
     if let Some(t) = result.timer.as_mut().filter(|_| !events.is_empty()) {
         let worst = explain_worst(&events, t, &measured, timer_prio, &remedy);

@@ -158,7 +158,9 @@ pub fn run(args: Args) -> CmdResult {
     show_live(&run, args.quiet, to_stdout_json, tracing.as_mut().and_then(|t| t.trigger.as_mut()));
     let start = run.start();
     let m = run.join().map_err(CliError::msg)?;
+    // While /dev/cpu_dma_latency was held at 0 the CPUs only polled when idle: no idle exit to wait for.
     let remedy = RemedyContext::from_facts(&facts);
+    let remedy = if _dma.is_some() { remedy.with_idle_polling() } else { remedy };
     let traced = tracing.map(|t| explain(t, &m, args.top, plan.config.policy, &remedy));
 
     let samples: Vec<CpuSamples<'_>> = m
