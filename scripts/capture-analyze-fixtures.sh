@@ -8,6 +8,10 @@
 #      to the trace) line up with it. The trace is trimmed to the 8 ms before the breaking thread's last switch-in.
 #   2. rt-throttle: a SCHED_FIFO 50 busy loop on CPU $CPU for 2.2 s (a niced SCHED_OTHER loop beside it) with
 #      sched events only.
+#   3. printk storm: cyclictest -b (SCHED_FIFO 95, 1 ms interval) on CPU $CPU while a shell on the same CPU
+#      writes `<3>` messages to /dev/kmsg every 5 ms (with a serial console at loglevel 4 each one is printed
+#      with interrupts off); the stacktrace trigger on the timer interrupt's entry when it finds a task
+#      running; trimmed to the 30 ms before the breaking thread's last switch-in.
 #
 # usage: sudo scripts/capture-analyze-fixtures.sh [OUTDIR]   (default fixtures/live)
 #        env: CPU (default 1), LATSCOPE (default target/release/latscope, needs the hidden `inject` command)
@@ -58,11 +62,12 @@ echo 8192 > "$INST/buffer_size_kb"
 
 enable() { for ev in "$@"; do [ -e "$INST/events/$ev/enable" ] && echo 1 > "$INST/events/$ev/enable"; done; }
 
-# Keep the comment header and the lines from $1 ms before to 1 ms after the last line matching $2.
+# Keep the comment header and the lines from $1 ms before to 1 ms after the last line matching $2 (a stack's
+# ` => fn` lines go with the line before them).
 trim_around_last() {
     awk -v keep="$1" -v anchor="$2" '
         /^#/ { hdr[nh++] = $0; next }
-        { t = -1; if (match($0, /[0-9]+\.[0-9]+:/)) t = substr($0, RSTART, RLENGTH - 1) + 0
+        { if (match($0, /[0-9]+\.[0-9]+:/)) t = substr($0, RSTART, RLENGTH - 1) + 0
           if ($0 ~ anchor) at = t
           lines[n] = $0; ts[n++] = t }
         END { for (i = 0; i < nh; i++) print hdr[i]
@@ -108,4 +113,29 @@ cat "$INST/trace" > "$OUT/rt-throttle-busyloop-trace.txt"
     echo "kernel.sched_rt_runtime_us=$(cat /proc/sys/kernel/sched_rt_runtime_us)"
     echo "kernel.sched_rt_period_us=$(cat /proc/sys/kernel/sched_rt_period_us)"
 } > "$OUT/rt-throttle-busyloop-sysctl.txt"
-echo "capture-analyze-fixtures: wrote $OUT/spinner-cyclictest-*.txt and $OUT/rt-throttle-busyloop-*.txt"
+
+# --- 3. cyclictest during a printk storm, with kernel stacks at the timer interrupt ----------------------
+echo 0 > "$INST/events/enable"
+echo > "$INST/trace"
+enable irq_vectors/local_timer_entry irq_vectors/local_timer_exit sched/sched_switch sched/sched_waking \
+    sched/sched_wakeup timer/hrtimer_start timer/hrtimer_expire_entry timer/hrtimer_expire_exit
+if [ -n "$NANOSLEEP_NR" ]; then
+    echo "id == $NANOSLEEP_NR" > "$INST/events/raw_syscalls/sys_exit/filter"
+    enable raw_syscalls/sys_exit
+fi
+STACK='stacktrace if common_pid != 0'
+echo "$STACK" > "$INST/events/irq_vectors/local_timer_entry/trigger"
+echo 1 > "$INST/tracing_on"
+(sleep 0.3; taskset -c "$CPU" sh -c 'i=0; while [ $i -lt 300 ]; do i=$((i+1)); echo "<3>latscope fixture: printk storm $i" > /dev/kmsg; sleep 0.005; done') &
+pids+=($!)
+cyclictest -m -q -a "$CPU" -t 1 -p 95 -i 1000 -b 700 -D 2 > "$OUT/printk-cyclictest-output.txt" 2>&1 || true
+echo 0 > "$INST/tracing_on"
+wait "${pids[0]}" || true
+pids=()
+echo "!$STACK" > "$INST/events/irq_vectors/local_timer_entry/trigger"
+tid=$(sed -n 's/^# Break thread: *0*\([0-9]*\).*/\1/p' "$OUT/printk-cyclictest-output.txt")
+[ -n "$tid" ] || { echo "capture-analyze-fixtures: cyclictest did not break in the printk storm (see $OUT/printk-cyclictest-output.txt; is the console serial at loglevel > 3?)" >&2; exit 1; }
+trim_around_last 30 "next_pid=$tid " < "$INST/trace" > "$OUT/printk-cyclictest-trace.txt"
+grep -q console_ "$OUT/printk-cyclictest-trace.txt" ||
+    echo "capture-analyze-fixtures: warning: no console frame in the printk trace; cyclictest broke on something else" >&2
+echo "capture-analyze-fixtures: wrote $OUT/spinner-cyclictest-*.txt, $OUT/rt-throttle-busyloop-*.txt and $OUT/printk-cyclictest-*.txt"

@@ -13,7 +13,7 @@ use crate::timeline::Timeline;
 use crate::verdict::{self, Verdict, VerdictKind, VerdictParts};
 use crate::wakeup::{self, WakeupBreakdown, WakeupContext, WakeupSelection};
 use latscope_model::DecodedTrace;
-use latscope_model::{CpuId, Nanos};
+use latscope_model::{CpuId, EventKind, Nanos};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -37,8 +37,10 @@ pub struct SourceInfo {
     pub format: Option<String>,
     /// Tracer named by the trace.
     pub tracer: Option<String>,
-    /// Number of events.
+    /// Number of events, as `trace-cmd report` counts them (without kernel stacks and lost-event markers).
     pub events: u64,
+    /// Kernel stacks recorded after events.
+    pub stacks: u64,
     /// CPUs that had events.
     pub cpus: Vec<CpuId>,
     /// First to last event.
@@ -110,7 +112,9 @@ fn source_info(name: &str, t: &DecodedTrace) -> SourceInfo {
         name: name.to_string(),
         format: t.info.format.map(|f| format!("{f:?}")),
         tracer: t.info.tracer.clone(),
-        events: t.events.len() as u64,
+        events: t.events.iter().filter(|e| !matches!(e.kind, EventKind::Stack { .. } | EventKind::Lost { .. })).count()
+            as u64,
+        stacks: t.events.iter().filter(|e| matches!(e.kind, EventKind::Stack { .. })).count() as u64,
         cpus,
         span,
         lost: t.info.lost.clone(),

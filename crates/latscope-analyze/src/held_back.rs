@@ -60,12 +60,13 @@ pub fn decide(
         return before;
     }
     let decided = decided(&before, delay, cpu, &arrival, ctx);
-    // The raw item the decision was read from (idle, the task that ran) is not listed twice.
+    // The raw item the decision was read from (idle, the task that ran: the decision says where it was) is
+    // not listed twice.
     let same = |c: &Explanation| {
         (c.cause == CauseKind::Idle && decided.culprit.place.is_some_and(|p| matches!(p, Place::Idle { .. })))
             || (c.cause == CauseKind::BlockingTask
-                && matches!(decided.culprit.place, None | Some(Place::Unknown { .. }))
-                && c.culprit == Culprit { place: None, ..decided.culprit.clone() })
+                && c.culprit.task.as_ref().map(|t| t.pid) == decided.culprit.task.as_ref().map(|t| t.pid)
+                && c.culprit.task.is_some())
     };
     before.retain(|c| !same(c));
     before.insert(0, decided);

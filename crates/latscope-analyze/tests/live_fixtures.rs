@@ -29,11 +29,9 @@ fn spins() -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// The value after `key` in cyclictest's output (`# Break thread: 11007`).
+/// The value after `key` in the spinner run's cyclictest output (`# Break thread: 11007`).
 fn cyclictest_value(key: &str) -> u64 {
-    let out = read("spinner-cyclictest-output.txt");
-    let line = out.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("no '{key}' in cyclictest output"));
-    line[key.len()..].trim().parse().unwrap_or_else(|e| panic!("{line}: {e}"))
+    cyclictest_value_in("spinner-cyclictest-output.txt", key)
 }
 
 #[test]
@@ -108,4 +106,48 @@ fn busy_loop_gaps_are_rt_throttling() {
     assert_eq!(e.culprit.task.as_ref().map(|t| t.pid), Some(th.gaps[0].task.pid));
     assert!(e.hint.as_ref().is_some_and(|h| h.remedy.contains("sched_rt_runtime_us=-1")));
     assert_eq!(v.evidence.len(), 2, "the switch-out and the switch back in");
+}
+
+#[test]
+fn printk_storm_is_console_printing_with_interrupts_off_in_the_writing_shell() {
+    let t = decode_file(&path("printk-cyclictest-trace.txt")).expect("decode");
+    assert!(t.events.iter().any(|e| matches!(e.kind, EventKind::Stack { .. })), "the trace has kernel stacks");
+    let break_tid = cyclictest_value_in("printk-cyclictest-output.txt", "# Break thread:") as i32;
+    let break_us = cyclictest_value_in("printk-cyclictest-output.txt", "# Break value:");
+    // Ground truth from outside the analysis: the shell that wrote the messages (its comm, on CPU 1).
+    let writer = t
+        .events
+        .iter()
+        .find(|e| &*e.comm == "sh" && e.pid > 0)
+        .map(|e| e.pid)
+        .expect("the writing shell runs in the trace");
+
+    let a = analyze("printk", &t, &AnalyzeOptions::default());
+    let w = a.wakeups.first().expect("a wakeup");
+    assert_eq!((&*w.task.comm, w.task.pid), ("cyclictest", break_tid));
+    assert!(w.latency.0.abs_diff(break_us * 1000) <= 10_000, "{} vs {break_us} us", w.latency);
+
+    // The timer interrupt came late because the shell printed to the console with interrupts off, in
+    // write(): the stack at the interrupt's entry says so, and the delay is most of the latency.
+    let delay = w.components.iter().find(|c| c.cause == CauseKind::TimerIrqDelay).expect("a timer IRQ delay");
+    let held = delay.within.first().expect("what held the interrupt back");
+    assert_eq!(held.cause, CauseKind::IrqsOff, "{held:?}");
+    assert_eq!(held.culprit.task.as_ref().map(|t| t.pid), Some(writer));
+    assert!(held.culprit.chain.iter().any(|f| f.starts_with("console_")), "{:?}", held.culprit.chain);
+    assert_eq!(held.culprit.syscall.as_deref(), Some("write"));
+    assert!(held.magnitude.0 * 2 > w.latency.0, "{} of {}", held.magnitude, w.latency);
+
+    // The verdict names console printing, never the hypervisor or the timer handler.
+    let v = &a.verdicts[0].explanation;
+    assert_eq!(v.cause, CauseKind::TimerIrqDelay);
+    assert_eq!(v.within.first().map(|e| e.cause), Some(CauseKind::IrqsOff));
+    assert_eq!(v.hint.as_ref().and_then(|h| h.pattern), Some(latscope_model::Pattern::ConsolePrint), "{v:?}");
+    assert!(a.verdicts.iter().all(|v| v.explanation.within.iter().all(|e| e.cause != CauseKind::NoKernelEvent)));
+}
+
+/// The value after `key` in a cyclictest output fixture (`# Break value: 785`).
+fn cyclictest_value_in(file: &str, key: &str) -> u64 {
+    let out = read(file);
+    let line = out.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("no '{key}' in {file}"));
+    line[key.len()..].trim().parse().unwrap_or_else(|e| panic!("{line}: {e}"))
 }

@@ -42,6 +42,16 @@ pub trait FieldSource {
     fn func(&self, name: &str) -> Option<Text> {
         self.text(name)
     }
+    /// Function-pointer field `name` (a timer's or work item's callback) as a symbol name, without the
+    /// offset a text trace may print after it (trace-cmd's `hrtimer_wakeup/0x0`, `%pS`'s
+    /// `hrtimer_wakeup+0x0/0x30`): a callback always starts its function.
+    fn callback(&self, name: &str) -> Option<Text> {
+        let t = self.func(name)?;
+        match symbol_without_offset(&t) {
+            s if s.len() < t.len() => Some(Text::from(s)),
+            _ => Some(t),
+        }
+    }
     /// Task-name field `name` (`comm`, `prev_comm`): binary sources read the kernel's fixed-size field.
     fn task_name(&self, name: &str) -> Option<TaskName> {
         self.text(name).map(|t| TaskName::new(&t))
@@ -60,6 +70,12 @@ pub trait FieldSource {
     fn intern(&self, s: &str) -> Text {
         Text::from(s)
     }
+}
+
+/// `name` of `name+0x1c/0x30` or `name/0x0`; anything else as it is.
+fn symbol_without_offset(s: &str) -> &str {
+    let cut = s.find("+0x").or_else(|| s.find("/0x")).filter(|&i| i > 0);
+    cut.map_or(s, |i| &s[..i])
 }
 
 /// A small string cache so repeated function, IRQ and event names share one allocation.
@@ -156,7 +172,7 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
         },
         "hrtimer_start" => EventKind::HrtimerStart {
             hrtimer: f.ptr("hrtimer")?,
-            function: f.func("function").unwrap_or_else(empty),
+            function: f.callback("function").unwrap_or_else(empty),
             expires: nanos(f.int("expires")?),
             softexpires: nanos(f.int("softexpires").or_else(|| f.int("expires"))?),
             mode: label(f, "mode", hrtimer_mode_name),
@@ -164,7 +180,7 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
         "hrtimer_cancel" => EventKind::HrtimerCancel { hrtimer: f.ptr("hrtimer")? },
         "hrtimer_expire_entry" => EventKind::HrtimerExpireEntry {
             hrtimer: f.ptr("hrtimer")?,
-            function: f.func("function").unwrap_or_else(empty),
+            function: f.callback("function").unwrap_or_else(empty),
             now: nanos(f.int("now")?),
         },
         "hrtimer_expire_exit" => EventKind::HrtimerExpireExit { hrtimer: f.ptr("hrtimer")? },
@@ -179,7 +195,7 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
             EventKind::Timer {
                 op,
                 timer: f.ptr("timer")?,
-                function: f.func("function"),
+                function: f.callback("function"),
                 expires: f.int("expires").map(|v| v as u64),
                 now: f.int("now").map(|v| v as u64),
             }
@@ -270,9 +286,9 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
             }
         }
         "workqueue_execute_start" => {
-            EventKind::WorkqueueStart { work: f.ptr("work")?, function: f.func("function").unwrap_or_else(empty) }
+            EventKind::WorkqueueStart { work: f.ptr("work")?, function: f.callback("function").unwrap_or_else(empty) }
         }
-        "workqueue_execute_end" => EventKind::WorkqueueEnd { work: f.ptr("work")?, function: f.func("function") },
+        "workqueue_execute_end" => EventKind::WorkqueueEnd { work: f.ptr("work")?, function: f.callback("function") },
         "kernel_stack" if sys.is_empty() || sys == "ftrace" => EventKind::Stack { frames: f.stack_frames()? },
         "function" if sys.is_empty() || sys == "ftrace" => {
             EventKind::Function { func: f.func("ip")?, parent: f.func("parent_ip") }
@@ -475,6 +491,14 @@ fn join_fields(fields: &[Field], skip: &str) -> Text {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn symbols_lose_a_printed_offset() {
+        assert_eq!(symbol_without_offset("hrtimer_wakeup/0x0"), "hrtimer_wakeup");
+        assert_eq!(symbol_without_offset("hrtimer_wakeup+0x0/0x30"), "hrtimer_wakeup");
+        assert_eq!(symbol_without_offset("tick_nohz_handler"), "tick_nohz_handler");
+        assert_eq!(symbol_without_offset("0xffffffff81234567"), "0xffffffff81234567");
+    }
 
     /// A field source over `key=value` pairs, like a text line.
     struct Kv(Vec<(&'static str, &'static str)>);

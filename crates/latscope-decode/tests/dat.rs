@@ -64,6 +64,7 @@ const FACTS: &[(&str, u32, usize, u64, u64)] = &[
     ("buildroot-5.15.18-i686-sched_switch-v6.dat", 6, 102, 585229563745, 595143089974),
     ("local-6.18-x86_64-sched_irq_timer-v7.dat", 7, 3242, 3173638928950, 3174492483397),
     ("local-6.18-x86_64-sched_syscalls-v7-zstd.dat", 7, 4851, 3174726915101, 3175798845676),
+    ("local-6.18-x86_64-printk-stacks-v6.dat", 6, 41241, 8040930705564, 8043993910043),
     ("rpi-4.14.62-armv7-sched_switch-v6.dat", 6, 4427, 852655067718354, 852673659139713),
     ("trappy-juno-arm64-cpu_idle-v6.dat", 6, 43, 162534215741800, 162534221019580),
     ("trappy-juno-arm64-sched_switch-v6.dat", 6, 757, 106439675570920, 106439679363540),

@@ -46,6 +46,8 @@ const TABLE: &[(&str, usize, u64, u64, Format, usize)] = &[
         Format::FtraceText,
         0,
     ),
+    ("events/rpi-4.19-armv7-arch_timer-irq_svc-stack.txt", 3, 230859933000, 230859993000, Format::FtraceText, 0),
+    ("events/rpi-arm64-el1h_64_irq-stacks-edited.txt", 5, 327007803000, 337398809000, Format::FtraceText, 0),
     ("events/rpi-4.19-armv7-irq_handler-trace_printk.txt", 14, 89431692000, 89432046000, Format::FtraceText, 0),
     ("events/sched_switch-tracer-2.6.35doc.txt", 14, 240132281000, 240132603000, Format::FtraceText, 0),
     (
@@ -142,6 +144,14 @@ const TABLE: &[(&str, usize, u64, u64, Format, usize)] = &[
         1401282250000,
         1401282369000,
         Format::FuncGraphText,
+        0,
+    ),
+    (
+        "tracecmd-report/local-6.18-x86_64-printk-stacks-excerpt.txt",
+        130,
+        8041555140000,
+        8041562768000,
+        Format::TraceCmdReport,
         0,
     ),
     (

@@ -21,8 +21,11 @@ pub struct DecodeStats {
     pub tracer: Option<String>,
     /// CPUs the trace says the machine had.
     pub cpus: Option<u32>,
-    /// Events decoded.
+    /// Events decoded, as `trace-cmd report` counts them: without the kernel stacks that follow events and
+    /// without lost-event markers.
     pub events: u64,
+    /// Kernel stacks (`<stack trace>`, `ftrace:kernel_stack`), each tied to the event before it.
+    pub stacks: u64,
     /// First and last timestamps.
     pub first_ts: Option<Nanos>,
     /// Last timestamp.
@@ -62,7 +65,15 @@ impl DecodeStats {
 
     /// Count one event.
     pub fn add(&mut self, e: &Event) {
-        self.events += 1;
+        match e.kind {
+            EventKind::Stack { .. } => {
+                self.stacks += 1;
+                return;
+            }
+            // Counted per CPU by the decoder (see [`DecodeStats::finish`]).
+            EventKind::Lost { .. } => return,
+            _ => self.events += 1,
+        }
         if self.first_ts.map_or(true, |t| e.ts < t) {
             self.first_ts = Some(e.ts);
         }
@@ -144,6 +155,9 @@ impl DecodeStats {
             write!(w, " from {} to {} ({})", format_ts(a), format_ts(b), b - a)?;
         }
         writeln!(w)?;
+        if self.stacks > 0 {
+            writeln!(w, "stacks:  {} (kernel stacks after events, not counted as events)", self.stacks)?;
+        }
         writeln!(w, "per CPU:")?;
         for (cpu, n) in &self.per_cpu {
             writeln!(w, "  cpu {cpu:<4} {n:>12}")?;
@@ -220,8 +234,6 @@ fn static_name(k: &EventKind) -> Option<&'static str> {
         EventKind::GraphEntry { .. } => "funcgraph_entry",
         EventKind::GraphExit { .. } => "funcgraph_exit",
         EventKind::GraphLeaf { .. } => "funcgraph_leaf",
-        EventKind::Stack { .. } => "kernel_stack",
-        EventKind::Lost { .. } => "lost_events",
         _ => return None,
     })
 }
@@ -242,6 +254,22 @@ mod tests {
             flags: Flags::default(),
             kind,
         }
+    }
+
+    #[test]
+    fn stacks_and_lost_markers_are_not_events() {
+        let mut s = DecodeStats::new("t.dat");
+        s.add(&ev(1_000, 1, EventKind::HrtimerCancel { hrtimer: 1 }));
+        s.add(&ev(1_000, 1, EventKind::Stack { frames: vec![Text::from("console_unlock")] }));
+        s.add(&ev(2_000, 1, EventKind::Lost { count: Some(3) }));
+        s.finish("dat".into(), None, Some(2), &BTreeMap::from([(CpuId(1), 3)]), &[], &[]);
+        assert_eq!((s.events, s.stacks), (1, 1));
+        assert_eq!(s.per_cpu, BTreeMap::from([(1, 1)]));
+        assert_eq!(s.per_event.keys().collect::<Vec<_>>(), ["hrtimer_cancel"]);
+        assert_eq!(s.lost, BTreeMap::from([(1, 3)]), "lost events are the decoder's count");
+        let mut out = Vec::new();
+        s.write_text(&mut out).expect("write");
+        assert!(String::from_utf8_lossy(&out).contains("stacks:  1"));
     }
 
     #[test]

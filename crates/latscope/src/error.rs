@@ -22,7 +22,18 @@ impl CliError {
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
-        CliError(e.to_string())
+        match e.kind() {
+            // The reader of our output went away (`latscope analyze … | head`): nothing to tell it.
+            std::io::ErrorKind::BrokenPipe => CliError(String::new()),
+            _ => CliError(e.to_string()),
+        }
+    }
+}
+
+impl CliError {
+    /// Whether this error has nothing to say (the output pipe was closed by its reader).
+    pub fn is_silent(&self) -> bool {
+        self.0.is_empty()
     }
 }
 

@@ -73,6 +73,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(outcome) => outcome.exit_code(),
+        Err(e) if e.is_silent() => ExitCode::from(1),
         Err(e) => {
             eprintln!("latscope: {e}");
             ExitCode::from(1)

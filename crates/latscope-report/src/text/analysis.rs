@@ -25,11 +25,12 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
     let s = &a.source;
     writeln!(
         out,
-        "latscope analyze: {} ({}{}), {} events on {} CPU(s) over {}",
+        "latscope analyze: {} ({}{}), {} events{} on {} CPU(s) over {}",
         s.name,
         s.format.as_deref().unwrap_or("unknown format"),
         s.tracer.as_deref().map(|t| format!(", tracer {t}")).unwrap_or_default(),
         s.events,
+        if s.stacks > 0 { format!(" and {} kernel stacks", s.stacks) } else { String::new() },
         s.cpus.len(),
         human(s.span)
     )?;
