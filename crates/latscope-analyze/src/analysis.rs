@@ -13,7 +13,7 @@ use crate::timeline::Timeline;
 use crate::verdict::{self, Verdict, VerdictKind, VerdictParts};
 use crate::wakeup::{self, WakeupBreakdown, WakeupContext, WakeupSelection};
 use latscope_model::DecodedTrace;
-use latscope_model::{CpuId, EventKind, Nanos};
+use latscope_model::{CpuId, Nanos};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -112,9 +112,8 @@ fn source_info(name: &str, t: &DecodedTrace) -> SourceInfo {
         name: name.to_string(),
         format: t.info.format.map(|f| format!("{f:?}")),
         tracer: t.info.tracer.clone(),
-        events: t.events.iter().filter(|e| !matches!(e.kind, EventKind::Stack { .. } | EventKind::Lost { .. })).count()
-            as u64,
-        stacks: t.events.iter().filter(|e| matches!(e.kind, EventKind::Stack { .. })).count() as u64,
+        events: t.events.iter().filter(|e| e.kind.is_counted_event()).count() as u64,
+        stacks: t.events.iter().filter(|e| e.kind.is_stack()).count() as u64,
         cpus,
         span,
         lost: t.info.lost.clone(),

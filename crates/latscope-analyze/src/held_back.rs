@@ -93,9 +93,11 @@ fn decided(
         Some(Interrupted::Idle) => idle(delay, cpu, arrival, ctx),
         Some(Interrupted::Kernel { chain, syscall, at_irq_enable }) => {
             let culprit = Culprit { chain, syscall, place: Some(Place::Kernel), ..task_culprit(arrival.task()) };
-            // Interrupts held until exactly there, or code known to run with them off: an irqs-off section
-            // that ended there (the delay is a lower bound of it).
-            let known = patterns::any_console(culprit.chain.iter().map(String::as_str));
+            // An interrupt held pending is delivered right where interrupts come back on: a point that
+            // re-enables them, or code known to run with them off (the console flush, whose re-enabling is
+            // inlined). That is an irqs-off section ending there (the delay is a lower bound of it). Deeper
+            // frames are no evidence: an interrupt that lands further on arrived while they were on.
+            let known = culprit.chain.first().is_some_and(|f| patterns::any_console([f.as_str()]));
             let cause = if at_irq_enable || known { CauseKind::IrqsOff } else { CauseKind::KernelCode };
             at(cause, culprit)
         }
@@ -173,6 +175,13 @@ mod tests {
         let unlock =
             late(" => asm_sysvec_apic_timer_interrupt\n => _raw_spin_unlock_irqrestore\n => do_foo\n", "kworker-9");
         assert_eq!(first(&unlock, &ctx).cause, CauseKind::IrqsOff, "taken right at an irq-enable point");
+        // Seen live during a printk storm: the interrupt landed past the printk store, in code that runs
+        // with interrupts on; console code deeper in the stack is no evidence that they were off.
+        let past = late(
+            " => asm_sysvec_apic_timer_interrupt\n => is_printk_legacy_deferred\n => printk_get_console_flush_type\n => vprintk_emit\n => ksys_write\n",
+            "sh-8",
+        );
+        assert_eq!(first(&past, &ctx).cause, CauseKind::KernelCode);
         let other = late(" => asm_sysvec_apic_timer_interrupt\n => filemap_read\n => vfs_read\n", "git-5");
         assert_eq!(first(&other, &ctx).cause, CauseKind::KernelCode, "mid-function in unknown code: undecided");
         let user = late(" => trace_event_raw_event_x86_irq_vector\n => asm_sysvec_apic_timer_interrupt\n", "spin-3");

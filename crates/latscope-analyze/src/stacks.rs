@@ -186,7 +186,11 @@ pub fn interrupted(frames: &[Text]) -> Interrupted {
     if rest.iter().any(|f| is_idle(f)) {
         return Interrupted::Idle;
     }
-    let chain: Vec<String> = rest.iter().filter(|f| !is_syscall_entry(f)).map(|f| f.to_string()).collect();
+    let mut chain: Vec<String> = rest.iter().filter(|f| !is_syscall_entry(f)).map(|f| f.to_string()).collect();
+    if chain.is_empty() {
+        // Interrupted in the system call entry or exit path itself: that is where it was.
+        chain.push(rest[0].to_string());
+    }
     let at_irq_enable = rest.first().is_some_and(|f| enables_irqs(f));
     Interrupted::Kernel { syscall: syscall_of(&chain), chain, at_irq_enable }
 }
@@ -197,6 +201,13 @@ mod tests {
 
     fn frames(names: &[&str]) -> Vec<Text> {
         names.iter().map(|n| Text::from(*n)).collect()
+    }
+
+    fn kernel_chain(f: &[Text]) -> Vec<String> {
+        match interrupted(f) {
+            Interrupted::Kernel { chain, .. } => chain,
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -260,6 +271,9 @@ mod tests {
             "asm_sysvec_apic_timer_interrupt",
         ]);
         assert_eq!(interrupted(&user), Interrupted::User);
+        // Seen live: interrupted on the way out of a system call, in the entry code itself.
+        let exit = frames(&["asm_sysvec_apic_timer_interrupt", "do_syscall_64", "entry_SYSCALL_64_after_hwframe"]);
+        assert_eq!(kernel_chain(&exit), ["do_syscall_64"]);
         // An older arm kernel's stack from idle (a trace people posted, kernel 4.19, Raspberry Pi).
         let idle = frames(&[
             "tick_sched_timer",

@@ -9,7 +9,9 @@ use crate::stacks::{interrupted, yielded, Interrupted};
 use crate::throttling::{throttle_gaps, ThrottleGap};
 use crate::timeline::{Activity, ContextSpan, Segment, Timeline, UntracedSwitch};
 use latscope_model::event::WakeupKind;
-use latscope_model::{is_rt_prio, CauseKind, CpuId, Culprit, Event, EventKind, Explanation, Nanos, Pid, TaskRef, Text};
+use latscope_model::{
+    is_rt_prio, CauseKind, CpuId, Culprit, Event, EventKind, Explanation, Nanos, Pid, Place, TaskRef, Text,
+};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -416,7 +418,7 @@ impl WakeupContext<'_> {
             evidence.push(x);
         }
         components.retain(|c| c.magnitude > Nanos::ZERO);
-        evidence.extend(self.locate_blockers(irq, r, &mut components));
+        evidence.extend(self.locate_blockers(irq, r, task.prio, &mut components));
         let sum = components.iter().fold(Nanos::ZERO, |a, c| a + c.magnitude);
         let latency = end - start;
         evidence.sort_unstable();
@@ -448,7 +450,17 @@ impl WakeupContext<'_> {
     /// Where the tasks that held the CPU were, from the kernel stacks the trace has: the one the waking
     /// interrupt found running (its stack at that interrupt's entry) and the one the woken task was
     /// switched in after (its stack at that switch: where it gave the CPU up). Returns the stacks' indices.
-    fn locate_blockers(&self, irq: Option<&ContextSpan>, r: &Record, parts: &mut [Explanation]) -> Vec<usize> {
+    ///
+    /// A lower-priority task the waking interrupt found in user space did not hold the real-time `victim`
+    /// off: the return to user space preempts it whatever the preemption model. The time the trace still
+    /// shows it current went below the kernel (or to untraced exit work), and is said so.
+    fn locate_blockers(
+        &self,
+        irq: Option<&ContextSpan>,
+        r: &Record,
+        victim: Option<i32>,
+        parts: &mut [Explanation],
+    ) -> Vec<usize> {
         fn part_of(parts: &mut [Explanation], pid: Pid) -> Option<&mut Explanation> {
             parts.iter_mut().find(|p| p.cause == CauseKind::BlockingTask && p.culprit.pid() == Some(pid))
         }
@@ -457,11 +469,20 @@ impl WakeupContext<'_> {
             let e = &self.events[entry];
             let stack = self.timeline.cpu(e.cpu).and_then(|t| t.stack_of(entry, self.events));
             if let (Some((at, frames)), Some(p)) = (stack, part_of(parts, e.pid)) {
-                if let Interrupted::Kernel { chain, syscall, .. } = interrupted(frames) {
-                    p.culprit.chain = chain;
-                    p.culprit.syscall = syscall;
-                    p.culprit.place = Some(latscope_model::Place::Kernel);
-                    used.push(at);
+                let lower = |t: &TaskRef| victim.zip(t.prio).is_some_and(|(v, b)| is_rt_prio(v) && b > v);
+                match interrupted(frames) {
+                    Interrupted::Kernel { chain, syscall, .. } => {
+                        p.culprit.chain = chain;
+                        p.culprit.syscall = syscall;
+                        p.culprit.place = Some(Place::Kernel);
+                        used.push(at);
+                    }
+                    Interrupted::User if p.culprit.task.as_ref().is_some_and(lower) => {
+                        p.cause = CauseKind::NoKernelEvent;
+                        p.culprit.place = Some(Place::UserSpace);
+                        used.push(at);
+                    }
+                    Interrupted::User | Interrupted::Idle => {}
                 }
             }
         }
@@ -607,6 +628,87 @@ mod tests {
             let name = c.culprit.task.as_ref().map_or_else(|| c.culprit.name.clone(), |t| t.comm.to_string());
             (name, c.magnitude)
         })
+    }
+
+    #[test]
+    fn a_normal_task_found_in_user_space_does_not_block_a_real_time_wakeup() {
+        // Seen live: the timer interrupt finds a SCHED_OTHER loop in user space and wakes cyclictest, and the
+        // switch comes 80 us later with no event in between. The return to user space preempts the loop:
+        // that time is not the loop's.
+        let events = trace(
+            "\
+ cyclictest-50      [001] d..1.   100.000010: hrtimer_start: hrtimer=0000000000000001 function=hrtimer_wakeup expires=100000100000 softexpires=100000100000 mode=ABS
+ cyclictest-50      [001] d..2.   100.000010: sched_switch: prev_comm=cyclictest prev_pid=50 prev_prio=4 prev_state=S ==> next_comm=loop next_pid=60 next_prio=120
+       loop-60      [001] d.h..   100.000101: local_timer_entry: vector=236
+       loop-60      [001] d.h..   100.000102: <stack trace>
+ => trace_event_raw_event_x86_irq_vector
+ => asm_sysvec_apic_timer_interrupt
+       loop-60      [001] d.h1.   100.000104: hrtimer_expire_entry: hrtimer=0000000000000001 function=hrtimer_wakeup now=100000104000
+       loop-60      [001] d.h2.   100.000105: sched_waking: comm=cyclictest pid=50 prio=4 target_cpu=001
+       loop-60      [001] d.h1.   100.000106: hrtimer_expire_exit: hrtimer=0000000000000001
+       loop-60      [001] d.h..   100.000108: local_timer_exit: vector=236
+       loop-60      [001] d..2.   100.000188: sched_switch: prev_comm=loop prev_pid=60 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=50 next_prio=4
+ cyclictest-50      [001] .....   100.000190: sys_exit: NR 230 = 0
+",
+        );
+        let tl = Timeline::build(&events);
+        let x = crate::hrtimer::expiries(&events);
+        let ctx = WakeupContext::new(&events, &tl, &x);
+        let b = &decompose_wakeups(&ctx, &WakeupSelection::default())[0];
+        assert_eq!(part(b, CauseKind::BlockingTask), None, "{:?}", b.components);
+        let c = b.components.iter().find(|c| c.cause == CauseKind::NoKernelEvent).expect("the time after the IRQ");
+        assert_eq!((c.magnitude, c.culprit.place), (Nanos::from_us(80), Some(Place::UserSpace)));
+        assert_eq!(c.culprit.pid(), Some(60));
+    }
+
+    #[test]
+    fn a_lower_priority_task_in_a_system_call_is_named_with_where_it_was_and_where_it_yielded() {
+        // As seen live during a printk storm on this preempt=none kernel: the timer interrupt that wakes
+        // cyclictest finds bash storing a message in write(); bash goes on to flush the console with
+        // preemption off and gives the CPU up only on its way back to user space.
+        let events = trace(
+            "\
+ cyclictest-50      [001] d..1.   100.000010: hrtimer_start: hrtimer=0000000000000001 function=hrtimer_wakeup expires=100000100000 softexpires=100000100000 mode=ABS
+ cyclictest-50      [001] d..2.   100.000010: sched_switch: prev_comm=cyclictest prev_pid=50 prev_prio=4 prev_state=S ==> next_comm=bash next_pid=60 next_prio=120
+       bash-60      [001] d.h..   100.000101: local_timer_entry: vector=236
+       bash-60      [001] d.h..   100.000102: <stack trace>
+ => trace_event_raw_event_x86_irq_vector
+ => asm_sysvec_apic_timer_interrupt
+ => vprintk_store
+ => vprintk_emit
+ => devkmsg_emit.constprop.0
+ => devkmsg_write.cold
+ => vfs_write
+ => ksys_write
+ => do_syscall_64
+       bash-60      [001] d.h1.   100.000104: hrtimer_expire_entry: hrtimer=0000000000000001 function=hrtimer_wakeup now=100000104000
+       bash-60      [001] d.h2.   100.000105: sched_waking: comm=cyclictest pid=50 prio=4 target_cpu=001
+       bash-60      [001] d.h1.   100.000106: hrtimer_expire_exit: hrtimer=0000000000000001
+       bash-60      [001] d.h..   100.000108: local_timer_exit: vector=236
+       bash-60      [001] d..2.   100.001108: sched_switch: prev_comm=bash prev_pid=60 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=50 next_prio=4
+       bash-60      [001] d..2.   100.001109: <stack trace>
+ => trace_event_raw_event_sched_switch
+ => __schedule
+ => schedule
+ => exit_to_user_mode_loop
+ => do_syscall_64
+ => entry_SYSCALL_64_after_hwframe
+ cyclictest-50      [001] .....   100.001112: sys_exit: NR 230 = 0
+",
+        );
+        let tl = Timeline::build(&events);
+        let x = crate::hrtimer::expiries(&events);
+        let ctx = WakeupContext::new(&events, &tl, &x);
+        let b = &decompose_wakeups(&ctx, &WakeupSelection::default())[0];
+        let p = b.components.iter().find(|c| c.cause == CauseKind::BlockingTask).expect("bash ran");
+        assert_eq!((p.magnitude, p.culprit.pid()), (Nanos::from_us(1000), Some(60)));
+        assert_eq!(p.culprit.chain[..2], ["vprintk_store", "vprintk_emit"]);
+        assert_eq!(p.culprit.syscall.as_deref(), Some("write"));
+        assert_eq!(p.culprit.yielded_at, ["exit_to_user_mode_loop"]);
+        // Lower priority than the woken real-time task: it could not be preempted.
+        let h = b.headline.as_ref().expect("headline");
+        assert_eq!((h.cause, h.culprit.pid()), (CauseKind::PreemptOff, Some(60)));
+        assert_eq!(h.hint.as_ref().and_then(|x| x.pattern), Some(latscope_model::Pattern::ConsolePrint));
     }
 
     #[test]

@@ -262,6 +262,17 @@ impl EventKind {
             EventKind::Other { name, .. } => name.to_string(),
         }
     }
+
+    /// Whether this is an event as `trace-cmd report` counts them: not a kernel stack (which belongs to the
+    /// event before it) and not a lost-events marker.
+    pub fn is_counted_event(&self) -> bool {
+        !matches!(self, EventKind::Stack { .. } | EventKind::Lost { .. })
+    }
+
+    /// Whether this is a kernel stack (`<stack trace>`, `ftrace:kernel_stack`).
+    pub fn is_stack(&self) -> bool {
+        matches!(self, EventKind::Stack { .. })
+    }
 }
 
 /// The kernel's softirq vector names, indexed by vector number (`include/linux/interrupt.h`).

@@ -103,8 +103,11 @@ impl TracedWakeup {
 pub struct TimerTrace {
     /// The worst samples, explained, worst first.
     pub worst: Vec<TracedWakeup>,
-    /// Events decoded from the capture.
+    /// Events decoded from the capture (without kernel stacks and lost-event markers).
     pub events: u64,
+    /// Kernel stacks recorded in the capture (the `stacktrace` triggers), apart from the events.
+    #[serde(default)]
+    pub stacks: u64,
     /// Events the ring buffer lost.
     pub lost_events: u64,
     /// Whether the capture was frozen at the first threshold crossing (`--stop-on-threshold`).

@@ -30,7 +30,11 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
         s.format.as_deref().unwrap_or("unknown format"),
         s.tracer.as_deref().map(|t| format!(", tracer {t}")).unwrap_or_default(),
         s.events,
-        if s.stacks > 0 { format!(" and {} kernel stacks", s.stacks) } else { String::new() },
+        match s.stacks {
+            0 => String::new(),
+            1 => " and 1 kernel stack".into(),
+            n => format!(" and {n} kernel stacks"),
+        },
         s.cpus.len(),
         human(s.span)
     )?;

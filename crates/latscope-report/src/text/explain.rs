@@ -304,9 +304,13 @@ fn part_clause(w: &WakeupView<'_>, h: &Explanation) -> String {
              normal tasks ran while it waited."
         ),
         CauseKind::ReturnToUser => " was the return from the system call to user space.".into(),
-        CauseKind::NoKernelEvent => {
-            " had no kernel event on the CPU at all (hardware, firmware or hypervisor).".to_string()
-        }
+        CauseKind::NoKernelEvent => match (c.place, &c.task) {
+            (Some(Place::UserSpace), Some(t)) => format!(
+                " passed while the trace still shows {} current{cpu}, though the wakeup found it in user space,                  where the return from the interrupt preempts it: no kernel event accounts for that time                  (hardware, firmware or hypervisor).",
+                task(t)
+            ),
+            _ => " had no kernel event on the CPU at all (hardware, firmware or hypervisor).".to_string(),
+        },
         CauseKind::OtherKernelEvent
         | CauseKind::WakeupLatency
         | CauseKind::FunctionTime

@@ -112,6 +112,11 @@ pub fn note(w: &TracedWakeup) -> Option<String> {
 pub fn write_traced_wakeups(out: &mut dyn Write, t: &TimerTrace) -> io::Result<()> {
     writeln!(out)?;
     write!(out, "Worst wakeups, from the trace ({} events", t.events)?;
+    match t.stacks {
+        0 => {}
+        1 => write!(out, ", 1 kernel stack")?,
+        n => write!(out, ", {n} kernel stacks")?,
+    }
     if t.lost_events > 0 {
         write!(out, ", {} lost", t.lost_events)?;
     }
