@@ -1,5 +1,5 @@
 //! Fuzz the ring-buffer page decoder through `RawDecoder::decode_page` (64- and 32-bit layouts), the
-//! `raw_syscalls` plan and a format parsed at its first record included.
+//! `raw_syscalls` plan, a format parsed at its first record and kernel stacks included.
 #![no_main]
 
 use latscope_decode::{PageLayout, RawDecoder};
@@ -54,6 +54,13 @@ const SYS_EXIT: &str = "name: sys_exit\nID: 6\nformat:\n\
 \tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n\
 \tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n";
 
+/// `ftrace:kernel_stack`: `size` frames in a `caller` array the record extends past its declared 8.
+const STACK: &str = "name: kernel_stack\nID: 7\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\
+\tfield:int size;\toffset:8;\tsize:4;\tsigned:1;\n\
+\tfield:unsigned long caller[8];\toffset:16;\tsize:64;\tsigned:0;\n";
+
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, page)) = data.split_first() else { return };
     let layout = PageLayout::default_for(if mode & 1 == 0 { 8 } else { 4 }, mode & 2 != 0);
@@ -64,6 +71,7 @@ fuzz_target!(|data: &[u8]| {
     // raw_syscalls go through their plan; sys_exit is parsed when its first record comes.
     let _ = dec.add_format("raw_syscalls", SYS_ENTER);
     let _ = dec.add_format_later("raw_syscalls", SYS_EXIT.to_string());
+    let _ = dec.add_format("ftrace", STACK);
     dec.set_printk_formats("0x0 : \"%d %s %pS %llx %c %5.2x\\n\"\n");
     dec.set_kallsyms("0000000000001000 T a\n0000000000002000 t b\n");
     let mut n = 0usize;

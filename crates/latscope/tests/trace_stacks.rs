@@ -49,8 +49,13 @@ impl Drop for OnCpu1 {
 
 /// `latscope timer --trace` on CPU 1 for `duration`, its result.
 fn traced_timer(duration: &str, top: &str) -> TimerResult {
+    traced_timer_with(duration, top, &[])
+}
+
+fn traced_timer_with(duration: &str, top: &str, extra: &[&str]) -> TimerResult {
     let out = Command::new(BIN)
         .args(["timer", "-c", "1", "-p", "95", "-D", duration, "--trace", "--top", top, "-q", "--json", "-"])
+        .args(extra)
         .output()
         .expect("run latscope timer");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -195,4 +200,27 @@ fn an_idle_cpu_is_idle_and_takes_no_stack() {
     // The measuring thread sleeps between wakeups: on a CPU with nothing else to do most late interrupts
     // find it idle. On a busy machine other tasks may run there instead; one idle case is enough.
     assert!(idle >= 1, "no worst wakeup's interrupt found the CPU idle: {t:?}");
+}
+
+#[test]
+fn without_stacks_a_busy_cpu_is_not_known_rather_than_the_hypervisor() {
+    if !live::ready(&[Need::Root, Need::Tracefs, Need::Cpu(1), Need::Tool("taskset")]) {
+        return;
+    }
+    let _turn = live::turn::take();
+    let spinner = OnCpu1::start("while :; do :; done");
+    let r = traced_timer_with("1s", "10", &["--no-stacks"]);
+    let pid = spinner.pid();
+    drop(spinner);
+    let t = r.trace.as_ref().expect("trace");
+    assert_eq!(t.stacks, 0, "--no-stacks took stacks");
+    let mut unknown = 0;
+    for w in t.worst.iter().filter(|w| w.found()) {
+        if let Some(inner) = held_back(w).filter(|i| i.culprit.pid() == Some(pid)) {
+            // The interrupt found the loop, and nothing says where it was: not known, not the hypervisor.
+            assert_eq!(inner.culprit.place, Some(Place::Unknown { stacks_traced: false }), "{w:?}");
+            unknown += 1;
+        }
+    }
+    assert!(unknown >= 1, "no worst wakeup's interrupt found the loop: {t:?}");
 }
