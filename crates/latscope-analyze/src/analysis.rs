@@ -108,12 +108,13 @@ fn source_info(name: &str, t: &DecodedTrace) -> SourceInfo {
         (Some(a), Some(b)) => b.ts - a.ts,
         _ => Nanos::ZERO,
     };
+    let (events, stacks) = latscope_model::count_events_and_stacks(&t.events);
     SourceInfo {
         name: name.to_string(),
         format: t.info.format.map(|f| format!("{f:?}")),
         tracer: t.info.tracer.clone(),
-        events: t.events.iter().filter(|e| e.kind.is_counted_event()).count() as u64,
-        stacks: t.events.iter().filter(|e| e.kind.is_stack()).count() as u64,
+        events,
+        stacks,
         cpus,
         span,
         lost: t.info.lost.clone(),

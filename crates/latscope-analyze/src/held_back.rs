@@ -97,30 +97,29 @@ fn decided(
             // re-enables them, or code known to run with them off (the console flush, whose re-enabling is
             // inlined). That is an irqs-off section ending there (the delay is a lower bound of it). Deeper
             // frames are no evidence: an interrupt that lands further on arrived while they were on.
-            let known = culprit.chain.first().is_some_and(|f| patterns::any_console([f.as_str()]));
+            let known = culprit.chain.first().is_some_and(|f| patterns::is_console_func(f));
             let cause = if at_irq_enable || known { CauseKind::IrqsOff } else { CauseKind::KernelCode };
             at(cause, culprit)
         }
-        None => match before.first() {
-            _ if arrival.entry.is_some_and(|(_, e)| e.pid == 0) => idle(delay, cpu, arrival, ctx),
-            Some(c) if c.cause == CauseKind::Idle => idle(delay, cpu, arrival, ctx),
+        None => {
             // A task ran, and without its stack the trace cannot say where: kernel code with interrupts off
             // and time below the kernel look the same.
-            Some(task) => {
-                let place = Place::Unknown { stacks_traced: arrival.stacks_traced };
-                let culprit = Culprit { place: Some(place), ..task.culprit.clone() };
-                let mut e = Explanation::new(CauseKind::NoKernelEvent, culprit, delay, Some(cpu));
-                e.evidence = task.evidence.clone();
-                e
-            }
-            None => match arrival.task() {
-                Some(t) => {
-                    let place = Place::Unknown { stacks_traced: arrival.stacks_traced };
-                    at(CauseKind::NoKernelEvent, Culprit { place: Some(place), ..task_culprit(Some(t)) })
+            let unknown = Some(Place::Unknown { stacks_traced: arrival.stacks_traced });
+            match before.first() {
+                _ if arrival.entry.is_some_and(|(_, e)| e.pid == 0) => idle(delay, cpu, arrival, ctx),
+                Some(c) if c.cause == CauseKind::Idle => idle(delay, cpu, arrival, ctx),
+                Some(task) => {
+                    let culprit = Culprit { place: unknown, ..task.culprit.clone() };
+                    let mut e = Explanation::new(CauseKind::NoKernelEvent, culprit, delay, Some(cpu));
+                    e.evidence = task.evidence.clone();
+                    e
+                }
+                None if arrival.task().is_some() => {
+                    at(CauseKind::NoKernelEvent, Culprit { place: unknown, ..task_culprit(arrival.task()) })
                 }
                 None => at(CauseKind::NoKernelEvent, Culprit::default()),
-            },
-        },
+            }
+        }
     }
 }
 

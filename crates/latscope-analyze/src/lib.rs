@@ -18,7 +18,7 @@ pub mod ranking;
 pub mod remedy;
 pub mod sample_explain;
 pub mod stacks;
-pub mod symbol;
+pub use latscope_model::symbol;
 #[cfg(test)]
 mod testing;
 pub mod throttling;

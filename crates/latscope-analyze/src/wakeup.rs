@@ -622,6 +622,13 @@ mod tests {
     use super::*;
     use crate::testing::trace;
 
+    /// Every wakeup of a trace, broken down.
+    fn breakdowns(events: &[Event]) -> Vec<WakeupBreakdown> {
+        let tl = Timeline::build(events);
+        let x = crate::hrtimer::expiries(events);
+        decompose_wakeups(&WakeupContext::new(events, &tl, &x), &WakeupSelection::default())
+    }
+
     /// The part of `kind` as (culprit name or task comm, magnitude).
     fn part(b: &WakeupBreakdown, kind: CauseKind) -> Option<(String, Nanos)> {
         b.components.iter().find(|c| c.cause == kind).map(|c| {
@@ -651,10 +658,7 @@ mod tests {
  cyclictest-50      [001] .....   100.000190: sys_exit: NR 230 = 0
 ",
         );
-        let tl = Timeline::build(&events);
-        let x = crate::hrtimer::expiries(&events);
-        let ctx = WakeupContext::new(&events, &tl, &x);
-        let b = &decompose_wakeups(&ctx, &WakeupSelection::default())[0];
+        let b = &breakdowns(&events)[0];
         assert_eq!(part(b, CauseKind::BlockingTask), None, "{:?}", b.components);
         let c = b.components.iter().find(|c| c.cause == CauseKind::NoKernelEvent).expect("the time after the IRQ");
         assert_eq!((c.magnitude, c.culprit.place), (Nanos::from_us(80), Some(Place::UserSpace)));
@@ -696,10 +700,7 @@ mod tests {
  cyclictest-50      [001] .....   100.001112: sys_exit: NR 230 = 0
 ",
         );
-        let tl = Timeline::build(&events);
-        let x = crate::hrtimer::expiries(&events);
-        let ctx = WakeupContext::new(&events, &tl, &x);
-        let b = &decompose_wakeups(&ctx, &WakeupSelection::default())[0];
+        let b = &breakdowns(&events)[0];
         let p = b.components.iter().find(|c| c.cause == CauseKind::BlockingTask).expect("bash ran");
         assert_eq!((p.magnitude, p.culprit.pid()), (Nanos::from_us(1000), Some(60)));
         assert_eq!(p.culprit.chain[..2], ["vprintk_store", "vprintk_emit"]);
@@ -839,10 +840,7 @@ mod tests {
  latscope-inject-29236 [001] d..2. 10914.688448: sched_switch: prev_comm=latscope-inject prev_pid=29236 prev_prio=2 prev_state=S ==> next_comm=cyclictest next_pid=29238 next_prio=4
 ",
         );
-        let tl = Timeline::build(&events);
-        let x = crate::hrtimer::expiries(&events);
-        let ctx = WakeupContext::new(&events, &tl, &x);
-        let b = decompose_wakeups(&ctx, &WakeupSelection::default());
+        let b = breakdowns(&events);
         let b = b.iter().find(|b| b.task.pid == 29238).expect("cyclictest's wakeup");
         assert_eq!(b.end, Nanos(10_914_688_448_000));
         assert_eq!(part(b, CauseKind::BlockingTask), Some(("latscope-inject".into(), Nanos(2_009_000))));

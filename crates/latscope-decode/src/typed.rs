@@ -47,7 +47,7 @@ pub trait FieldSource {
     /// `hrtimer_wakeup+0x0/0x30`): a callback always starts its function.
     fn callback(&self, name: &str) -> Option<Text> {
         let t = self.func(name)?;
-        match symbol_without_offset(&t) {
+        match latscope_model::symbol::bare(&t) {
             s if s.len() < t.len() => Some(Text::from(s)),
             _ => Some(t),
         }
@@ -70,12 +70,6 @@ pub trait FieldSource {
     fn intern(&self, s: &str) -> Text {
         Text::from(s)
     }
-}
-
-/// `name` of `name+0x1c/0x30` or `name/0x0`; anything else as it is.
-fn symbol_without_offset(s: &str) -> &str {
-    let cut = s.find("+0x").or_else(|| s.find("/0x")).filter(|&i| i > 0);
-    cut.map_or(s, |i| &s[..i])
 }
 
 /// A small string cache so repeated function, IRQ and event names share one allocation.
@@ -492,14 +486,6 @@ fn join_fields(fields: &[Field], skip: &str) -> Text {
 mod tests {
     use super::*;
 
-    #[test]
-    fn symbols_lose_a_printed_offset() {
-        assert_eq!(symbol_without_offset("hrtimer_wakeup/0x0"), "hrtimer_wakeup");
-        assert_eq!(symbol_without_offset("hrtimer_wakeup+0x0/0x30"), "hrtimer_wakeup");
-        assert_eq!(symbol_without_offset("tick_nohz_handler"), "tick_nohz_handler");
-        assert_eq!(symbol_without_offset("0xffffffff81234567"), "0xffffffff81234567");
-    }
-
     /// A field source over `key=value` pairs, like a text line.
     struct Kv(Vec<(&'static str, &'static str)>);
 
@@ -591,6 +577,13 @@ mod tests {
                 mode: Text::from("ABS|PINNED|HARD"),
             }
         );
+        // trace-cmd report prints a callback with its offset (`hrtimer_wakeup/0x0`): the name stays.
+        let k = build(
+            None,
+            "hrtimer_expire_entry",
+            &Kv(vec![("hrtimer", "1"), ("function", "hrtimer_wakeup/0x0"), ("now", "5")]),
+        );
+        assert!(matches!(k, EventKind::HrtimerExpireEntry { function, .. } if &*function == "hrtimer_wakeup"));
         // Binary mode numbers map to the kernel's names.
         let k = build(Some("timer"), "hrtimer_init", &Kv(vec![("hrtimer", "1"), ("clockid", "1"), ("mode", "8")]));
         assert_eq!(

@@ -262,17 +262,16 @@ impl EventKind {
             EventKind::Other { name, .. } => name.to_string(),
         }
     }
+}
 
-    /// Whether this is an event as `trace-cmd report` counts them: not a kernel stack (which belongs to the
-    /// event before it) and not a lost-events marker.
-    pub fn is_counted_event(&self) -> bool {
-        !matches!(self, EventKind::Stack { .. } | EventKind::Lost { .. })
-    }
-
-    /// Whether this is a kernel stack (`<stack trace>`, `ftrace:kernel_stack`).
-    pub fn is_stack(&self) -> bool {
-        matches!(self, EventKind::Stack { .. })
-    }
+/// A trace's events as `trace-cmd report` counts them — without kernel stacks (each belongs to the event
+/// before it) and lost-events markers — and, apart, its kernel stacks.
+pub fn count_events_and_stacks(events: &[Event]) -> (u64, u64) {
+    events.iter().fold((0, 0), |(n, stacks), e| match e.kind {
+        EventKind::Stack { .. } => (n, stacks + 1),
+        EventKind::Lost { .. } => (n, stacks),
+        _ => (n + 1, stacks),
+    })
 }
 
 /// The kernel's softirq vector names, indexed by vector number (`include/linux/interrupt.h`).

@@ -179,8 +179,7 @@ pub fn run(args: Args) -> CmdResult {
     let built: Option<CpuSlices> = (!events.is_empty()).then(|| slices::build(&events));
     if let Some(t) = result.timer.as_mut().filter(|_| !events.is_empty()) {
         let worst = explain_worst(&events, t, &measured, timer_prio, &remedy);
-        let counted = events.iter().filter(|e| e.kind.is_counted_event()).count() as u64;
-        let stacks = events.iter().filter(|e| e.kind.is_stack()).count() as u64;
+        let (counted, stacks) = latscope_model::count_events_and_stacks(&events);
         t.trace = Some(TimerTrace { worst, events: counted, stacks, ..TimerTrace::default() });
     }
     result.causes = ranking::rank(result.audit.as_ref(), result.timer.as_ref(), result.noise.as_ref(), &remedy);

@@ -246,8 +246,7 @@ fn explain(
     let threads = m.cpus.iter().map(|c| (c.cpu, c.tid, c.worst.as_slice()));
     let samples = worst_samples(threads, Some(policy.kernel_prio()), top);
     t.worst = explain_samples(&d.events, &samples, remedy);
-    t.events = d.events.iter().filter(|e| e.kind.is_counted_event()).count() as u64;
-    t.stacks = d.events.iter().filter(|e| e.kind.is_stack()).count() as u64;
+    (t.events, t.stacks) = latscope_model::count_events_and_stacks(&d.events);
     t.lost_events = d.lost;
     (t, d.events)
 }

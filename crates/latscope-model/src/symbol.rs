@@ -1,4 +1,5 @@
-//! Kernel symbol strings as traces print them (`console_unlock+0xc0/0x510`): bare name and short form.
+//! Kernel symbol strings as traces print them (`console_unlock+0xc0/0x510`, trace-cmd's `hrtimer_wakeup/0x0`):
+//! bare name and short form.
 
 /// `console_unlock+0xc0/0x510` → `console_unlock`; `[<c0123>] foo+0x1/0x2` → `foo`; plain names unchanged.
 pub fn bare(sym: &str) -> &str {
@@ -30,6 +31,9 @@ mod tests {
         assert_eq!(bare("console_unlock+0xc0/0x510"), "console_unlock");
         assert_eq!(short("console_unlock+0xc0/0x510"), "console_unlock+0xc0");
         assert_eq!(bare("vprintk_emit"), "vprintk_emit");
+        assert_eq!(bare("hrtimer_wakeup/0x0"), "hrtimer_wakeup");
+        assert_eq!(bare("hrtimer_wakeup+0x0/0x30"), "hrtimer_wakeup");
+        assert_eq!(bare("0xffffffff81234567"), "0xffffffff81234567");
         assert_eq!(function_name("+---->ktime_get"), "ktime_get");
         assert_eq!(function_name("additional part      preempt_count_sub"), "preempt_count_sub");
         assert_eq!(function_name("lock_hrtimer_base.isra.0"), "lock_hrtimer_base.isra.0");
