@@ -76,6 +76,9 @@ pub fn decode_text_reader<R: Read>(name: &str, mut r: R, systrace: bool, sink: &
     let mut js = false;
     // `buf[..clean]` is known to hold no newline: only bytes read since are scanned.
     let mut clean = 0;
+    // Inside a line longer than the buffer whose start was decoded: its rest is skipped up to its newline,
+    // so it stays one line (and the line numbers after it stay right).
+    let mut in_long_line = false;
     loop {
         let n = match r.read(&mut buf[filled..]) {
             Ok(0) => break,
@@ -102,17 +105,39 @@ pub fn decode_text_reader<R: Read>(name: &str, mut r: R, systrace: bool, sink: &
                 dec.set_systrace();
             }
         }
+        if in_long_line {
+            match memchr::memchr(b'\n', &buf[..filled]) {
+                Some(i) => {
+                    buf.copy_within(i + 1..filled, 0);
+                    filled -= i + 1;
+                    clean = 0;
+                    in_long_line = false;
+                }
+                None => {
+                    filled = 0;
+                    clean = 0;
+                    continue;
+                }
+            }
+        }
         // Decode all complete lines; keep the partial last line for the next read. Only the new bytes can
         // hold a newline (earlier complete lines were consumed), so small reads of a long line stay linear.
         let end = match memchr::memrchr(b'\n', &buf[clean..filled]) {
             Some(i) => clean + i + 1,
-            None if filled == buf.len() => filled, // one enormous line: decode it as is
+            None if filled == buf.len() => {
+                // One line longer than the buffer: its start is decoded as a line, the rest skipped.
+                in_long_line = true;
+                filled
+            }
             None => {
                 clean = filled;
                 continue;
             }
         };
         feed_lines(&mut dec, &buf[..end], js, sink);
+        if in_long_line {
+            dec.warn_input(format!("a line longer than {} MiB: only its start was read", CHUNK >> 20));
+        }
         buf.copy_within(end..filled, 0);
         filled -= end;
         clean = filled;
