@@ -13,12 +13,15 @@ fn line_numbers_stay_right_after_a_line_longer_than_a_chunk() {
     t.push_str("garbage that is no ftrace line\n");
     t.push_str("            bash-1998  [000] d.h1   140.000000: softirq_raise: vec=1 [action=TIMER]\n");
     let mut n = 0;
-    let (_, warnings) = decode_text_reader("t.txt", std::io::Cursor::new(t.as_bytes()), false, &mut |_| n += 1)
-        .expect("decodes");
+    let (_, warnings) =
+        decode_text_reader("t.txt", std::io::Cursor::new(t.as_bytes()), false, &mut |_| n += 1).expect("decodes");
     let garbage: Vec<&str> =
         warnings.iter().filter(|w| w.message.starts_with("not an ftrace line")).map(|w| w.location.as_str()).collect();
     assert_eq!(garbage, ["t.txt:43"], "{warnings:?}");
-    assert!(warnings.iter().any(|w| w.location == "t.txt:42" && w.message.contains("longer than 1 MiB")), "{warnings:?}");
+    assert!(
+        warnings.iter().any(|w| w.location == "t.txt:42" && w.message.contains("longer than 1 MiB")),
+        "{warnings:?}"
+    );
     // 40 + the long line's start + the last line.
     assert_eq!(n, 42);
 }

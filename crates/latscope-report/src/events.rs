@@ -1,4 +1,4 @@
-//! One decoded [`Event`] per line, as text (ftrace-like) or as a JSON object: what `latscope decode` prints.
+//! One decoded [`Event`] per line, as ftrace text or as a JSON object: what `latscope decode` prints.
 
 use latscope_model::{Event, EventKind, Flags, Nanos};
 use std::fmt::Write as _;
@@ -9,7 +9,8 @@ pub fn format_ts(ts: Nanos) -> String {
     format!("{}.{:09}", ts.0 / 1_000_000_000, ts.0 % 1_000_000_000)
 }
 
-/// The flags in ftrace's alphabet (`dNh1.`): irqs-off, need-resched, context, preempt depth, migrate-disable.
+/// The flags in ftrace's alphabet (`dNh1.`): irqs-off, need-resched, context, preempt depth, migrate-disable;
+/// PREEMPT_RT's 7 columns (`dN.h512`) when the preempt-lazy depth is known.
 /// `-` when the format had no flags column.
 pub fn format_flags(f: Flags) -> String {
     if !f.has(Flags::KNOWN) {
@@ -26,16 +27,27 @@ pub fn format_flags(f: Flags) -> String {
     let nr = f.has(Flags::NEED_RESCHED);
     let lazy = f.has(Flags::NEED_RESCHED_LAZY);
     let pr = f.has(Flags::PREEMPT_RESCHED);
-    s.push(match (nr, lazy, pr) {
-        (true, true, true) => 'B',
-        (true, false, true) => 'N',
-        (false, true, true) => 'L',
-        (true, true, false) => 'b',
-        (true, false, false) => 'n',
-        (false, false, true) => 'p',
-        (false, true, false) => 'l',
-        _ => '.',
-    });
+    if f.preempt_lazy_depth.is_some() {
+        // PREEMPT_RT's 7 columns: need-resched and need-resched-lazy apart.
+        s.push(match (nr, pr) {
+            (true, true) => 'N',
+            (true, false) => 'n',
+            (false, true) => 'p',
+            _ => '.',
+        });
+        s.push(if lazy { 'L' } else { '.' });
+    } else {
+        s.push(match (nr, lazy, pr) {
+            (true, true, true) => 'B',
+            (true, false, true) => 'N',
+            (false, true, true) => 'L',
+            (true, true, false) => 'b',
+            (true, false, false) => 'n',
+            (false, false, true) => 'p',
+            (false, true, false) => 'l',
+            _ => '.',
+        });
+    }
     s.push(match (f.in_nmi(), f.in_hardirq(), f.in_softirq()) {
         (true, true, _) => 'Z',
         (true, false, _) => 'z',
@@ -97,19 +109,9 @@ pub fn format_fields(kind: &EventKind) -> String {
     s
 }
 
-/// One text line: `TIME [CPU] COMM-PID FLAGS NAME: FIELDS`.
-pub fn write_text<W: Write>(mut out: W, e: &Event) -> io::Result<()> {
-    writeln!(
-        out,
-        "{} [{:03}] {}-{} {} {}: {}",
-        format_ts(e.ts),
-        e.cpu.0,
-        e.comm,
-        e.pid,
-        format_flags(e.flags),
-        e.kind.name(),
-        format_fields(&e.kind)
-    )
+/// One event as ftrace text (see [`crate::ftrace_text`]): what `latscope decode` prints and reads back.
+pub fn write_text<W: Write>(out: W, e: &Event) -> io::Result<()> {
+    crate::ftrace_text::write_ftrace(out, e)
 }
 
 /// One JSON object on one line (the [`Event`] serialisation: `ts` in ns, `kind.event` names the event).
@@ -146,12 +148,12 @@ mod tests {
         write_text(&mut out, &e).expect("write");
         assert_eq!(
             String::from_utf8_lossy(&out),
-            "1.500000001 [003] bash-12 dNh1. irq_handler_entry: irq=3 name=arch_timer\n"
+            "            bash-12      [003] dNh1.     1.500000001: irq_handler_entry: irq=3 name=arch_timer\n"
         );
         let e = ev(EventKind::Stack { frames: vec![Text::from("a"), Text::from("b")] }, Flags::default());
         let mut out = Vec::new();
         write_text(&mut out, &e).expect("write");
-        assert!(String::from_utf8_lossy(&out).ends_with("- kernel_stack: frames=[a, b]\n"));
+        assert!(String::from_utf8_lossy(&out).ends_with("[003]     1.500000001: <stack trace>\n => a\n => b\n"));
     }
 
     #[test]

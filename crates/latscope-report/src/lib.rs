@@ -6,6 +6,7 @@ pub mod compare;
 pub mod decode_stats;
 pub mod events;
 pub mod fix_script;
+pub mod ftrace_text;
 pub mod html;
 pub mod human;
 pub mod json;

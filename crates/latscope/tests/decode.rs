@@ -44,7 +44,12 @@ fn text_lines() {
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().count(), 7);
-    assert!(text.lines().next().is_some_and(|l| l.starts_with("14372.732649000 [006] <...>-6462 d..1 irq_disable:")));
+    assert!(
+        text.lines()
+            .next()
+            .is_some_and(|l| l.starts_with("           <...>-6462    [006] d..1 14372.732649000: irq_disable:")),
+        "{text}"
+    );
 }
 
 #[test]

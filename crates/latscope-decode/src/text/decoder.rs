@@ -42,6 +42,8 @@ pub struct TextDecoder {
     graph: Vec<GraphCpu>,
     untimed_graph_warned: bool,
     last_comm: Option<TaskName>,
+    /// Lost-events markers waiting for the event they precede, whose time they take (as in a `.dat`).
+    pending_lost: Vec<Event>,
 }
 
 /// Per-CPU function_graph state: the running task (from `=>` banners / proc column) and the call stack.
@@ -75,6 +77,7 @@ impl TextDecoder {
             graph: Vec::new(),
             untimed_graph_warned: false,
             last_comm: None,
+            pending_lost: Vec::new(),
         }
     }
 
@@ -91,7 +94,11 @@ impl TextDecoder {
     /// Whether anything so far showed this is a trace (an event, a `# tracer:` line, a latency header,
     /// a trace-cmd preamble).
     pub fn recognised(&self) -> bool {
-        self.events > 0 || self.info.tracer.is_some() || self.latency.is_some() || self.report_preamble
+        self.events > 0
+            || !self.pending_lost.is_empty()
+            || self.info.tracer.is_some()
+            || self.latency.is_some()
+            || self.report_preamble
     }
 
     /// Decode one line (without its `\n`).
@@ -144,7 +151,7 @@ impl TextDecoder {
             self.event_line(p, sink);
             return;
         }
-        if self.understood_marker(t, sink) {
+        if self.understood_marker(t) {
             return;
         }
         if self.events == 0 && header_line(t, &mut self.latency, &mut self.info.cpus) {
@@ -182,7 +189,7 @@ impl TextDecoder {
     }
 
     /// Lines that are understood and carry no event (or a lost-events marker). Returns whether handled.
-    fn understood_marker(&mut self, t: &str, sink: &mut dyn FnMut(Event)) -> bool {
+    fn understood_marker(&mut self, t: &str) -> bool {
         let b = t.as_bytes();
         // `CPU:2 [LOST 11745 EVENTS]` (trace, trace-cmd report), `CPU 2 [LOST EVENTS]`, trace-cmd's
         // `instance: CPU:1 [1202 EVENTS DROPPED]`.
@@ -209,7 +216,7 @@ impl TextDecoder {
                 flags: Flags::default(),
                 kind: EventKind::Lost { count },
             };
-            self.emit(e, sink);
+            self.pending_lost.push(e);
             return true;
         }
         if t.starts_with("#####") || t.starts_with("[...") || t.starts_with("[omitted") || b.iter().all(|&c| c == b'.')
@@ -387,6 +394,11 @@ impl TextDecoder {
     }
 
     fn emit(&mut self, e: Event, sink: &mut dyn FnMut(Event)) {
+        for mut lost in self.pending_lost.drain(..) {
+            lost.ts = e.ts;
+            self.events += 1;
+            sink(lost);
+        }
         self.events += 1;
         sink(e);
     }
@@ -403,6 +415,10 @@ impl TextDecoder {
     /// End of input: flush a pending stack trace, settle the format. Returns the info and warnings.
     pub fn finish(mut self, sink: &mut dyn FnMut(Event)) -> (TraceInfo, Vec<Warning>) {
         self.flush_stack(sink);
+        for lost in std::mem::take(&mut self.pending_lost) {
+            self.events += 1;
+            sink(lost);
+        }
         if self.suppressed > 0 {
             self.warnings.push(Warning {
                 location: self.name.clone(),
