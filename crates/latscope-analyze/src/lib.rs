@@ -11,6 +11,7 @@ pub mod hrtimer;
 pub mod irq_stats;
 pub mod irqsoff;
 pub mod latency_report;
+pub mod monitor_stats;
 pub mod noise;
 pub mod noise_attribution;
 pub mod patterns;

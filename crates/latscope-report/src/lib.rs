@@ -1,4 +1,5 @@
-//! latscope's renderers: text tables, JSON, HTML with SVG plots, Perfetto trace JSON, run comparison.
+//! latscope's renderers: text tables, JSON, HTML with SVG plots, Perfetto trace JSON, run comparison,
+//! Prometheus exposition.
 
 #![forbid(unsafe_code)]
 
@@ -14,6 +15,7 @@ pub mod live;
 pub mod pages;
 pub mod perfetto;
 pub mod plot;
+pub mod prometheus;
 pub mod sentences;
 pub mod slices;
 pub mod text;

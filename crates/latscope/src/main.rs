@@ -38,6 +38,8 @@ enum Command {
     Compare(cmd::compare::Args),
     /// The one-command investigation: audit, measure, trace, analyse, report.
     Run(cmd::run::Args),
+    /// Measure continuously and serve Prometheus metrics; with --trace, capture and explain every breach.
+    Monitor(cmd::monitor::Args),
     /// Known load for tests and benchmarks: spin on a CPU at a priority, periodically.
     #[command(hide = true)]
     Inject(cmd::inject::Args),
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd::report::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Run(a) => cmd::run::run(a),
+        Command::Monitor(a) => cmd::monitor::run(a),
         Command::Inject(a) => cmd::inject::run(a),
     };
     match result {

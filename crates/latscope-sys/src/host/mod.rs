@@ -14,6 +14,7 @@ mod irq_affinity;
 mod kconfig;
 mod memory;
 mod metadata;
+mod own_usage;
 mod preemption;
 mod process;
 mod read_fact;
@@ -25,7 +26,8 @@ mod watchdog;
 pub use counters::{deltas as counter_deltas, CounterSnapshot};
 pub use cpus::{check_online, online_cpus};
 pub use facts::collect;
-pub use metadata::run_metadata;
+pub use metadata::{rfc3339, run_metadata};
+pub use own_usage::own_usage;
 
 use crate::SysError;
 use std::path::Path;

@@ -6,6 +6,7 @@ mod cycles;
 mod inject;
 mod noise;
 mod rt;
+mod tap;
 mod timer;
 
 pub use cycles::{Calibration, ClockPair, COUNTER_NAME};
@@ -15,6 +16,7 @@ pub use noise::{
     NoiseRun, DEFAULT_GAP_CAPACITY,
 };
 pub use rt::{hold_dma_latency_zero, lock_memory, pin_current_thread, DmaLatency, MemoryLock, Policy};
+pub use tap::{SampleTap, TapCursor, DEFAULT_TAP_SAMPLES};
 pub use timer::{
     start_timer, CpuMeasurement, LiveCpu as LiveTimerCpu, LiveSnapshot, TimerConfig, TimerMeasurement, TimerRun,
 };

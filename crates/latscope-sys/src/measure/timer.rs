@@ -8,6 +8,7 @@
 
 use super::clock::{now, sleep_until};
 use super::rt::{pin_current_thread, set_current_thread_policy, Policy};
+use super::tap::SampleTap;
 use crate::SysError;
 use latscope_model::{CpuId, CpuList, LatencyHistogram, Nanos, StopReason, WakeupSample, WindowAccum};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -63,6 +64,9 @@ pub struct TimerConfig {
     pub max_windows: usize,
     /// Worst wakeups kept per CPU, with their absolute times.
     pub worst_kept: usize,
+    /// Hand every latency to a reader during the run through a [`SampleTap`] of this many samples per CPU
+    /// ([`TimerRun::tap`]); `None` keeps none.
+    pub tap: Option<usize>,
 }
 
 impl TimerConfig {
@@ -78,6 +82,7 @@ impl TimerConfig {
             window: None,
             max_windows: DEFAULT_MAX_WINDOWS,
             worst_kept: DEFAULT_WORST_KEPT,
+            tap: None,
         }
     }
 
@@ -243,10 +248,12 @@ pub struct TimerRun {
     threads: Vec<JoinHandle<CpuMeasurement>>,
     tids: Vec<(CpuId, i32)>,
     start: Nanos,
+    taps: Arc<[SampleTap]>,
 }
 
 struct Shared {
     live: Arc<[LiveCpu]>,
+    taps: Arc<[SampleTap]>,
     stop: Arc<AtomicBool>,
     threshold_hit: Arc<AtomicBool>,
     external_stop: &'static AtomicBool,
@@ -259,6 +266,10 @@ struct Shared {
 pub fn start_timer(config: TimerConfig, external_stop: &'static AtomicBool) -> Result<TimerRun, SysError> {
     config.validate()?;
     let live: Arc<[LiveCpu]> = config.cpus.iter().map(LiveCpu::new).collect();
+    let taps: Arc<[SampleTap]> = match config.tap {
+        Some(len) => config.cpus.iter().map(|_| SampleTap::new(len)).collect(),
+        None => Arc::new([]),
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let threshold_hit = Arc::new(AtomicBool::new(false));
     let start_at = Arc::new(AtomicU64::new(0));
@@ -268,6 +279,7 @@ pub fn start_timer(config: TimerConfig, external_stop: &'static AtomicBool) -> R
     for (index, cpu) in config.cpus.iter().enumerate() {
         let shared = Shared {
             live: Arc::clone(&live),
+            taps: Arc::clone(&taps),
             stop: Arc::clone(&stop),
             threshold_hit: Arc::clone(&threshold_hit),
             external_stop,
@@ -319,7 +331,7 @@ pub fn start_timer(config: TimerConfig, external_stop: &'static AtomicBool) -> R
         }
     }
     let start = aligned_start(now() + START_DELAY, config.interval);
-    let mut run = TimerRun { config, live, stop, threshold_hit, external_stop, threads, tids, start };
+    let mut run = TimerRun { config, live, stop, threshold_hit, external_stop, threads, tids, start, taps };
     if let Some(e) = first_err {
         run.stop();
         run.join_threads();
@@ -369,6 +381,7 @@ fn measure_cpu(
         sleep_until(now() + Nanos::from_us(500));
     };
     let live = &shared.live[index];
+    let tap = shared.taps.get(index);
     let interval = cfg.interval.0;
     let threshold = cfg.threshold.map_or(u64::MAX, |t| t.0);
     let end = cfg.duration.map_or(u64::MAX, |d| start.0.saturating_add(d.0));
@@ -409,6 +422,9 @@ fn measure_cpu(
 
         let is_above = latency > threshold;
         m.histogram.record(Nanos(latency));
+        if let Some(t) = tap {
+            t.push(latency);
+        }
         window.record(latency, is_above);
         window.overruns += missed;
         count += 1;
@@ -486,6 +502,12 @@ impl TimerRun {
         &self.live
     }
 
+    /// The tap of the CPU at `index` in the configuration's CPU list, when the run keeps taps
+    /// ([`TimerConfig::tap`]).
+    pub fn tap(&self, index: usize) -> Option<&SampleTap> {
+        self.taps.get(index)
+    }
+
     /// The measuring threads' ids per CPU (the `pid` their trace events carry).
     pub fn thread_ids(&self) -> &[(CpuId, i32)] {
         &self.tids
@@ -552,6 +574,7 @@ impl Drop for TimerRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::TapCursor;
 
     static NO_STOP: AtomicBool = AtomicBool::new(false);
 
@@ -575,6 +598,33 @@ mod tests {
         assert!(!c.worst.is_empty() && c.worst.windows(2).all(|p| p[0].latency_ns >= p[1].latency_ns));
         assert_eq!(c.worst[0].latency_ns, c.worst[0].actual_ns - c.worst[0].expected_ns);
         assert_eq!(m.stopped_by, StopReason::Duration);
+    }
+
+    #[test]
+    fn the_tap_hands_over_every_latency_during_the_run() {
+        let mut cfg = TimerConfig::new(CpuList(vec![here()]), Nanos::from_ms(1), Policy::Other);
+        cfg.duration = Some(Nanos::from_ms(300));
+        cfg.tap = Some(64); // smaller than the run: only a reader that keeps up sees every sample
+        let run = start_timer(cfg, &NO_STOP).expect("start");
+        let tap = run.tap(0).expect("a tap");
+        let mut cursor = TapCursor::default();
+        let (mut seen, mut max) = (0u64, 0u64);
+        loop {
+            let done = run.is_done();
+            tap.drain(&mut cursor, |v| {
+                seen += 1;
+                max = max.max(v);
+            });
+            if done {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let m = run.join().expect("join");
+        let c = &m.cpus[0];
+        assert_eq!(seen + cursor.lost, c.histogram.count());
+        assert!(seen > 0 && cursor.lost < c.histogram.count() / 2, "seen {seen}, lost {}", cursor.lost);
+        assert!(max <= c.histogram.quantile(1.0).0 + c.histogram.quantile(1.0).0 / 500, "{max}");
     }
 
     #[test]

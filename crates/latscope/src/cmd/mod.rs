@@ -5,6 +5,7 @@ pub mod audit;
 pub mod compare;
 pub mod decode;
 pub mod inject;
+pub mod monitor;
 pub mod noise;
 pub mod record;
 pub mod report;

@@ -140,7 +140,7 @@ impl Drop for SpoolDir {
 }
 
 /// Writes the `.dat` to a temporary name and renames it into place; returns its size.
-fn write_file(output: &Path, data: &CaptureData, kallsyms: bool) -> Result<u64, CliError> {
+pub(crate) fn write_file(output: &Path, data: &CaptureData, kallsyms: bool) -> Result<u64, CliError> {
     let syms = if kallsyms { kallsyms_text(true) } else { String::new() };
     let mut cpus = Vec::new();
     for c in &data.cpus {

@@ -1,0 +1,312 @@
+//! `latscope monitor`: the timer measurement of `latscope timer`, run until SIGINT/SIGTERM, with its
+//! latencies exposed as Prometheus metrics (`--listen`, `--textfile`) and, with `--trace`, a flight
+//! recorder that captures and explains every breach of `--threshold`. Wiring only: the measuring threads
+//! hand their samples over through taps (sys), `MonitorStats` (analyze) accumulates them in bounded memory,
+//! `report::prometheus` renders the exposition.
+//!
+//! Threads: the measuring threads (one per CPU, SCHED_FIFO); this one, which drains the taps every
+//! 100 ms and publishes a snapshot every second; the HTTP server's; the flight recorder's.
+
+mod recorder;
+mod server;
+mod textfile;
+
+use crate::args::{self, CpuArgs, DurationArg, PriorityArg, StacksArg};
+use crate::error::{CliError, CmdResult, Outcome};
+use crate::output::{write_text, JsonSink};
+use crate::signal;
+use latscope_analyze::audit::findings_for;
+use latscope_analyze::monitor_stats::MonitorStats;
+use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
+use latscope_model::{MonitorSnapshot, Nanos, Severity, TimerOptions, TimerResult};
+use latscope_report::json::write_json;
+use latscope_report::text::timer::write_timer;
+use latscope_sys::host::{collect, own_usage, run_metadata};
+use latscope_sys::measure::{
+    clock, hold_dma_latency_zero, lock_memory, start_timer, Policy, TapCursor, TimerConfig, TimerRun,
+    DEFAULT_TAP_SAMPLES,
+};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// Where the metrics are served when neither `--listen` nor `--textfile` is given.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9464";
+
+/// Arguments of `latscope monitor`.
+#[derive(clap::Args, Debug)]
+#[command(mut_arg("duration", |a| a.help("Stop after this long [default: until SIGINT/SIGTERM]")))]
+pub struct Args {
+    #[command(flatten)]
+    cpus: CpuArgs,
+    /// Timer period (units ns, us, ms, s), e.g. 1ms or 1333us
+    #[arg(short = 'i', long, value_name = "DUR", default_value = "1ms", value_parser = args::duration())]
+    interval: Nanos,
+    #[command(flatten)]
+    priority: PriorityArg,
+    #[command(flatten)]
+    duration: DurationArg,
+    /// A wakeup later than this is a breach: counted, and captured with --trace
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    threshold: Option<Nanos>,
+    /// The rolling window of the max-latency gauge
+    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = args::duration())]
+    window: Nanos,
+    /// Serve the metrics at http://ADDR/metrics [default: 127.0.0.1:9464 unless --textfile is given];
+    /// 0.0.0.0:9464 serves every interface
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Also write the metrics to DIR/latscope.prom every second (atomically), for node_exporter's
+    /// textfile collector; without --listen, no port is opened
+    #[arg(long, value_name = "DIR")]
+    textfile: Option<PathBuf>,
+    /// Flight recorder: trace the measured CPUs (rolling window) and capture, explain and save every
+    /// breach of --threshold into --capture-dir
+    #[arg(long, requires = "threshold")]
+    trace: bool,
+    #[command(flatten)]
+    stacks: StacksArg,
+    /// With --trace: where each capture's directory (<UTC time>-cpu<N>) is written
+    #[arg(long, value_name = "DIR", default_value = "latscope-captures")]
+    capture_dir: PathBuf,
+    /// With --trace: at most this many captures in any hour (later breaches are counted, not captured)
+    #[arg(long, value_name = "N", default_value_t = 6)]
+    max_captures_per_hour: u32,
+    /// With --trace: keep the newest N capture directories, removing the oldest
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    keep: usize,
+    /// At the end, write the whole run's timer result as JSON to FILE (`-` for stdout)
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+/// How often the taps are drained, and the snapshot published.
+const DRAIN_EVERY: Duration = Duration::from_millis(100);
+const PUBLISH_EVERY: Nanos = Nanos::from_secs(1);
+
+/// The latest snapshot, shared with the HTTP server and the textfile writer.
+pub type Shared = Arc<Mutex<Arc<MonitorSnapshot>>>;
+
+/// Runs `latscope monitor`.
+pub fn run(args: Args) -> CmdResult {
+    let cpus = args.cpus.resolve()?;
+    if args.interval.0 == 0 {
+        return Err(CliError("--interval: the period must be longer than 0, e.g. 1ms".into()));
+    }
+    if args.window < Nanos::from_secs(1) {
+        return Err(CliError("--window: make the rolling window at least 1s, e.g. 60s".into()));
+    }
+    if args.max_captures_per_hour == 0 || args.keep == 0 {
+        return Err(CliError("--max-captures-per-hour and --keep must be at least 1".into()));
+    }
+    let listen = match (args.listen, &args.textfile) {
+        (Some(a), _) => Some(a),
+        (None, Some(_)) => None,
+        (None, None) => Some(DEFAULT_LISTEN.parse().map_err(CliError::msg)?),
+    };
+    if let Some(dir) = &args.textfile {
+        textfile::check_dir(dir)?;
+    }
+    let policy = args.priority.priority;
+    let mut config = TimerConfig::new(cpus.clone(), args.interval, policy);
+    config.duration = args.duration.duration;
+    config.threshold = args.threshold;
+    config.tap = Some(DEFAULT_TAP_SAMPLES);
+
+    let facts = collect();
+    let mut metadata = run_metadata(std::env::args().collect(), &facts);
+    let findings = findings_for(&facts, &cpus);
+    let mut warnings = Vec::new();
+    let _memory = lock_memory().map_err(|e| warnings.push(format!("degraded: memory not locked ({e})"))).ok();
+    let dma =
+        hold_dma_latency_zero().map_err(|e| warnings.push(format!("degraded: CPU idle states not limited ({e})"))).ok();
+    if policy == Policy::Other {
+        warnings.push("measuring as SCHED_OTHER (-p 0): any other task can delay the wakeups".into());
+    }
+    for w in &warnings {
+        log(w);
+    }
+
+    let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let base = MonitorSnapshot {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        interval: args.interval,
+        window: args.window,
+        threshold: args.threshold,
+        findings: findings.iter().filter(|f| f.severity > Severity::Ok).map(|f| (f.id.clone(), f.severity)).collect(),
+        ..MonitorSnapshot::default()
+    };
+    let shared: Shared = Arc::new(Mutex::new(Arc::new(base.clone())));
+    // Bind before measuring: a port in use is an error the user must see at once.
+    let server = match listen {
+        Some(addr) => Some(server::bind(addr)?),
+        None => None,
+    };
+    let recorder = if args.trace {
+        Some(recorder::Recorder::new(recorder::Plan {
+            cpus: cpus.clone(),
+            dir: args.capture_dir.clone(),
+            per_hour: args.max_captures_per_hour,
+            keep: args.keep,
+            no_stacks: args.stacks.no_stacks,
+            policy,
+            interval: args.interval,
+            threshold: args.threshold.unwrap_or(Nanos::ZERO),
+            idle_polling: dma.is_some(),
+            facts: facts.clone(),
+        })?)
+    } else {
+        None
+    };
+
+    let run = start_timer(config.clone(), signal::stop_flag()).map_err(CliError::msg)?;
+    log(&format!(
+        "monitor: measuring CPUs {} every {} at {}; metrics at {}{}",
+        cpus,
+        args.interval,
+        match policy {
+            Policy::Other => "SCHED_OTHER".to_string(),
+            p => format!("SCHED_FIFO {}", p.priority()),
+        },
+        listen.map_or_else(|| "(no port)".to_string(), |a| format!("http://{a}/metrics")),
+        args.textfile.as_ref().map_or_else(String::new, |d| format!(", textfile {}", d.join(textfile::FILE).display())),
+    ));
+    let done = AtomicBool::new(false);
+    let stats = std::thread::scope(|s| -> Result<Vec<MonitorStats>, CliError> {
+        if let Some(server) = &server {
+            let (shared, done) = (&shared, &done);
+            s.spawn(move || server::serve(server, shared, done));
+        }
+        let rec = recorder.as_ref().map(|r| {
+            let (run, done) = (&run, &done);
+            s.spawn(move || r.run(run, done))
+        });
+        let result = collect_loop(&run, &base, started_unix, &shared, recorder.as_ref(), args.textfile.as_deref());
+        done.store(true, Ordering::SeqCst);
+        run.stop();
+        if let Some(h) = rec {
+            let _ = h.join();
+        }
+        result
+    })?;
+    drop(server);
+    let start = run.start();
+    let m = run.join().map_err(CliError::msg)?;
+    if let Some(r) = &recorder {
+        warnings.extend(r.notes());
+    }
+
+    // The exit summary is the timer's, from the measuring threads' own histograms.
+    let samples: Vec<CpuSamples<'_>> = m
+        .cpus
+        .iter()
+        .map(|c| CpuSamples {
+            cpu: c.cpu,
+            histogram: &c.histogram,
+            overruns: c.overruns,
+            windows: &c.windows,
+            windows_dropped: c.windows_dropped,
+            worst: &c.worst,
+        })
+        .collect();
+    let summary = summarize_timer(&samples, start, config.threshold);
+    let counted: u64 = stats.iter().map(|s| s.total().count()).sum();
+    let measured: u64 = m.cpus.iter().map(|c| c.histogram.count()).sum();
+    if measured > counted {
+        warnings.push(format!("the exporter missed {} samples (not in the metrics)", measured - counted));
+    }
+    metadata.duration_ns = m.end.saturating_sub(start).0;
+    let options = TimerOptions {
+        cpus,
+        interval_ns: args.interval.0,
+        priority: u32::from(policy.priority()),
+        duration_ns: args.duration.duration.map(|d| d.0),
+        threshold_ns: args.threshold.map(|t| t.0),
+        stop_on_threshold: false,
+        window_ns: None,
+    };
+    let mut result = TimerResult::new(metadata, options);
+    result.start_monotonic_ns = start.0;
+    result.stopped_by = m.stopped_by;
+    result.cpus = summary.cpus;
+    result.all = summary.all;
+    result.warnings = warnings;
+    result.findings = findings;
+    latscope_report::sentences::timer(&mut result);
+    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
+    let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
+    write_text(|out| write_timer(out, &result), to_stdout_json)?;
+    if let Some(sink) = sink {
+        sink.write_with(|w| write_json(w, &result))?;
+    }
+    log("monitor: stopped; tracing and real-time settings restored");
+    Ok(if result.exceeded_threshold() { Outcome::ThresholdExceeded } else { Outcome::Ok })
+}
+
+/// Drains the taps every 100 ms into per-CPU statistics and publishes a snapshot (and the textfile) every
+/// second, until the run ends (duration or signal). Returns the statistics.
+fn collect_loop(
+    run: &TimerRun,
+    base: &MonitorSnapshot,
+    started_unix: u64,
+    shared: &Shared,
+    recorder: Option<&recorder::Recorder>,
+    textfile: Option<&std::path::Path>,
+) -> Result<Vec<MonitorStats>, CliError> {
+    let window = base.window;
+    let now = clock::now();
+    let mut stats: Vec<MonitorStats> = run.config().cpus.iter().map(|c| MonitorStats::new(c, window, now)).collect();
+    let mut cursors = vec![TapCursor::default(); stats.len()];
+    let mut next_publish = now;
+    let mut textfile_error = false;
+    loop {
+        let finished = run.is_done() || signal::STOP.load(Ordering::SeqCst);
+        let now = clock::now();
+        for (i, s) in stats.iter_mut().enumerate() {
+            s.advance(now);
+            if let Some(tap) = run.tap(i) {
+                tap.drain(&mut cursors[i], |v| s.record(Nanos(v)));
+            }
+        }
+        if now >= next_publish || finished {
+            next_publish = now + PUBLISH_EVERY;
+            let live = run.live();
+            let mut snap = base.clone();
+            snap.cpus = stats
+                .iter()
+                .zip(&live)
+                .zip(&cursors)
+                .map(|((s, l), c)| s.snapshot(l.overruns, l.above_threshold, c.lost))
+                .collect();
+            if let Some(r) = recorder {
+                r.fill(&mut snap);
+                r.publish_windows(&stats);
+            }
+            snap.process = own_usage();
+            snap.process.start_time_unix_s = started_unix;
+            let snap = Arc::new(snap);
+            *shared.lock().unwrap_or_else(PoisonError::into_inner) = Arc::clone(&snap);
+            if let Some(dir) = textfile {
+                match textfile::write(dir, &snap) {
+                    Ok(()) => textfile_error = false,
+                    Err(e) if !textfile_error => {
+                        log(&e.0);
+                        textfile_error = true;
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        if finished {
+            return Ok(stats);
+        }
+        std::thread::sleep(DRAIN_EVERY);
+    }
+}
+
+/// One line to stderr, journald-friendly (no colour, no carriage return).
+pub fn log(line: &str) {
+    eprintln!("latscope: {line}");
+}
