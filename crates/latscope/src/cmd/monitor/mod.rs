@@ -18,7 +18,7 @@ use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::monitor_stats::MonitorStats;
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
-use latscope_model::{MonitorSnapshot, Nanos, Severity, TimerOptions, TimerResult};
+use latscope_model::{CpuMonitor, MonitorSnapshot, Nanos, Severity, TimerOptions, TimerResult};
 use latscope_report::json::write_json;
 use latscope_report::text::timer::write_timer;
 use latscope_sys::host::{collect, own_usage, run_metadata};
@@ -136,6 +136,8 @@ pub fn run(args: Args) -> CmdResult {
         window: args.window,
         threshold: args.threshold,
         findings: findings.iter().filter(|f| f.severity > Severity::Ok).map(|f| (f.id.clone(), f.severity)).collect(),
+        // Every series exists, at 0, from the first scrape on.
+        cpus: cpus.iter().map(|cpu| CpuMonitor { cpu, ..CpuMonitor::default() }).collect(),
         ..MonitorSnapshot::default()
     };
     let shared: Shared = Arc::new(Mutex::new(Arc::new(base.clone())));

@@ -142,6 +142,8 @@ impl Recorder {
                 return;
             };
             capture::add_thread_stacks(&c, run.thread_ids(), self.plan.no_stacks, &mut notes);
+            // Breaches while the capture was set up (or the previous one saved) are not in this trace.
+            self.count_missed(run, &mut seen);
             let mut trigger = Trigger::new(c, false);
             let breach = self.watch(run, done, &mut trigger, &mut seen, &mut taken);
             let Some(breach) = breach else {
@@ -158,12 +160,14 @@ impl Recorder {
                 Ok(()) => {}
                 Err(e) => log(&format!("monitor: flight recorder: the capture could not be saved: {e}")),
             }
-            // What crossed while the capture was saved was not captured.
-            for (i, l) in run.live().iter().enumerate() {
-                let new = l.above_threshold.saturating_sub(seen[i]);
-                locked(&self.counts).not_captured += new;
-                seen[i] = l.above_threshold;
-            }
+        }
+    }
+
+    /// Counts the crossings since `seen` as not captured.
+    fn count_missed(&self, run: &TimerRun, seen: &mut [u64]) {
+        for (i, l) in run.live().iter().enumerate() {
+            locked(&self.counts).not_captured += l.above_threshold.saturating_sub(seen[i]);
+            seen[i] = l.above_threshold;
         }
     }
 
@@ -209,10 +213,7 @@ impl Recorder {
     fn count_until_done(&self, run: &TimerRun, done: &AtomicBool, seen: &mut [u64]) {
         while !done.load(Ordering::SeqCst) {
             std::thread::sleep(POLL * 10);
-            for (i, l) in run.live().iter().enumerate() {
-                locked(&self.counts).not_captured += l.above_threshold.saturating_sub(seen[i]);
-                seen[i] = l.above_threshold;
-            }
+            self.count_missed(run, seen);
         }
     }
 

@@ -1,0 +1,303 @@
+//! `latscope monitor` with real components: Debian's `prometheus` server scrapes it every second and
+//! `promtool` checks its exposition and the shipped alerting rules, while a SCHED_FIFO 97 thread spins
+//! 700 µs every 37 ms on the measured CPU 1 (ground truth). Prometheus' HTTP API must then agree with
+//! latscope's own p99 within one bucket and show the threshold counter and the breaches (named
+//! `blocking_task`) rising; a capture directory must name the spinner. Bad requests (unknown paths, a
+//! 1 MiB header, a client that never finishes its request, 64 parallel scrapes) must neither stop the
+//! server nor disturb the measurement. Needs root, tracefs, CPU 1, prometheus and promtool; fails instead
+//! of skipping under LATSCOPE_REQUIRE_LIVE=1.
+
+use latscope_model::{TimerResult, LATENCY_BUCKETS};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod live;
+
+use live::Need;
+
+const BIN: &str = env!("CARGO_BIN_EXE_latscope");
+const RULES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../contrib/prometheus/latscope.rules.yml");
+
+/// A port free on the loopback interface now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
+}
+
+/// A plain HTTP/1.0 exchange (the test's own client; the server is tiny_http): status code and body.
+fn http(port: u16, request: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    s.write_all(request.as_bytes()).ok()?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).ok()?;
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map_or(String::new(), |(_, b)| b.to_string());
+    Some((status, body))
+}
+
+fn get(port: u16, path: &str, accept: &str) -> Option<(u16, String)> {
+    http(port, &format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: {accept}\r\n\r\n"))
+}
+
+/// `promtool check metrics` on an exposition: its complaints (empty when clean).
+fn promtool_check_metrics(text: &str) -> String {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run promtool");
+    child.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write to promtool");
+    let out = child.wait_with_output().expect("promtool");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if out.status.success() {
+        said.trim().to_string()
+    } else {
+        format!("promtool failed ({}): {said}", out.status)
+    }
+}
+
+/// A child process killed and reaped on drop (the test never leaves a server listening).
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A directory removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!("latscope-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("temp dir");
+        TempDir(d)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Starts Prometheus scraping `127.0.0.1:target` every second, with the shipped rules loaded.
+fn start_prometheus(dir: &Path, target: u16, port: u16) -> Running {
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - {RULES}\n\
+             scrape_configs:\n  - job_name: latscope\n    static_configs:\n      - targets: ['127.0.0.1:{target}']\n"
+        ),
+    )
+    .expect("write prometheus.yml");
+    let child = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("prometheus.log")).map_or_else(|_| Stdio::null(), Stdio::from))
+        .spawn()
+        .expect("start prometheus");
+    Running(child)
+}
+
+/// An instant query's first value, from Prometheus' HTTP API.
+fn query(port: u16, promql: &str) -> Option<f64> {
+    let encoded: String = promql
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let (status, body) = get(port, &format!("/api/v1/query?query={encoded}"), "application/json")?;
+    assert_eq!(status, 200, "query {promql}: {body}");
+    let v: Value = serde_json::from_str(&body).ok()?;
+    v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+}
+
+/// The bucket of `LATENCY_BUCKETS` a latency falls in (its index; past the last: the +Inf bucket).
+fn bucket_of(seconds: f64) -> usize {
+    let ns = (seconds * 1e9).round() as u64;
+    LATENCY_BUCKETS.iter().position(|b| ns <= b.0).unwrap_or(LATENCY_BUCKETS.len())
+}
+
+#[test]
+fn the_shipped_alerting_rules_pass_promtool() {
+    if !live::ready(&[Need::Tool("promtool")]) {
+        return;
+    }
+    let out = Command::new("promtool").args(["check", "rules", RULES]).output().expect("run promtool");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("SUCCESS"), "{said}");
+}
+
+#[test]
+fn textfile_mode_writes_checked_metrics_and_opens_no_port() {
+    if !live::ready(&[Need::Root, Need::Cpu(1), Need::Tool("promtool")]) {
+        return;
+    }
+    let _turn = live::turn::take();
+    let dir = TempDir::new("monitor-textfile");
+    let out = Command::new(BIN)
+        .args(["monitor", "-c", "1", "-D", "2500ms", "--textfile"])
+        .arg(&dir.0)
+        .output()
+        .expect("run latscope monitor");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("metrics at (no port)"), "{stderr}");
+    let text = std::fs::read_to_string(dir.0.join("latscope.prom")).expect("latscope.prom");
+    assert!(!text.contains("# EOF"), "node_exporter reads the text format");
+    let count = text
+        .lines()
+        .find_map(|l| l.strip_prefix("latscope_timer_latency_seconds_count{cpu=\"1\"} "))
+        .and_then(|v| v.parse::<u64>().ok())
+        .expect("the sample count");
+    // The file written at the end has every sample of the 2.5 s at 1 ms but a few missed periods.
+    assert!(count > 2_000, "{count} samples in the textfile");
+    assert_eq!(promtool_check_metrics(&text), "", "{text}");
+    let names: Vec<_> = std::fs::read_dir(&dir.0).expect("ls").flatten().map(|e| e.file_name()).collect();
+    assert_eq!(names.len(), 1, "temporary files left: {names:?}");
+}
+
+#[test]
+fn prometheus_scrapes_monitor_and_agrees_with_its_p99_under_a_fifo_spinner() {
+    if !live::ready(&[Need::Root, Need::Tracefs, Need::Cpu(1), Need::Tool("prometheus"), Need::Tool("promtool")]) {
+        return;
+    }
+    let _turn = live::turn::take();
+    let dir = TempDir::new("monitor-prometheus");
+    let captures = dir.0.join("captures");
+    let result_path = dir.0.join("result.json");
+    let (port, prom_port) = (free_port(), free_port());
+    let _injector = Running(
+        Command::new(BIN)
+            .args(["inject", "--cpu", "1", "--prio", "97", "--spin", "700us", "--every", "37ms"])
+            .args(["--align", "1ms", "--phase", "950us", "--delay", "1s", "-D", "24s"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start latscope inject"),
+    );
+    let monitor = Command::new(BIN)
+        .args(["monitor", "-c", "1", "-p", "95", "-D", "20s", "--threshold", "300us", "--trace"])
+        .args(["--max-captures-per-hour", "4", "--keep", "3", "--listen", &format!("127.0.0.1:{port}")])
+        .arg("--capture-dir")
+        .arg(&captures)
+        .arg("--json")
+        .arg(&result_path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start latscope monitor");
+    let mut monitor = Running(monitor);
+    let _prometheus = start_prometheus(&dir.0, port, prom_port);
+
+    // The server answers, in both formats, and promtool accepts both.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        if let Some((200, body)) = get(port, "/metrics", "text/plain") {
+            break body;
+        }
+        assert!(Instant::now() < deadline, "monitor never served /metrics");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(text.contains("latscope_timer_latency_seconds_bucket{cpu=\"1\",le=\"0.0001\"}"), "{text}");
+    assert_eq!(promtool_check_metrics(&text), "", "{text}");
+    let om = get(port, "/metrics", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
+        .expect("OpenMetrics scrape");
+    // promtool (2.42) checks only the text format; OpenMetrics is checked by Prometheus itself, which asks
+    // for it first when it scrapes (see `up` and the samples scraped below).
+    assert!(om.1.ends_with("# EOF\n"), "{}", om.1);
+    assert!(om.1.contains("# TYPE latscope_timer_overruns counter\n"), "{}", om.1);
+
+    // Bad requests while it measures.
+    assert_eq!(get(port, "/nope", "*/*").map(|r| r.0), Some(404));
+    assert_eq!(http(port, "DELETE /metrics HTTP/1.0\r\n\r\n").map(|r| r.0), Some(405));
+    let huge = format!("GET /metrics HTTP/1.0\r\nX-Huge: {}\r\n\r\n", "a".repeat(1 << 20));
+    let _ = http(port, &huge); // answered or refused: either way the server must go on
+    let mut slow = TcpStream::connect(("127.0.0.1", port)).expect("slow client");
+    slow.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n").expect("half a request");
+    let parallel: Vec<_> =
+        (0..64).map(|_| std::thread::spawn(move || get(port, "/metrics", "text/plain").map(|r| r.0))).collect();
+    let ok = parallel.into_iter().filter_map(|h| h.join().ok()).filter(|r| *r == Some(200)).count();
+    assert_eq!(ok, 64, "parallel scrapes answered");
+    assert_eq!(get(port, "/metrics", "text/plain").map(|r| r.0), Some(200), "served after the bad requests");
+
+    // Wait for the run's end (-D 20s), then let Prometheus' last scrape settle.
+    let status = monitor.0.wait().expect("monitor");
+    drop(slow);
+    let mut stderr = String::new();
+    monitor.0.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read stderr");
+    assert_eq!(status.code(), Some(2), "exit 2: the threshold was exceeded; {stderr}");
+    assert!(stderr.contains("tracing and real-time settings restored"), "{stderr}");
+    let instances = std::fs::read_dir("/sys/kernel/tracing/instances")
+        .map_or(0, |d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("latscope")).count());
+    assert_eq!(instances, 0, "a tracefs instance was left behind");
+    assert!(get(port, "/metrics", "*/*").is_none(), "the port is closed after the run");
+
+    let r: TimerResult =
+        serde_json::from_str(&std::fs::read_to_string(&result_path).expect("result.json")).expect("result JSON");
+    let cpu = &r.cpus[0];
+    let own_p99 = *cpu.stats.percentiles_ns.get("99").expect("p99") as f64 / 1e9;
+    // Undisturbed: every period of the 20 s measured or counted as missed (none lost to the exporter).
+    let periods = cpu.stats.count + cpu.stats.overruns;
+    assert!((19_900..=20_001).contains(&periods), "{periods} periods in 20 s at 1 ms");
+    assert!(!r.warnings.iter().any(|w| w.contains("exporter missed")), "{:?}", r.warnings);
+
+    // The target is gone now and its series are stale: look at their last scrape.
+    let p99 = query(
+        prom_port,
+        "histogram_quantile(0.99, last_over_time(latscope_timer_latency_seconds_bucket{cpu=\"1\"}[1m]))",
+    )
+    .expect("Prometheus has the histogram");
+    let (a, b) = (bucket_of(p99), bucket_of(own_p99));
+    eprintln!("p99: Prometheus {p99} s (bucket {a}), latscope {own_p99} s (bucket {b})");
+    assert!(a.abs_diff(b) <= 1, "Prometheus p99 {p99} s (bucket {a}) vs latscope's {own_p99} s (bucket {b})");
+    // The spins (~650 µs each, 1 in 37 wakeups) make the p99: the agreement is about them, not idle noise.
+    assert!(own_p99 > 300e-6, "latscope's p99 {own_p99} s does not show the spinner");
+    let rose = query(prom_port, "increase(latscope_timer_threshold_exceeded_total{cpu=\"1\"}[15s])")
+        .expect("the threshold counter");
+    assert!(rose > 100.0, "threshold counter rose by {rose} in 15 s (a spin every 37 ms)");
+    let lost = query(prom_port, "max_over_time(latscope_timer_samples_lost_total[30s])").expect("lost");
+    assert_eq!(lost, 0.0, "the exporter lost samples");
+    assert_eq!(query(prom_port, "max_over_time(up{job=\"latscope\"}[30s])"), Some(1.0), "Prometheus scraped monitor");
+    let scraped = query(prom_port, "max_over_time(scrape_samples_scraped{job=\"latscope\"}[30s])").unwrap_or(0.0);
+    assert!(scraped >= 30.0, "Prometheus parsed {scraped} samples of a scrape");
+    let blocking =
+        query(prom_port, "last_over_time(latscope_breaches_total{cause=\"blocking_task\"}[1m])").unwrap_or(0.0);
+    assert!(blocking >= 1.0, "no breach explained as blocking_task reached Prometheus; monitor said: {stderr}");
+
+    // The captures: at most --keep, each with its report, trace and the spinner named.
+    let dirs: Vec<PathBuf> =
+        std::fs::read_dir(&captures).expect("capture dir").flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    assert!(!dirs.is_empty() && dirs.len() <= 3, "{dirs:?}");
+    let mut named = 0;
+    for d in &dirs {
+        for f in ["index.html", "result.json", "trace.dat", "trace.perfetto.json"] {
+            assert!(d.join(f).is_file(), "{} lacks {f}", d.display());
+        }
+        let c: TimerResult =
+            serde_json::from_str(&std::fs::read_to_string(d.join("result.json")).expect("read")).expect("capture JSON");
+        let w = c.trace.as_ref().and_then(|t| t.worst.first()).expect("the breach, explained");
+        let culprit = w.headline.as_ref().and_then(|h| h.culprit.task.as_ref()).map(|t| t.comm.to_string());
+        if culprit.as_deref() == Some("latscope-inject") {
+            named += 1;
+        }
+    }
+    assert!(named >= 1, "no capture names the spinner: {stderr}");
+    assert!(stderr.contains("cause=blocking_task"), "the log line names the cause: {stderr}");
+}
