@@ -68,7 +68,7 @@ pub struct Args {
     trace: bool,
     #[command(flatten)]
     stacks: StacksArg,
-    /// With --trace: where each capture's directory (<UTC time>-cpu<N>) is written
+    /// With --trace: where each capture's directory (`YYYYMMDD-HHMMSS-cpuN`, UTC) is written
     #[arg(long, value_name = "DIR", default_value = "latscope-captures")]
     capture_dir: PathBuf,
     /// With --trace: at most this many captures in any hour (later breaches are counted, not captured)
