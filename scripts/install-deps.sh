@@ -18,6 +18,9 @@ command -v timeout >/dev/null 2>&1 || need_apt+=(coreutils)
 command -v stress-ng >/dev/null 2>&1 || need_apt+=(stress-ng)
 [ -x /usr/bin/time ] || need_apt+=(time)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+# Prometheus (server and promtool) scrapes `latscope monitor` and checks its exposition and rules in the tests.
+need_prometheus=0
+{ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || need_prometheus=1
 # Headless Chromium opens the HTML reports in the report tests (make test fails without it).
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 
@@ -28,6 +31,19 @@ if [ ${#need_apt[@]} -gt 0 ]; then
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
     else
         echo "install-deps: missing ${need_apt[*]}; install them with apt-get as root" >&2
+    fi
+fi
+if [ "$need_prometheus" = 1 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "install-deps: apt-get install prometheus (the tests start their own server; the service is left off)"
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+        # Debian's package enables a server on :9090; the tests need none running.
+        if command -v systemctl >/dev/null 2>&1; then
+            systemctl disable --now prometheus >/dev/null 2>&1 || true
+        fi
+    else
+        echo "install-deps: missing prometheus/promtool; install the prometheus package with apt-get as root" >&2
     fi
 fi
 

@@ -301,3 +301,46 @@ fn prometheus_scrapes_monitor_and_agrees_with_its_p99_under_a_fifo_spinner() {
     assert!(named >= 1, "no capture names the spinner: {stderr}");
     assert!(stderr.contains("cause=blocking_task"), "the log line names the cause: {stderr}");
 }
+
+#[test]
+fn sigterm_ends_a_tracing_monitor_cleanly() {
+    if !live::ready(&[Need::Root, Need::Tracefs, Need::Cpu(1)]) {
+        return;
+    }
+    let _turn = live::turn::take();
+    let dir = TempDir::new("monitor-sigterm");
+    let port = free_port();
+    let tracing_on = std::fs::read_to_string("/sys/kernel/tracing/tracing_on").unwrap_or_default();
+    let child = Command::new(BIN)
+        .args(["monitor", "-c", "1", "--threshold", "5ms", "--trace", "--listen", &format!("127.0.0.1:{port}")])
+        .arg("--capture-dir")
+        .arg(dir.0.join("captures"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start latscope monitor");
+    let mut monitor = Running(child);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ours = format!("latscope-{}", monitor.0.id());
+    let instance = || {
+        std::fs::read_dir("/sys/kernel/tracing/instances").into_iter().flatten().flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name == ours || name.starts_with(&format!("{ours}-"))
+        })
+    };
+    // Serving, and the flight recorder's instance is set up.
+    while get(port, "/metrics", "*/*").is_none() || !instance() {
+        assert!(Instant::now() < deadline, "monitor did not start serving and tracing");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill with the pid of a child this test spawned and has not reaped.
+    unsafe { libc::kill(monitor.0.id() as libc::pid_t, libc::SIGTERM) };
+    let status = monitor.0.wait().expect("monitor");
+    let mut stderr = String::new();
+    monitor.0.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read stderr");
+    assert!(matches!(status.code(), Some(0 | 2)), "{status}: {stderr}");
+    assert!(stderr.contains("tracing and real-time settings restored"), "{stderr}");
+    assert!(!instance(), "the tracefs instance {ours} was left behind");
+    assert_eq!(std::fs::read_to_string("/sys/kernel/tracing/tracing_on").unwrap_or_default(), tracing_on);
+    assert!(get(port, "/metrics", "*/*").is_none(), "the port is closed after SIGTERM");
+}

@@ -101,6 +101,9 @@ pub fn run(args: Args) -> CmdResult {
     if args.max_captures_per_hour == 0 || args.keep == 0 {
         return Err(CliError("--max-captures-per-hour and --keep must be at least 1".into()));
     }
+    // A terminal hangup must not end a monitor left running (nothing to reopen: logs go to stderr).
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
     let listen = match (args.listen, &args.textfile) {
         (Some(a), _) => Some(a),
         (None, Some(_)) => None,
