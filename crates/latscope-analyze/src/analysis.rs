@@ -136,7 +136,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
     let throttling = throttling::summary(throttling::throttle_gaps(events, &timeline), top);
     let trees = funcgraph::call_trees(events);
     let funcgraph = (!trees.is_empty()).then(|| funcgraph::report(&trees, top));
-    let latency_trace = trace.info.latency.as_ref().map(|h| latency_report(h, events));
+    let latency_trace = trace.info.latency.as_ref().map(|h| latency_report(h, events, &trace.info.elisions));
     let source = source_info(name, trace);
     let verdicts = verdict::verdicts(
         &VerdictParts {

@@ -4,8 +4,8 @@
 
 use crate::patterns;
 use crate::symbol;
-use latscope_model::LatencyHeader;
 use latscope_model::{CpuId, Event, EventKind, Nanos, Pattern, Text};
+use latscope_model::{Elision, LatencyHeader};
 use serde::Serialize;
 
 /// One line of the trace (or a run of identical lines collapsed) and the time to the next one.
@@ -22,8 +22,14 @@ pub struct LatencyEntry {
     /// Time until the next entry (summed over a collapsed run).
     #[serde(rename = "delay_ns")]
     pub delay: Nanos,
-    /// The kernel's delay marker for that delay (`$ @ * # ! +`, or space).
+    /// The kernel's delay marker for that delay by today's thresholds (`$ @ * # ! +`, or space).
     pub marker: char,
+    /// The marker the trace itself printed for this entry, when it printed one (it can differ from
+    /// `marker`: older kernels had fewer markers).
+    pub printed_marker: Option<char>,
+    /// The elision mark (`8182 x the above two line`) when the pasted trace left out lines before the
+    /// next entry: the delay is then time the excerpt does not show, not time without a trace entry.
+    pub elided: Option<String>,
     /// How many consecutive identical entries (or entry pairs) this row stands for.
     pub repeat: u32,
     /// Index of the first event.
@@ -99,15 +105,29 @@ fn describe(e: &Event) -> (String, Option<Text>, Option<Text>) {
     }
 }
 
-/// Builds the report from the header and the trace's events.
-pub fn latency_report(header: &LatencyHeader, events: &[Event]) -> LatencyReport {
+/// Builds the report from the header, the trace's events and the places where a pasted trace left lines out.
+pub fn latency_report(header: &LatencyHeader, events: &[Event], elisions: &[Elision]) -> LatencyReport {
     let rows: Vec<(usize, &Event)> =
         events.iter().enumerate().filter(|(_, e)| !matches!(e.kind, EventKind::Stack { .. })).collect();
     let mut raw: Vec<LatencyEntry> = Vec::with_capacity(rows.len());
     for (k, (i, e)) in rows.iter().enumerate() {
         let next = rows.get(k + 1).map(|(_, n)| n.ts).unwrap_or(e.ts);
         let (what, func, parent) = describe(e);
-        raw.push(LatencyEntry { ts: e.ts, what, func, parent, delay: next - e.ts, marker: ' ', repeat: 1, index: *i });
+        let printed_marker = header.markers.iter().rev().find(|(t, _)| *t == e.ts).map(|(_, m)| *m);
+        // The mark came right after this event (the events are in input order).
+        let elided = elisions.iter().find(|x| x.after_events as usize == i + 1).map(|x| x.text.clone());
+        raw.push(LatencyEntry {
+            ts: e.ts,
+            what,
+            func,
+            parent,
+            delay: next - e.ts,
+            marker: ' ',
+            printed_marker,
+            elided,
+            repeat: 1,
+            index: *i,
+        });
     }
     let big = raw.iter().filter(|r| r.delay > Nanos::ZERO).max_by_key(|r| r.delay).cloned().map(|mut b| {
         b.marker = delay_marker(b.delay);
@@ -156,7 +176,7 @@ fn collapse(raw: Vec<LatencyEntry>) -> Vec<LatencyEntry> {
     let mut once: Vec<LatencyEntry> = Vec::with_capacity(raw.len());
     for r in raw {
         match once.last_mut() {
-            Some(last) if last.what == r.what => {
+            Some(last) if last.what == r.what && last.elided.is_none() && r.elided.is_none() => {
                 last.delay = last.delay + r.delay;
                 last.repeat += 1;
             }
@@ -213,7 +233,7 @@ mod tests {
             f(2_006_000, "c", "x"),
         ];
         let h = LatencyHeader { tracer: "irqsoff".into(), latency: Nanos(2_006_000), ..Default::default() };
-        let r = latency_report(&h, &events);
+        let r = latency_report(&h, &events, &[]);
         assert_eq!(r.latency, Nanos(2_006_000));
         let big = r.big.as_ref().expect("big");
         assert_eq!(big.what, "console_unlock <-vprintk_emit");

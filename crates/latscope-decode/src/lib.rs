@@ -24,7 +24,7 @@ pub use dat::{
     DatSummary, Meta, PageSource,
 };
 pub use error::DecodeError;
-pub use latscope_model::{DecodedTrace, Format, LatencyHeader, LatencyTask, TraceInfo, Warning};
+pub use latscope_model::{DecodedTrace, Elision, Format, LatencyHeader, LatencyTask, TraceInfo, Warning};
 pub use raw::{Missed, PageLayout, PageSummary, RawDecoder, TimeMap};
 pub use readers::Streamed;
 pub use text::{decode_text_bytes, decode_text_reader, TextResult};

@@ -1,7 +1,7 @@
 //! A decoded trace: the event stream of one input, what the input said about itself (format, tracer,
 //! CPUs, lost events, clock), and the warnings of what was skipped. Decoders build it; analyses read it.
 
-use crate::{CpuId, Event, LatencyHeader};
+use crate::{CpuId, Event, LatencyHeader, Nanos};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -41,6 +41,22 @@ pub struct TraceInfo {
     pub lost_unknown: Vec<CpuId>,
     /// Trace clock (`local`, `mono`, `global`…) when known.
     pub clock: Option<String>,
+    /// Places where whoever pasted the trace left lines out (`...`, `[...]`, `8182 x the above two line`):
+    /// gaps in the evidence, in input order.
+    pub elisions: Vec<Elision>,
+}
+
+/// A place where lines of a pasted trace were left out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Elision {
+    /// `FILE:LINE` of the elision mark.
+    pub location: String,
+    /// The mark as written (`[...]`, `8182 x the above two line`).
+    pub text: String,
+    /// Events decoded before the mark.
+    pub after_events: u64,
+    /// Time of the last event before the mark.
+    pub after_ts: Nanos,
 }
 
 /// A fully decoded input: events in time order (per CPU streams merged), info and warnings.

@@ -26,6 +26,9 @@ pub struct LatencyHeader {
     pub ended_at: Option<Text>,
     /// The `<stack trace>` frames, innermost first.
     pub stack: Vec<Text>,
+    /// The delay markers the trace printed (`+ ! # * @ $`), by the time of the entry they follow: what the
+    /// kernel that wrote the trace said, whose thresholds differ by version (2.6 had only `!` and `+`).
+    pub markers: Vec<(Nanos, char)>,
 }
 
 /// The task named in a latency header.

@@ -219,6 +219,7 @@ impl<R: Read + Seek> DatReader<R> {
             lost: self.merge.lost().clone(),
             lost_unknown: self.merge.lost_unknown().to_vec(),
             clock: self.meta.clock.clone(),
+            elisions: Vec::new(),
         }
     }
 

@@ -7,7 +7,7 @@ use super::graph::{parse_graph_line, GraphBody, GraphLine};
 use super::latency::header_line;
 use super::line::{parse_prefix, split_task, Prefix};
 use crate::typed::Interner;
-use crate::{Format, TraceInfo, Warning};
+use crate::{Elision, Format, TraceInfo, Warning};
 use latscope_model::{CpuId, Event, EventKind, Flags, LatencyHeader, Nanos, TaskName, Text};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -44,6 +44,13 @@ pub struct TextDecoder {
     last_comm: Option<TaskName>,
     /// Lost-events markers waiting for the event they precede, whose time they take (as in a `.dat`).
     pending_lost: Vec<Event>,
+    /// A function entry printed without its parent, held one line: a mail client may have wrapped the
+    /// `<-parent` onto the next line.
+    held: Option<Event>,
+    /// The mail quote depth (`> `, `> > `) of a quoted trace, once its first trace line showed it.
+    quote: Option<usize>,
+    /// Lines of author text between the quoted lines of a quoted trace.
+    unquoted: u64,
 }
 
 /// Per-CPU function_graph state: the running task (from `=>` banners / proc column) and the call stack.
@@ -78,6 +85,9 @@ impl TextDecoder {
             untimed_graph_warned: false,
             last_comm: None,
             pending_lost: Vec::new(),
+            held: None,
+            quote: None,
+            unquoted: 0,
         }
     }
 
@@ -124,7 +134,22 @@ impl TextDecoder {
     }
 
     fn decode(&mut self, line: &str, sink: &mut dyn FnMut(Event)) {
+        let line = match self.unquote(line) {
+            Some(l) => l,
+            None => return,
+        };
         let t = line.trim_ascii();
+        if let Some(mut e) = self.held.take() {
+            // A wrapped `<-parent` continues the function entry before it.
+            if let (Some(parent), EventKind::Function { parent: p @ None, .. }) = (t.strip_prefix("<-"), &mut e.kind) {
+                if is_symbol_text(parent.trim_ascii()) {
+                    *p = Some(self.interner.borrow_mut().intern(parent.trim_ascii()));
+                    self.emit(e, sink);
+                    return;
+                }
+            }
+            self.emit(e, sink);
+        }
         if self.stack.is_some() {
             if let Some(frame) = t.strip_prefix("=>") {
                 let f = self.interner.borrow_mut().intern(frame_name(frame.trim_ascii()));
@@ -190,7 +215,6 @@ impl TextDecoder {
 
     /// Lines that are understood and carry no event (or a lost-events marker). Returns whether handled.
     fn understood_marker(&mut self, t: &str) -> bool {
-        let b = t.as_bytes();
         // `CPU:2 [LOST 11745 EVENTS]` (trace, trace-cmd report), `CPU 2 [LOST EVENTS]`, trace-cmd's
         // `instance: CPU:1 [1202 EVENTS DROPPED]`.
         let lost = t.find("[LOST ").map(|i| (i, &t[i + 6..])).or_else(|| {
@@ -219,8 +243,17 @@ impl TextDecoder {
             self.pending_lost.push(e);
             return true;
         }
-        if t.starts_with("#####") || t.starts_with("[...") || t.starts_with("[omitted") || b.iter().all(|&c| c == b'.')
-        {
+        if t.starts_with("#####") {
+            return true;
+        }
+        if is_elision(t) {
+            let e = Elision {
+                location: format!("{}:{}", self.name, self.line_no),
+                text: t.to_string(),
+                after_events: self.events,
+                after_ts: self.last_ts,
+            };
+            self.info.elisions.push(e);
             return true;
         }
         if let Some(v) = t.strip_prefix("version = ") {
@@ -291,10 +324,18 @@ impl TextDecoder {
             kind: EventKind::Lost { count: None },
         };
         self.last_ts = p.ts;
+        if let (Some(m), Some(h)) = (p.delay, self.latency.as_mut()) {
+            h.markers.push((p.ts, char::from(m)));
+        }
         match body {
             Body::Kind(k) => {
+                let hold = matches!(k, EventKind::Function { parent: None, .. });
                 e.kind = k;
-                self.emit(e, sink);
+                if hold {
+                    self.held = Some(e);
+                } else {
+                    self.emit(e, sink);
+                }
             }
             Body::StackStart => {
                 e.kind = EventKind::Stack { frames: Vec::new() };
@@ -414,7 +455,20 @@ impl TextDecoder {
 
     /// End of input: flush a pending stack trace, settle the format. Returns the info and warnings.
     pub fn finish(mut self, sink: &mut dyn FnMut(Event)) -> (TraceInfo, Vec<Warning>) {
+        if let Some(e) = self.held.take() {
+            self.emit(e, sink);
+        }
         self.flush_stack(sink);
+        if self.unquoted > 0 {
+            self.warnings.push(Warning {
+                location: self.name.clone(),
+                message: format!(
+                    "a mail-quoted trace: the `>` quoting was removed; {} unquoted line(s) between its lines \
+                     were taken as the author's text and skipped",
+                    self.unquoted
+                ),
+            });
+        }
         for lost in std::mem::take(&mut self.pending_lost) {
             self.events += 1;
             sink(lost);
@@ -445,6 +499,82 @@ impl TextDecoder {
         (info, self.warnings)
     }
 }
+impl TextDecoder {
+    /// The line without the mail quoting of a quoted trace (`> `, `> > `); `None` for a line to skip.
+    ///
+    /// The quote depth is taken from the first quoted line that is a trace line once unquoted (a
+    /// `# tracer:` line, a latency header, an event); from then on that quoting is removed from every
+    /// line, and unquoted lines in between (the replier's own words) are counted and skipped.
+    fn unquote<'a>(&mut self, line: &'a str) -> Option<&'a str> {
+        let (depth, rest) = quote_depth(line);
+        match self.quote {
+            Some(q) if depth >= q => Some(strip_quotes(line, q)),
+            Some(_) if line.trim_ascii().is_empty() => Some(""),
+            Some(_) => {
+                self.unquoted += 1;
+                None
+            }
+            None if depth > 0 && !self.recognised() && self.is_trace_line(rest) => {
+                self.quote = Some(depth);
+                Some(rest)
+            }
+            None => Some(line),
+        }
+    }
+
+    fn is_trace_line(&self, l: &str) -> bool {
+        let t = l.trim_ascii();
+        t.starts_with("# tracer:")
+            || t.strip_prefix('#').is_some_and(|h| header_line(h, &mut None, &mut None) && !h.trim().is_empty())
+            || parse_prefix(l, self.fifth).is_some()
+    }
+}
+
+/// How many `>` quote marks start `line`, and the line after them (and the one space after each).
+fn quote_depth(line: &str) -> (usize, &str) {
+    let mut rest = line;
+    let mut depth = 0;
+    while let Some(r) = rest.strip_prefix('>') {
+        depth += 1;
+        rest = r.strip_prefix(' ').unwrap_or(r);
+    }
+    (depth, rest)
+}
+
+fn strip_quotes(line: &str, n: usize) -> &str {
+    let mut rest = line;
+    for _ in 0..n {
+        match rest.strip_prefix('>') {
+            Some(r) => rest = r.strip_prefix(' ').unwrap_or(r),
+            None => break,
+        }
+    }
+    rest
+}
+
+/// A mark where lines were left out: `...`, `[...]`, `[ ... ]`, `<snip>`, `[omitted]`, `8182 x the above two line`.
+fn is_elision(t: &str) -> bool {
+    let b = t.as_bytes();
+    if b.len() >= 3 && b.iter().all(|&c| c == b'.') {
+        return true;
+    }
+    let inner = t.trim_matches(|c: char| c == '[' || c == ']' || c == '<' || c == '>' || c == ' ');
+    if t.starts_with(['[', '<'])
+        && (inner.chars().all(|c| c == '.') || inner.starts_with("snip") || inner.starts_with("omitted"))
+    {
+        return true;
+    }
+    // `8182 x the above two line(s)`, `(repeats 100 times)`-style counts of left-out lines.
+    let mut w = t.split_whitespace();
+    matches!((w.next(), w.next()), (Some(n), Some("x" | "times")) if n.bytes().all(|c| c.is_ascii_digit()))
+        && t.contains("above")
+}
+
+/// Text that can be a kernel symbol (`func`, `func.part.0`, `func+0x1c/0x30`).
+fn is_symbol_text(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'+' | b'/' | b'$'))
+}
+
 /// A stack frame without the address printed beside it: trace-cmd's `console_unlock (ffffffff813f07fa)`,
 /// old kernels' `[<c0123456>] console_unlock`; offsets (`console_unlock+0x12/0x30`) stay.
 pub(crate) fn frame_name(f: &str) -> &str {

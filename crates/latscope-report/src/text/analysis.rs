@@ -96,10 +96,13 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
                 out,
                 "    {:>12}{} {:>12}  {}{rep}",
                 format!("+{}", human(e.ts)),
-                e.marker,
+                e.printed_marker.unwrap_or(e.marker),
                 human(e.delay),
                 e.what
             )?;
+            if let Some(x) = &e.elided {
+                writeln!(out, "    {:>12}  {:>12}  [left out of the pasted trace: \"{x}\"]", "", "")?;
+            }
         }
         if r.entries.len() > 40 {
             writeln!(out, "    … {} more", r.entries.len() - 40)?;

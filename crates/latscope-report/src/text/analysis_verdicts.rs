@@ -111,12 +111,16 @@ fn latency_trace(a: &Analysis, e: &Explanation) -> String {
     }
     s.push('.');
     if let Some(b) = &r.big {
-        s.push_str(&format!(
-            " The entry with the big delay marker '{}' is `{}`, followed by {} without a trace entry.",
-            b.marker,
-            b.what,
-            human(b.delay)
-        ));
+        let marker = match b.printed_marker {
+            Some(p) if p != b.marker => format!("'{p}' in the trace ('{}' by today's kernel thresholds)", b.marker),
+            Some(p) => format!("'{p}'"),
+            None => format!("'{}'", b.marker),
+        };
+        let after = match &b.elided {
+            Some(x) => format!("followed by {} that the pasted trace left out (\"{x}\")", human(b.delay)),
+            None => format!("followed by {} without a trace entry", human(b.delay)),
+        };
+        s.push_str(&format!(" The entry with the big delay marker {marker} is `{}`, {after}.", b.what));
     }
     s
 }

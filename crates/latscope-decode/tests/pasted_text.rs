@@ -1,0 +1,64 @@
+//! Traces as people paste them into mail (#19 items 9-12): `> `-quoted, lines wrapped by the mail client,
+//! lines left out by the author and the author's own words in between, and the trace's own delay markers.
+
+use latscope_decode::decode_file;
+use latscope_model::{EventKind, Nanos};
+use std::path::PathBuf;
+
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures").join(rel)
+}
+
+const QUOTED: &str = "pasted/irqsoff-6.0-ppc8xx-quoted-wrapped-elided-netdev.txt";
+
+#[test]
+fn a_quoted_trace_is_unquoted_and_its_header_read() {
+    let t = decode_file(&fixture(QUOTED)).expect("decodes");
+    assert_eq!(t.info.tracer.as_deref(), Some("irqsoff"));
+    let h = t.info.latency.as_ref().expect("latency header");
+    assert_eq!((h.tracer.as_str(), h.latency, h.entries), ("irqsoff", Nanos::from_us(126_337), Some((8207, 8207))));
+    assert_eq!(h.task.as_ref().map(|t| (t.comm.as_str(), t.pid)), Some(("CORSurv", 352)));
+    assert_eq!(h.started_at.as_deref(), Some("_raw_spin_lock_irqsave"));
+    assert_eq!(h.stack.len(), 6, "the quoted `=> frame` lines");
+    // The replier's words between the quoted lines are skipped and said so, not decoded as trace lines.
+    assert!(t.warnings.iter().all(|w| !w.message.starts_with("not an ftrace line")), "{:?}", t.warnings);
+    assert!(t.warnings.iter().any(|w| w.message.contains("6 unquoted line(s)")), "{:?}", t.warnings);
+}
+
+#[test]
+fn a_parent_wrapped_onto_the_next_line_is_rejoined() {
+    let t = decode_file(&fixture(QUOTED)).expect("decodes");
+    let calls: Vec<(&str, Option<&str>)> = t
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Function { func, parent } => Some((&**func, parent.as_deref())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 24);
+    assert_eq!(calls[1], ("preempt_count_add", Some("_raw_spin_lock_irqsave")));
+    assert_eq!(calls[4], ("_get_random_bytes.part.0", Some("__inet_hash_connect")));
+    // The two entries the kernel printed without a parent keep none.
+    let orphans: Vec<&str> = calls.iter().filter(|(_, p)| p.is_none()).map(|(f, _)| *f).collect();
+    assert_eq!(orphans, ["_raw_spin_lock_irqsave", "_raw_spin_unlock_irqrestore"]);
+}
+
+#[test]
+fn an_elision_is_recorded_where_it_stands() {
+    let t = decode_file(&fixture(QUOTED)).expect("decodes");
+    assert_eq!(t.info.elisions.len(), 1, "{:?}", t.info.elisions);
+    let x = &t.info.elisions[0];
+    assert_eq!(x.text, "8182 x the above two line");
+    assert_eq!(x.after_ts, Nanos::from_us(231));
+    assert!(x.location.ends_with(":50"), "{}", x.location);
+}
+
+#[test]
+fn the_trace_keeps_its_own_delay_markers() {
+    let t = decode_file(&fixture(QUOTED)).expect("decodes");
+    let h = t.info.latency.as_ref().expect("latency header");
+    assert!(h.markers.contains(&(Nanos::from_us(231), '+')), "{:?}", h.markers);
+    assert!(h.markers.contains(&(Nanos::from_us(13), '+')));
+    assert!(!h.markers.iter().any(|(t, _)| *t == Nanos::from_us(4)), "`4us :` has no marker");
+}
