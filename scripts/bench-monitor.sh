@@ -7,7 +7,7 @@
 # of CPU 1, and the rest (monitor: collector, HTTP server; cyclictest: main thread) as a share of CPU 0.
 # Monitor's resident memory is sampled every second and its slope stated. Not a test: it never fails on the
 # figures. Needs root, CPU 1, cyclictest, curl and python3.
-# Usage: scripts/bench-monitor.sh [PAIRS]  (default 2; SECONDS_PER_RUN=30)
+# Usage: scripts/bench-monitor.sh [PAIRS]  (default 2; SECONDS_PER_RUN=30, at least 10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,28 +31,28 @@ cleanup() {
 trap cleanup EXIT
 results="$work/results.tsv"   # tool  run  thread-kind  cpu_seconds  wall_seconds
 
-# Per-thread CPU seconds of $1 now, as "comm<TAB>seconds" lines.
+# Per-thread CPU seconds of $1 now, as "comm<TAB>seconds" lines (one pass, so no thread ends meanwhile).
 thread_times() {
-    local hz
-    hz=$(getconf CLK_TCK)
-    for stat in /proc/"$1"/task/*/stat; do
-        python3 - "$stat" "$hz" <<'PY' 2>/dev/null || true
-import sys
-text = open(sys.argv[1]).read()
-comm = text[text.index("(") + 1:text.rindex(")")]
-fields = text[text.rindex(")") + 2:].split()
-print(f"{comm}\t{(int(fields[11]) + int(fields[12])) / int(sys.argv[2]):.2f}")
+    python3 - "$1" "$(getconf CLK_TCK)" <<'PY' 2>/dev/null || true
+import glob, sys
+for path in glob.glob(f"/proc/{sys.argv[1]}/task/*/stat"):
+    try:
+        text = open(path).read()
+    except OSError:
+        continue
+    comm = text[text.index("(") + 1:text.rindex(")")]
+    fields = text[text.rindex(")") + 2:].split()
+    print(f"{comm}\t{(int(fields[11]) + int(fields[12])) / int(sys.argv[2]):.2f}")
 PY
-    done
 }
 
-# Waits until $1 has run SECS-1 seconds, then records its threads' CPU time (label $2, run $3).
+# Waits until $1 has run SECS-3 seconds, then records its threads' CPU time (label $2, run $3).
 measure_threads() {
     local pid=$1 label=$2 run=$3 measuring=$4
-    sleep $((SECS - 1))
+    sleep $((SECS - 3))
     thread_times "$pid" | while IFS=$'\t' read -r comm secs; do
         if [ "$comm" = "$measuring" ]; then kind=measuring; else kind=other; fi
-        printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$run" "$kind" "$secs" "$((SECS - 1))"
+        printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$run" "$kind" "$secs" "$((SECS - 3))"
     done >>"$results"
 }
 
@@ -76,7 +76,7 @@ run_monitor() {
 
 run_cyclictest() {
     local run=$1
-    taskset -c 0 cyclictest -m -t1 -a1 -p95 -i1000 -D"$SECS" -q >"$work/ct-$run.out" 2>/dev/null &
+    taskset -c 0 cyclictest -m -t1 -a1 -p95 -i1000 -D"$SECS" -q -N >"$work/ct-$run.out" 2>/dev/null &
     local pid=$!
     pids+=("$pid")
     sleep 0.5
@@ -111,11 +111,13 @@ for path in sorted(glob.glob(f"{sys.argv[2]}/rss-*.txt")):
     kib = [int(v) for v in open(path).read().split()]
     if len(kib) < 3:
         continue
-    n = len(kib)
+    # The slope after the start-up (threads spawned, memory locked): the second half of the run.
+    half = kib[len(kib) // 2:]
+    n = len(half)
     xs = range(n)
-    mx, my = sum(xs) / n, sum(kib) / n
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, kib)) / sum((x - mx) ** 2 for x in xs)
-    print(f"   monitor RSS run {path.rsplit('-', 1)[1][:-4]}: {kib[0]} KiB at 1 s, {kib[-1]} KiB at {n} s, slope {slope * 60:.1f} KiB/min")
+    mx, my = sum(xs) / n, sum(half) / n
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, half)) / max(sum((x - mx) ** 2 for x in xs), 1)
+    print(f"   monitor RSS run {path.rsplit('-', 1)[1][:-4]}: {kib[0]} KiB at 1 s, {kib[len(kib) // 2]} KiB at {len(kib) // 2 + 1} s, {kib[-1]} KiB at {len(kib)} s; slope over the second half {slope * 60:.1f} KiB/min")
 for path in sorted(glob.glob(f"{sys.argv[2]}/monitor-*.json")):
     c = json.load(open(path))["cpus"][0]
     print(f"   monitor run {path.rsplit('-', 1)[1][:-5]}: {c['count']} samples, avg {c['avg_ns']/1000:.1f} us, max {c['max_ns']/1000:.1f} us")
