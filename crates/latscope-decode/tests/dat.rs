@@ -457,3 +457,110 @@ fn date_offset_and_tsc2nsec_options_convert_timestamps_as_trace_cmd_does() {
         }
     }
 }
+
+/// Each CPU's events (lost-events markers included), in order.
+fn per_cpu(t: &DecodedTrace) -> std::collections::BTreeMap<u32, Vec<Event>> {
+    let mut m: std::collections::BTreeMap<u32, Vec<Event>> = Default::default();
+    for e in &t.events {
+        m.entry(e.cpu.0).or_default().push(e.clone());
+    }
+    m
+}
+
+/// `bytes` decoded from memory (the one-thread reader) and from a file on disk (the thread pool): both.
+fn decode_both_ways(bytes: &[u8], tag: &str) -> [DecodedTrace; 2] {
+    let path = std::env::temp_dir().join(format!("latscope-cut-{}-{tag}.dat", std::process::id()));
+    std::fs::write(&path, bytes).expect("write the cut copy");
+    let disk = decode_dat_file(&path).unwrap_or_else(|e| panic!("{tag}: {e}"));
+    let _ = std::fs::remove_file(&path);
+    [decode_dat_bytes(bytes, tag).unwrap_or_else(|e| panic!("{tag}: {e}")), disk]
+}
+
+#[test]
+fn a_file_cut_short_keeps_every_complete_page_and_what_the_cut_page_holds() {
+    // Issue #15 item 6: cutting 100 bytes off buildroot-5.15.18 (one CPU, page 0 complete) gave 0 events,
+    // and off buildroot-4.13.9 9,791 of 11,397 (the 16-page block the cut fell in was dropped whole).
+    // The reference: the same file with the CPU's pages from the cut one on zeroed (empty pages), which
+    // decodes to exactly the events of the pages before the cut.
+    let names = [
+        "buildroot-4.13.9-i686-function-v6.dat",
+        "buildroot-5.15.18-i686-sched_switch-v6.dat",
+        "local-6.18-x86_64-printk-stacks-v6.dat",
+        "rpi-4.14.62-armv7-sched_switch-v6.dat",
+        "trappy-juno-arm64-sched_switch-v6.dat",
+    ];
+    for name in names {
+        let bytes = std::fs::read(fixture(name)).expect("read");
+        let reader = DatReader::from_bytes(&bytes, name).expect("opens");
+        let meta = reader.meta();
+        let page = u64::from(meta.page_size);
+        // The CPU whose data ends the file: a cut at the end falls in it.
+        let last =
+            meta.buffers.iter().flat_map(|b| &b.cpus).max_by_key(|d| d.offset + d.size).expect("CPU data").clone();
+        assert_eq!(last.offset + last.size, bytes.len() as u64, "{name}: CPU data ends the file");
+        let pages = last.size.div_ceil(page);
+        let full = per_cpu(&decode_dat_bytes(&bytes, name).expect("decodes"));
+        for k in [pages - 1, pages.saturating_sub(5)] {
+            let cut_page = last.offset + k * page;
+            let mut zeroed = bytes.clone();
+            zeroed[cut_page as usize..].fill(0);
+            let want = per_cpu(&decode_dat_bytes(&zeroed, name).expect("decodes"));
+            let want_real = want.get(&last.cpu).map_or(0, |v| v.len());
+            // Cut at the page boundary: exactly the complete pages' events.
+            for got in decode_both_ways(&bytes[..cut_page as usize], &format!("{name}-{k}")) {
+                let got = per_cpu(&got);
+                let counts = |m: &std::collections::BTreeMap<u32, Vec<Event>>| -> Vec<(u32, usize)> {
+                    m.iter().map(|(c, v)| (*c, v.len())).collect()
+                };
+                assert!(
+                    got == want,
+                    "{name}: cut at the start of page {k}: {:?}, want {:?}",
+                    counts(&got),
+                    counts(&want)
+                );
+            }
+            // Cut inside page k (100 bytes before its end, or into it): those, plus what page k holds before
+            // the cut, which is the start of its events in the whole file; and a warning about the cut.
+            let inside = (cut_page + page - 100).min(bytes.len() as u64 - 100);
+            for got in decode_both_ways(&bytes[..inside as usize], &format!("{name}-{k}-in")) {
+                let got_cpus = per_cpu(&got);
+                for (cpu, events) in &full {
+                    let have = got_cpus.get(cpu).map_or(&[][..], |v| &v[..]);
+                    assert!(
+                        have == &events[..have.len()],
+                        "{name}: cpu{cpu}'s events are not the whole file's first ones"
+                    );
+                    if *cpu != last.cpu {
+                        assert_eq!(have.len(), events.len(), "{name}: cpu{cpu} lies before the cut");
+                    }
+                }
+                let n = got_cpus.get(&last.cpu).map_or(0, |v| v.len());
+                assert!(n >= want_real, "{name}: cut inside page {k}: {n} events, the complete pages hold {want_real}");
+                assert!(
+                    got.warnings.iter().any(|w| w.message.contains("cut short")),
+                    "{name}: no warning about the cut: {:?}",
+                    got.warnings
+                );
+            }
+        }
+    }
+    // v7 (trace-cmd 3.x): the options section saying where the CPU data is comes after the data, so a cut
+    // into the data leaves nothing to decode; the error says so.
+    for name in ["local-6.18-x86_64-sched_irq_timer-v7.dat", "local-6.18-x86_64-sched_syscalls-v7-zstd.dat"] {
+        let bytes = std::fs::read(fixture(name)).expect("read");
+        let reader = DatReader::from_bytes(&bytes, name).expect("opens");
+        let last = reader.meta().buffers.iter().flat_map(|b| &b.cpus).map(|d| d.offset + d.size).max().expect("data");
+        let cut = &bytes[..last as usize - 100];
+        let e = decode_dat_bytes(cut, name).expect_err("nothing to decode");
+        assert!(e.to_string().contains("cut short"), "{name}: {e}");
+    }
+    // The issue's two cases, 100 bytes off the end.
+    for (name, at_least) in
+        [("buildroot-5.15.18-i686-sched_switch-v6.dat", 1), ("buildroot-4.13.9-i686-function-v6.dat", 9_792)]
+    {
+        let bytes = std::fs::read(fixture(name)).expect("read");
+        for got in decode_both_ways(&bytes[..bytes.len() - 100], &format!("{name}-100")) {
+            assert!(got.events.len() >= at_least, "{name} cut by 100 bytes: {} events", got.events.len());
+        }
+    }
+}

@@ -163,7 +163,11 @@ impl<R: Read + Seek> CpuStream<R> {
         let cpu = self.cpu;
         let page = &self.block[self.block_at..end];
         let first = out.len();
-        let summary = self.decoder.decode_page(cpu, page, &mut |e| out.push_back(e));
+        let summary = if page.len() < self.page_size {
+            self.decoder.decode_cut_page(cpu, page, &mut |e| out.push_back(e))
+        } else {
+            self.decoder.decode_page(cpu, page, &mut |e| out.push_back(e))
+        };
         let lost = match summary.missed {
             Missed::None => None,
             Missed::Unknown => Some(None),

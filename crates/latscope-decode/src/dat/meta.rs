@@ -342,6 +342,13 @@ fn read_v7<R: Read + Seek>(inp: &mut Input<R>, m: &mut Meta, defer_kallsyms: Opt
         }
         let here = next;
         next = 0;
+        if here >= inp.len {
+            return Err(format!(
+                "the file was cut short: it ends at 0x{:x}, before its options section at 0x{here:x}, which says \
+                 where the CPU data is (trace-cmd writes it after the data); nothing can be decoded",
+                inp.len
+            ));
+        }
         let (id, data) = section(inp, m, here)?;
         if id != OPT_DONE {
             return Err(format!("offset 0x{here:x}: expected an options section (id {OPT_DONE}), found id {id}"));

@@ -9,6 +9,7 @@
 //! # let _ = info; Ok(()) }
 //! ```
 
+mod board;
 mod compress;
 mod cpu_stream;
 mod input;
@@ -180,11 +181,13 @@ impl<R: Read + Seek> DatReader<R> {
         decoder.set_printk_formats(&meta.printk);
         let cmdlines = Cmdlines::parse(&meta.cmdlines);
         decoder.set_cmdline_table(cmdlines.clone());
+        let held: Vec<CpuData> =
+            meta.buffers.iter().flat_map(|b| &b.cpus).map(|d| held_part(d, input.len, name, &mut warnings)).collect();
         let shared = Rc::new(RefCell::new(Shared { input, warnings, name: name.to_string() }));
         // Task names are given in time order by the reader (see `TaskNames`), not per CPU.
         decoder.leave_task_names();
         let names = TaskNames::new(cmdlines);
-        let cpus: Vec<&CpuData> = meta.buffers.iter().flat_map(|b| &b.cpus).collect();
+        let cpus: Vec<&CpuData> = held.iter().collect();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let pooled = path
             .filter(|_| cpus.len() <= MAX_POOL_CPUS)
@@ -281,6 +284,26 @@ impl<R: Read + Seek> Iterator for DatReader<R> {
         self.names.apply(&mut e);
         Some(e)
     }
+}
+
+/// What the file holds of CPU data `d`: all of it, or, in a file cut short (a copy interrupted, a full
+/// disk), the part before the cut, with a warning; the page the cut falls in is decoded as far as it goes.
+fn held_part(d: &CpuData, file_len: u64, name: &str, warnings: &mut Vec<Warning>) -> CpuData {
+    let end = d.offset.saturating_add(d.size);
+    if end <= file_len {
+        return d.clone();
+    }
+    let held = file_len.saturating_sub(d.offset);
+    warnings.push(Warning {
+        location: format!("{name}: cpu{}", d.cpu),
+        message: format!(
+            "the file ends {held} bytes into this CPU's {} bytes of data (it was cut short): the events before \
+             the cut are kept, the last {} bytes are missing",
+            d.size,
+            d.size - held
+        ),
+    });
+    CpuData { size: held, ..d.clone() }
 }
 
 /// Start loading the kallsyms section at `off` of the file at `path` on a thread of its own: inflated in

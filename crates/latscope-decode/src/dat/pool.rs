@@ -8,6 +8,7 @@
 //! Pages never straddle chunks here (trace-cmd writes whole pages per chunk); a file whose chunks are not
 //! whole pages is decoded by the one-thread [`CpuStream`](super::CpuStream) instead.
 
+use super::board::{Board, Jobs};
 use super::compress::Compression;
 use super::meta::{CpuData, Meta};
 use crate::merge::EventStream;
@@ -15,11 +16,11 @@ use crate::raw::{Missed, RawDecoder};
 use crate::Warning;
 use latscope_model::{CpuId, Event, EventKind, Nanos, TaskName};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::rc::Rc;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 
 /// Chunks decoded ahead of the merge, per CPU.
 const AHEAD: u64 = 4;
@@ -28,9 +29,7 @@ const PAGES_PER_BLOCK: u64 = 16;
 
 /// One unit of work: a chunk (or block of pages) of one CPU.
 struct Job {
-    cpu: usize,
     cpu_id: u32,
-    seq: u64,
     /// File offset and length of the data, and its size inflated (== length when not compressed).
     offset: u64,
     len: u64,
@@ -47,41 +46,19 @@ struct Chunk {
     events: VecDeque<Event>,
     warnings: Vec<Warning>,
     unknown: HashMap<u16, u64>,
-    /// The CPU's data could not be read past this chunk.
-    last: bool,
 }
 
-/// One CPU's progress.
-struct CpuState {
+/// Where one CPU's data is read next.
+struct Cursor {
     cpu: u32,
     next: u64,
     end: u64,
     chunks_left: Option<u32>,
     pages: u64,
-    /// Jobs handed out and results taken by the merge.
-    claimed: u64,
-    taken: u64,
-    /// No more jobs for this CPU (set when its data ends or cannot be read).
-    exhausted: bool,
-    /// Number of jobs in all, once known.
-    total: Option<u64>,
-    results: BTreeMap<u64, Chunk>,
-    /// Why the CPU's data ended early, reported with the last chunk.
-    error: Option<String>,
 }
 
-struct State {
-    cpus: Vec<CpuState>,
-    /// Emptied event buffers, to be filled again.
-    spare: Vec<VecDeque<Event>>,
-    stop: bool,
-}
-
-struct Shared {
-    state: Mutex<State>,
-    /// Workers wait here for a job; the merge waits here for a result.
-    work: Condvar,
-    ready: Condvar,
+/// The file the pool's threads read jobs from.
+struct DatJobs {
     file: File,
     name: String,
     compression: Compression,
@@ -89,11 +66,7 @@ struct Shared {
     big_endian: bool,
 }
 
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
+impl DatJobs {
     fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>, String> {
         let mut buf = Vec::new();
         self.read_into(offset, len, &mut buf)?;
@@ -120,102 +93,51 @@ impl Shared {
         Ok(chunk_header(&b, self.big_endian))
     }
 
-    /// The next job of CPU `i` (under the lock; reads the chunk header); `None` when its data has ended.
-    fn job_of(&self, st: &mut State, i: usize) -> Option<Job> {
-        let c = &mut st.cpus[i];
-        if c.exhausted {
-            return None;
+    /// Where the next job of `c` is (reads the chunk header); `None` when its data has ended.
+    fn header(&self, c: &Cursor) -> Result<Option<Header>, String> {
+        if self.compression == Compression::None {
+            let len = c.end.saturating_sub(c.next).min(PAGES_PER_BLOCK * self.page_size);
+            return Ok((len > 0).then_some((c.next, len, len, None)));
         }
-        let header = || -> Result<Option<Header>, String> {
-            if self.compression == Compression::None {
-                let len = c.end.saturating_sub(c.next).min(PAGES_PER_BLOCK * self.page_size);
-                return Ok((len > 0).then_some((c.next, len, len, None)));
+        let mut at = c.next;
+        let left = match c.chunks_left {
+            Some(n) => n,
+            None => {
+                let n = self.u32_at(at)?;
+                at += 4;
+                n
             }
-            let mut at = c.next;
-            let left = match c.chunks_left {
-                Some(n) => n,
-                None => {
-                    let n = self.u32_at(at)?;
-                    at += 4;
-                    n
-                }
-            };
-            if left == 0 || at >= c.end {
-                return Ok(None);
-            }
-            let (csize, usize_) = self.chunk_header(at)?;
-            Ok(Some((at + 8, csize, usize_, Some(left - 1))))
         };
-        match header() {
-            Ok(Some((offset, len, size, left))) => {
-                c.next = offset + len;
-                c.chunks_left = left;
-                let job = Job { cpu: i, cpu_id: c.cpu, seq: c.claimed, offset, len, size, first_page: c.pages };
-                c.pages += size.div_ceil(self.page_size);
-                c.claimed += 1;
-                Some(job)
-            }
-            Ok(None) => {
-                c.exhausted = true;
-                c.total = Some(c.claimed);
-                None
-            }
-            Err(e) => {
-                c.exhausted = true;
-                c.total = Some(c.claimed);
-                c.error = Some(e);
-                None
-            }
+        if left == 0 || at >= c.end {
+            return Ok(None);
         }
+        let (csize, usize_) = self.chunk_header(at)?;
+        Ok(Some((at + 8, csize, usize_, Some(left - 1))))
+    }
+}
+
+impl Jobs for DatJobs {
+    type Cursor = Cursor;
+    type Job = Job;
+    type Chunk = Chunk;
+    type Worker = Worker;
+    type Buffer = VecDeque<Event>;
+
+    fn next_job(&self, c: &mut Cursor) -> Result<Option<Job>, String> {
+        let Some((offset, len, size, left)) = self.header(c)? else { return Ok(None) };
+        c.next = offset + len;
+        c.chunks_left = left;
+        let job = Job { cpu_id: c.cpu, offset, len, size, first_page: c.pages };
+        c.pages += size.div_ceil(self.page_size);
+        Ok(Some(job))
     }
 
-    /// A job for some CPU: the one with the fewest chunks waiting for the merge (the merge reaches its
-    /// end first), and room for one more.
-    fn claim(&self, st: &mut State) -> Option<Job> {
-        loop {
-            let pick = (0..st.cpus.len())
-                .filter(|&i| !st.cpus[i].exhausted && st.cpus[i].claimed - st.cpus[i].taken < AHEAD)
-                .min_by_key(|&i| (st.cpus[i].claimed - st.cpus[i].taken, i))?;
-            if let Some(job) = self.job_of(st, pick) {
-                return Some(job);
-            }
-            // That CPU just ended: its merge side may be waiting to learn so.
-            self.ready.notify_all();
-        }
-    }
-
-    /// Decode `job` (claimed under `st`) with `worker`, the lock released meanwhile, and put the chunk where
-    /// the merge takes it; the lock is held again on return.
-    fn work_on<'a>(&'a self, mut st: MutexGuard<'a, State>, job: &Job, worker: &mut Worker) -> MutexGuard<'a, State> {
-        let events = st.spare.pop().unwrap_or_else(|| VecDeque::with_capacity(1024));
-        drop(st);
-        let chunk = self.run(job, &mut worker.decoder, &mut worker.bufs, events);
-        let mut st = self.lock();
-        Shared::deliver(&mut st, job, chunk);
-        st
-    }
-
-    /// Put a decoded chunk where the merge takes it.
-    fn deliver(st: &mut State, job: &Job, chunk: Chunk) {
-        let c = &mut st.cpus[job.cpu];
-        if chunk.last {
-            c.exhausted = true;
-            c.total = Some(c.total.map_or(job.seq + 1, |t| t.min(job.seq + 1)));
-        }
-        c.results.insert(job.seq, chunk);
-    }
-
-    /// Inflate and decode one job.
-    fn run(
-        &self,
-        job: &Job,
-        decoder: &mut RawDecoder,
-        bufs: &mut (Vec<u8>, Vec<u8>),
-        events: VecDeque<Event>,
-    ) -> Chunk {
+    /// Inflate and decode one job; `last` when its data could not be read.
+    fn run(&self, job: &Job, worker: &mut Worker, events: Option<VecDeque<Event>>) -> (Chunk, bool) {
         let cpu = CpuId(job.cpu_id);
-        let mut chunk = Chunk { events, warnings: Vec::new(), unknown: HashMap::new(), last: false };
-        let (raw, buf) = (&mut bufs.0, &mut bufs.1);
+        let events = events.unwrap_or_else(|| VecDeque::with_capacity(1024));
+        let mut chunk = Chunk { events, warnings: Vec::new(), unknown: HashMap::new() };
+        let (raw, buf) = (&mut worker.bufs.0, &mut worker.bufs.1);
         let data = if self.compression == Compression::None {
             self.read_into(job.offset, job.len, buf)
         } else {
@@ -226,13 +148,17 @@ impl Shared {
                 location: format!("{}: cpu{} page {}", self.name, cpu.0, job.first_page),
                 message: format!("cannot read the CPU's data: {e}; the rest of this CPU is skipped"),
             });
-            chunk.last = true;
-            return chunk;
+            return (chunk, true);
         }
+        let decoder = &mut worker.decoder;
         for (n, page) in buf.chunks(self.page_size as usize).enumerate() {
             let first = chunk.events.len();
             let out = &mut chunk.events;
-            let summary = decoder.decode_page(cpu, page, &mut |e| out.push_back(e));
+            let summary = if page.len() < self.page_size as usize {
+                decoder.decode_cut_page(cpu, page, &mut |e| out.push_back(e))
+            } else {
+                decoder.decode_page(cpu, page, &mut |e| out.push_back(e))
+            };
             let lost = match summary.missed {
                 Missed::None => None,
                 Missed::Unknown => Some(None),
@@ -259,17 +185,16 @@ impl Shared {
         if !decoder.unknown_ids().is_empty() {
             chunk.unknown = decoder.take_unknown_ids();
         }
-        chunk
+        (chunk, false)
     }
 }
 
 /// Stops the workers when the reader goes away.
-pub(crate) struct PoolGuard(Arc<Shared>);
+pub(crate) struct PoolGuard(Arc<Board<DatJobs>>);
 
 impl Drop for PoolGuard {
     fn drop(&mut self) {
-        self.0.lock().stop = true;
-        self.0.work.notify_all();
+        self.0.stop();
     }
 }
 
@@ -287,11 +212,12 @@ impl Worker {
 
 /// One CPU's events as decoded by the pool.
 pub struct PoolStream {
-    shared: Arc<Shared>,
+    board: Arc<Board<DatJobs>>,
     /// The merge thread's own decoder, shared by its streams: while the chunk the merge needs is not
     /// ready, the merge decodes another instead of waiting.
     helper: Rc<RefCell<Worker>>,
     index: usize,
+    cpu: u32,
     current: VecDeque<Event>,
     warnings: Vec<Warning>,
     unknown: HashMap<u16, u64>,
@@ -322,48 +248,21 @@ impl PoolStream {
             if self.done {
                 return false;
             }
-            let sh = self.shared.clone();
-            let mut st = sh.lock();
-            let chunk = loop {
-                let c = &mut st.cpus[self.index];
-                if c.total.is_some_and(|t| c.taken >= t) {
-                    break None;
-                }
-                if let Some(chunk) = c.results.remove(&c.taken) {
-                    c.taken += 1;
-                    break Some(chunk);
-                }
-                if st.stop {
-                    break None;
-                }
-                if let Some(job) = sh.claim(&mut st) {
-                    st = sh.work_on(st, &job, &mut self.helper.borrow_mut());
-                    continue;
-                }
-                st = sh.ready.wait(st).unwrap_or_else(|p| p.into_inner());
-            };
-            let error = st.cpus[self.index].error.take();
-            let cpu = st.cpus[self.index].cpu;
-            if chunk.is_some() && st.spare.len() < 8 {
-                st.spare.push(std::mem::take(&mut self.current));
-            }
-            drop(st);
-            sh.work.notify_all();
-            match chunk {
+            let used = std::mem::take(&mut self.current);
+            let taken = self.board.take(self.index, &mut self.helper.borrow_mut(), Some(used));
+            match taken.chunk {
                 Some(chunk) => {
                     self.warnings.extend(chunk.warnings);
                     for (id, n) in chunk.unknown {
                         *self.unknown.entry(id).or_insert(0) += n;
                     }
                     self.current = chunk.events;
-                    // After a chunk that could not be read, the CPU's data ends.
-                    self.done |= chunk.last;
                 }
                 None => self.done = true,
             }
-            if let Some(e) = error {
+            if let Some(e) = taken.error {
                 self.warnings.push(Warning {
-                    location: format!("{}: cpu{cpu}", self.shared.name),
+                    location: format!("{}: cpu{}", self.board.jobs().name, self.cpu),
                     message: format!("cannot read the CPU's data: {e}; the rest of this CPU is skipped"),
                 });
             }
@@ -408,59 +307,26 @@ pub(crate) fn start(
     decoder: &RawDecoder,
     threads: usize,
 ) -> Option<(Vec<PoolStream>, PoolGuard)> {
-    let state = State {
-        cpus: cpus
-            .iter()
-            .map(|d| CpuState {
-                cpu: d.cpu,
-                next: d.offset,
-                end: d.offset.saturating_add(d.size),
-                chunks_left: None,
-                pages: 0,
-                claimed: 0,
-                taken: 0,
-                exhausted: d.size == 0,
-                total: (d.size == 0).then_some(0),
-                results: BTreeMap::new(),
-                error: None,
-            })
-            .collect(),
-        spare: Vec::new(),
-        stop: false,
-    };
-    let shared = Arc::new(Shared {
-        state: Mutex::new(state),
-        work: Condvar::new(),
-        ready: Condvar::new(),
+    let lanes = cpus.iter().map(|d| {
+        let cursor =
+            Cursor { cpu: d.cpu, next: d.offset, end: d.offset.saturating_add(d.size), chunks_left: None, pages: 0 };
+        (cursor, d.size == 0)
+    });
+    let jobs = DatJobs {
         file,
         name: name.to_string(),
         compression: meta.compression,
         page_size: u64::from(meta.page_size.max(1)),
         big_endian: meta.big_endian,
-    });
+    };
+    let board = Arc::new(Board::new(jobs, lanes, AHEAD));
+    let guard = PoolGuard(board.clone());
     let mut started = 0;
     // The merge thread decodes too (see `PoolStream::helper`): one worker fewer than cores.
     for t in 0..threads.saturating_sub(1).max(1) {
-        let sh = shared.clone();
+        let b = board.clone();
         let mut worker = Worker::new(decoder);
-        let spawned = std::thread::Builder::new().name(format!("dat-decode{t}")).spawn(move || {
-            let mut st = sh.lock();
-            loop {
-                if st.stop {
-                    return;
-                }
-                if let Some(job) = sh.claim(&mut st) {
-                    st = sh.work_on(st, &job, &mut worker);
-                    sh.ready.notify_all();
-                    continue;
-                }
-                if st.cpus.iter().all(|c| c.exhausted) {
-                    sh.ready.notify_all();
-                    return;
-                }
-                st = sh.work.wait(st).unwrap_or_else(|p| p.into_inner());
-            }
-        });
+        let spawned = std::thread::Builder::new().name(format!("dat-decode{t}")).spawn(move || b.serve(&mut worker));
         if spawned.is_ok() {
             started += 1;
         }
@@ -469,18 +335,21 @@ pub(crate) fn start(
         return None;
     }
     let helper = Rc::new(RefCell::new(Worker::new(decoder)));
-    let streams = (0..cpus.len())
-        .map(|index| PoolStream {
-            shared: shared.clone(),
+    let streams = cpus
+        .iter()
+        .enumerate()
+        .map(|(index, d)| PoolStream {
+            board: board.clone(),
             helper: helper.clone(),
             index,
+            cpu: d.cpu,
             current: VecDeque::new(),
             warnings: Vec::new(),
             unknown: HashMap::new(),
             done: false,
         })
         .collect();
-    Some((streams, PoolGuard(shared)))
+    Some((streams, guard))
 }
 
 /// Whether every chunk of `d` but the last holds whole pages (always so for trace-cmd's files), so

@@ -328,6 +328,20 @@ impl RawDecoder {
         cache.entry(i as u32).or_insert_with(|| Arc::from(name)).clone()
     }
 
+    /// [`decode_page`](Self::decode_page) for the last page of a file cut short (`page` holds the bytes
+    /// up to the cut): the records wholly before the cut, and a warning saying what the cut took.
+    pub fn decode_cut_page<S: FnMut(Event) + ?Sized>(&mut self, cpu: CpuId, page: &[u8], sink: &mut S) -> PageSummary {
+        let Some((whole, lost)) = super::page::clamp_cut_page(&self.page, page) else {
+            return self.decode_page(cpu, page, sink);
+        };
+        let mut summary = self.decode_page(cpu, &whole, sink);
+        summary.warnings.push(format!(
+            "the file ends inside this page: its last {lost} bytes of events are missing (the file was cut short); \
+             the events before the cut are kept"
+        ));
+        summary
+    }
+
     /// Decode one page recorded on `cpu`, calling `sink` for every event in order. The summary carries
     /// the page's time (converted like the events' by the [`TimeMap`]), its lost-events marker and
     /// warnings (records without a known format are counted in

@@ -68,6 +68,34 @@ pub(crate) fn read_uint(buf: &[u8], off: usize, size: usize, big_endian: bool) -
     Some(v)
 }
 
+/// A page that its input cuts short (a truncated file) made decodable: its bytes up to the cut, with the
+/// commit length lowered to the data present (and a stored lost-events count, which lay after the cut,
+/// dropped), so the records wholly before the cut decode. `None` when the cut falls inside the header or
+/// the page's data was whole anyway; otherwise the page and the number of data bytes the cut took.
+pub fn clamp_cut_page(layout: &PageLayout, page: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let be = layout.big_endian;
+    let commit = read_uint(page, layout.commit_offset, layout.commit_size, be)?;
+    read_uint(page, layout.ts_offset, 8, be)?;
+    let len = (commit & COMMIT_MASK) as usize;
+    let present = page.len().checked_sub(layout.data_offset)?;
+    if len <= present {
+        return None;
+    }
+    let mut commit = (commit & !COMMIT_MASK & !RB_MISSED_STORED) | present as u64;
+    if layout.commit_size == 4 {
+        commit &= u64::from(u32::MAX);
+    }
+    let mut out = page.to_vec();
+    let word = &mut out[layout.commit_offset..layout.commit_offset + layout.commit_size];
+    match (layout.commit_size, be) {
+        (4, false) => word.copy_from_slice(&(commit as u32).to_le_bytes()),
+        (4, true) => word.copy_from_slice(&(commit as u32).to_be_bytes()),
+        (_, false) => word.copy_from_slice(&commit.to_le_bytes()),
+        (_, true) => word.copy_from_slice(&commit.to_be_bytes()),
+    }
+    Some((out, len - present))
+}
+
 /// Decode one page. `emit(ts, record)` is called for every data record in order; `record` is the event's
 /// payload (starting with `common_type`). Never panics: a malformed page yields the records before the
 /// damage and a warning.
