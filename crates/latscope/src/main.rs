@@ -60,7 +60,13 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 1 } else { 0 });
         }
     };
-    signal::install();
+    match cli.command {
+        // Nothing to restore: a signal ends these at once (130/143), also with a decoding thread stuck.
+        Command::Decode(_) | Command::Analyze(_) | Command::Compare(_) | Command::Report(_) | Command::Audit(_) => {
+            signal::install_exit_at_once()
+        }
+        _ => signal::install(),
+    }
     let result = match cli.command {
         Command::Timer(a) => cmd::timer::run(a),
         Command::Noise(a) => cmd::noise::run(a),

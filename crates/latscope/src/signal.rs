@@ -1,5 +1,6 @@
-//! SIGINT/SIGTERM handling: the first signal asks the run to stop cleanly (guards restore the
-//! kernel state on the way out); a second one exits at once.
+//! SIGINT/SIGTERM handling. A command that changes kernel state (measures, records): the first signal asks
+//! the run to stop cleanly (guards restore the kernel state on the way out); a second one exits at once.
+//! A command that only reads files and writes results changes nothing to restore: it exits at once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -13,13 +14,30 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
-/// Installs the handlers. Called once at start.
+extern "C" fn exit_at_once(sig: libc::c_int) {
+    // Nothing to restore: exit with the status shells expect (130, 143), whatever the threads are doing.
+    unsafe { libc::_exit(128 + sig) };
+}
+
+/// Installs the handlers of a command that changes kernel state: the first signal sets [`STOP`]. Called
+/// once at start.
 pub fn install() {
+    install_handler(on_signal);
+}
+
+/// Installs the handlers of a command that only reads and writes files (decode, analyze, compare,
+/// report, audit): a signal ends the process at once with 128 + its number, even while a thread is
+/// stuck. Called once at start, instead of [`install`].
+pub fn install_exit_at_once() {
+    install_handler(exit_at_once);
+}
+
+fn install_handler(handler: extern "C" fn(libc::c_int)) {
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only touches an atomic and calls _exit, both async-signal-safe.
+        // SAFETY: the handlers only touch an atomic and call _exit, both async-signal-safe.
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            sa.sa_sigaction = handler as usize;
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
