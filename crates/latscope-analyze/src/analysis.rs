@@ -2,13 +2,16 @@
 //! hrtimer lateness, wakeup breakdowns, RT throttling, function-graph trees and diff, IRQ statistics), and
 //! the verdicts that lead the report, each a typed explanation with the trace lines that prove it.
 
+use crate::disabled::{self, DisabledReport};
 use crate::funcgraph::{self, CallNode, FuncGraphReport, TreeDiff};
 use crate::hrtimer::{self, HrtimerReport};
 use crate::irq_stats::{irq_stats, IrqStat};
 use crate::irqsoff::{self, IrqsOffReport};
 use crate::latency_report::{latency_report, LatencyReport};
 use crate::remedy::RemedyContext;
+use crate::reported::{self, ReportedLatency};
 use crate::throttling::{self, ThrottleSummary};
+use crate::tick_storm::{tick_storms, TickStorm};
 use crate::timeline::Timeline;
 use crate::verdict::{self, Verdict, VerdictKind, VerdictParts};
 use crate::wakeup::{self, WakeupBreakdown, WakeupContext, WakeupSelection};
@@ -69,12 +72,23 @@ pub struct Analysis {
     pub latency_trace: Option<LatencyReport>,
     /// Irqs-off sections.
     pub irqs_off: IrqsOffReport,
+    /// Sections with bottom halves or preemption disabled (flags column).
+    pub disabled: DisabledReport,
     /// hrtimer lateness.
     pub hrtimers: HrtimerReport,
     /// The worst wakeups, decomposed.
     pub wakeups: Vec<WakeupBreakdown>,
     /// RT throttling, when seen.
     pub throttling: Option<ThrottleSummary>,
+    /// Latencies the trace states itself (cyclictest's threshold mark, synthetic latency events).
+    pub reported: Vec<ReportedLatency>,
+    /// The one the explanation is anchored on (an index into `reported`); when its task's wakeup is in the
+    /// trace, it is the first of `wakeups` and `anchored_wakeup` is set.
+    pub anchor: Option<usize>,
+    /// Whether the first of `wakeups` is the anchor's wakeup.
+    pub anchored_wakeup: bool,
+    /// Tick storms, most expiries first.
+    pub tick_storms: Vec<TickStorm>,
     /// Function-graph trees, when the trace has them.
     pub funcgraph: Option<FuncGraphReport>,
     /// `--diff NORMAL ABNORMAL`: the aligned trees.
@@ -131,8 +145,20 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
     let expiries = hrtimer::expiries(events);
     let hrtimers = hrtimer::report(events, &timeline, &expiries, top, &opts.remedy);
     let irqs_off = irqsoff::report(&timeline, &expiries, &hrtimers.printed, top);
+    let disabled = disabled::report(&timeline, top);
     let ctx = WakeupContext { remedy: opts.remedy.clone(), ..WakeupContext::new(events, &timeline, &expiries) };
-    let wakeups = wakeup::decompose_wakeups(&ctx, &opts.selection);
+    let mut wakeups = wakeup::decompose_wakeups(&ctx, &opts.selection);
+    let reported = reported::reported(events);
+    let anchor_at = reported::anchor(&reported);
+    let anchor = anchor_at.and_then(|a| reported.iter().position(|r| r == a));
+    // The wakeup the trace's own statement is about leads, whatever its size among the others.
+    let anchored = anchor_at.and_then(|a| wakeup::decompose_before(&ctx, a.pid, a.ts));
+    let anchored_wakeup = anchored.is_some();
+    if let Some(w) = anchored {
+        wakeups.retain(|x| !(x.task.pid == w.task.pid && x.switch_in == w.switch_in));
+        wakeups.insert(0, w);
+    }
+    let storms = tick_storms(events);
     let throttling = throttling::summary(throttling::throttle_gaps(events, &timeline), top);
     let trees = funcgraph::call_trees(events);
     let funcgraph = (!trees.is_empty()).then(|| funcgraph::report(&trees, top));
@@ -142,6 +168,9 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         &VerdictParts {
             latency_trace: latency_trace.as_ref(),
             irqs_off: &irqs_off,
+            disabled: &disabled,
+            reported: anchor_at.map(|a| (a, anchored_wakeup)),
+            tick_storms: &storms,
             hrtimers: &hrtimers,
             wakeups: &wakeups,
             throttling: throttling.as_ref(),
@@ -159,9 +188,14 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         verdicts,
         latency_trace,
         irqs_off,
+        disabled,
         hrtimers,
         wakeups,
         throttling,
+        reported,
+        anchor,
+        anchored_wakeup,
+        tick_storms: storms,
         funcgraph,
         diff: None,
         irq_stats: irq_stats(&timeline),

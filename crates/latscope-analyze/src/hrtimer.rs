@@ -340,6 +340,7 @@ pub fn activity_explanation(a: &Activity, d: Nanos, cpu: CpuId) -> Explanation {
         Activity::Vector { name } => (CauseKind::Vector, Culprit::named(name.to_string())),
         Activity::Softirq { name, .. } => (CauseKind::Softirq, Culprit::named(name.to_string())),
         Activity::Nmi { handler } => (CauseKind::Nmi, Culprit::named(handler.to_string())),
+        a @ Activity::HardIrq { .. } => (CauseKind::Irq, Culprit::irq(None, a.label())),
     };
     Explanation::new(kind, culprit, d, Some(cpu))
 }

@@ -34,6 +34,7 @@ pub fn irq_stats(timeline: &Timeline) -> Vec<IrqStat> {
                 Activity::Vector { name } => ("vector", name.to_string()),
                 Activity::Softirq { name, .. } => ("softirq", name.to_string()),
                 Activity::Nmi { handler } => ("nmi", handler.to_string()),
+                a @ Activity::HardIrq { .. } => ("irq", a.label()),
                 _ => continue,
             };
             let e =

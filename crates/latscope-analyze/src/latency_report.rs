@@ -62,6 +62,102 @@ pub struct LatencyReport {
     pub big: Option<LatencyEntry>,
     /// The known culprit pattern the trace shows (console printing), when it shows one.
     pub pattern: Option<Pattern>,
+    /// When the text holds only part of the entries the header counts (a pasted excerpt): what it covers
+    /// and the work repeated in it. The largest gap between the entries shown then says little.
+    pub excerpt: Option<Excerpt>,
+}
+
+/// A latency-tracer report of which only a part was kept.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Excerpt {
+    /// Entries in the text.
+    pub shown: u64,
+    /// Entries the header says the report had.
+    pub recorded: u64,
+    /// Offset of the first entry shown from the start of the section.
+    pub from: Nanos,
+    /// Offset of the last one.
+    pub to: Nanos,
+    /// Whether the section's first entry is among them.
+    pub has_start: bool,
+    /// Calls repeated in it, most first.
+    pub repeated: Vec<RepeatedCall>,
+}
+
+/// A function called again and again by a caller the excerpt does not show entering (the loop it is in).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RepeatedCall {
+    /// The function.
+    pub func: Text,
+    /// Its caller.
+    pub parent: Text,
+    /// How many times.
+    pub count: u32,
+    /// The median time between two calls (one turn of the loop).
+    #[serde(rename = "every_ns")]
+    pub every: Nanos,
+    /// Calls made in softirq context (`s` in the flags).
+    pub in_softirq: u32,
+    /// Calls made in hard interrupt context.
+    pub in_hardirq: u32,
+    /// Index of the first call.
+    pub index: usize,
+}
+
+/// The text holds less than half the entries the header counts.
+fn is_excerpt(header: &LatencyHeader, rows: usize) -> Option<u64> {
+    let (shown, _) = header.entries?;
+    ((rows as u64) * 2 < shown).then_some(shown)
+}
+
+/// Lock, preemption-count and RCU primitives: called everywhere, never the work itself.
+fn primitive(func: &str) -> bool {
+    ["_raw_spin", "_raw_read", "_raw_write", "preempt_count", "__rcu_read", "rcu_read", "arch_counter", "ktime_get"]
+        .iter()
+        .any(|p| func.starts_with(p))
+}
+
+/// The calls an excerpt repeats: (function, caller) pairs whose caller is never entered in it, called at
+/// least three times, primitives left out; most calls first.
+fn repeated_calls(rows: &[(usize, &Event)]) -> Vec<RepeatedCall> {
+    let entered: std::collections::HashSet<&str> = rows
+        .iter()
+        .filter_map(|(_, e)| match &e.kind {
+            EventKind::Function { func, .. } => Some(symbol::bare(func)),
+            _ => None,
+        })
+        .collect();
+    let mut groups: Vec<(Text, Text, Vec<(usize, &Event)>)> = Vec::new();
+    for (i, e) in rows {
+        let EventKind::Function { func, parent: Some(p) } = &e.kind else { continue };
+        let (f, pb) = (symbol::bare(func), symbol::bare(p));
+        if primitive(f) || entered.contains(pb) {
+            continue;
+        }
+        match groups.iter_mut().find(|g| symbol::bare(&g.0) == f && symbol::bare(&g.1) == pb) {
+            Some(g) => g.2.push((*i, e)),
+            None => groups.push((Text::from(f), Text::from(pb), vec![(*i, e)])),
+        }
+    }
+    let mut out: Vec<RepeatedCall> = groups
+        .into_iter()
+        .filter(|g| g.2.len() >= 3)
+        .map(|(func, parent, calls)| {
+            let mut gaps: Vec<u64> = calls.windows(2).map(|w| (w[1].1.ts - w[0].1.ts).0).collect();
+            gaps.sort_unstable();
+            RepeatedCall {
+                func,
+                parent,
+                count: calls.len() as u32,
+                every: Nanos(gaps.get(gaps.len() / 2).copied().unwrap_or(0)),
+                in_softirq: calls.iter().filter(|(_, e)| e.flags.in_softirq()).count() as u32,
+                in_hardirq: calls.iter().filter(|(_, e)| e.flags.in_hardirq()).count() as u32,
+                index: calls[0].0,
+            }
+        })
+        .collect();
+    out.sort_by_key(|r| (std::cmp::Reverse(r.count), r.index));
+    out
 }
 
 impl LatencyReport {
@@ -168,6 +264,17 @@ pub fn latency_report(header: &LatencyHeader, events: &[Event], elisions: &[Elis
         entries,
         big,
         pattern: console.then_some(Pattern::ConsolePrint),
+        excerpt: is_excerpt(header, rows.len()).map(|recorded| {
+            let from = rows.first().map(|r| r.1.ts).unwrap_or_default();
+            Excerpt {
+                shown: rows.len() as u64,
+                recorded,
+                from,
+                to: rows.last().map(|r| r.1.ts).unwrap_or_default(),
+                has_start: from <= Nanos::from_us(2),
+                repeated: repeated_calls(&rows),
+            }
+        }),
     }
 }
 

@@ -5,6 +5,8 @@
 pub mod analysis;
 pub mod audit;
 pub mod compare;
+pub mod disabled;
+pub mod flag_sections;
 pub mod funcgraph;
 pub mod held_back;
 pub mod hrtimer;
@@ -17,12 +19,14 @@ pub mod noise_attribution;
 pub mod patterns;
 pub mod ranking;
 pub mod remedy;
+pub mod reported;
 pub mod sample_explain;
 pub mod stacks;
 pub use latscope_model::symbol;
 #[cfg(test)]
 mod testing;
 pub mod throttling;
+pub mod tick_storm;
 pub mod timeline;
 pub mod timer_summary;
 pub mod verdict;

@@ -97,6 +97,16 @@ fn pattern_hint(p: Pattern, ctx: &RemedyContext) -> Hint {
                 UNTHROTTLE
             ),
         ),
+        Pattern::TickStorm => (
+            "the tick's hrtimer fired again and again far faster than any HZ allows (a regular tick is at least \
+             1 ms apart): something keeps re-arming it to expire at once, and the CPU spends its time entering \
+             the timer interrupt"
+                .to_string(),
+            "trace hrtimer_start and timer:tick_stop on that CPU to see what re-arms the tick; such storms are \
+             kernel bugs in the nohz tick code (one, on PREEMPT_RT, was the pending-timer check after the \
+             timersd split, fixed in 2022): update the kernel, and boot with nohz=off to confirm"
+                .to_string(),
+        ),
     };
     let _ = ctx;
     Hint { pattern: Some(p), why, remedy }
@@ -134,6 +144,9 @@ pub fn why(e: &Explanation, ctx: &RemedyContext) -> String {
                 .into(),
         },
         CauseKind::Nmi => "an NMI handler ran (perf sampling or the hard-lockup watchdog)".into(),
+        CauseKind::BhOff => "while bottom halves are off no softirq runs on that CPU (network, block completion, \
+                             tasklets) and, on a kernel without PREEMPT_RT, the task cannot be preempted either"
+            .into(),
         CauseKind::RtThrottling => format!(
             "RT throttling: real-time tasks used up their bandwidth ({}), so the kernel kept them off the CPU for \
              the rest of the period although they were runnable (since Linux 6.12 the fair deadline server \
@@ -251,6 +264,12 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
                 task_name(c)
             ),
         },
+        CauseKind::BhOff => format!(
+            "find the code in {} that holds bottom halves off (local_bh_disable, spin_lock_bh: the function tracer \
+             on {cpu} over the section shows it), or keep that work off the real-time CPUs; on PREEMPT_RT such \
+             sections stay preemptible",
+            task_name(c)
+        ),
         CauseKind::Idle => "keep the CPU out of deep idle states while latency matters: hold /dev/cpu_dma_latency \
                             open at 0 (latscope and cyclictest do), or boot with `processor.max_cstate=1 \
                             intel_idle.max_cstate=0` (or `idle=poll`); in a VM, pin and isolate the vCPU on the \
@@ -307,6 +326,12 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
         }
         // The audit worded the finding's fixes; the verdict carries them as its hint.
         CauseKind::Configuration => String::new(),
+        // A latency a trace states about a task whose wakeup it does not hold.
+        CauseKind::NotTraced if c.task.is_some() => format!(
+            "record the scheduler's events (sched_waking, sched_wakeup, sched_switch) and the interrupts of \
+             {cpu} together with the statement, so that the trace holds the wakeup of {} it is about",
+            task_name(c)
+        ),
         CauseKind::NotTraced => "run as root with tracefs mounted and trace the measurement (`--trace`, or \
                                  `latscope run`) so that the trace says what held the CPU"
             .into(),

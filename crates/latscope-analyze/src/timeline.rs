@@ -1,6 +1,7 @@
 //! Per-CPU timeline: what each CPU was doing at every instant (task, hard IRQ, vector, softirq, NMI,
 //! idle), with nesting, built by one state machine over the event stream; plus irqs-off sections.
 
+use crate::flag_sections::{Disabled, FlagSection, FlagTracker, Sampled};
 use latscope_model::event::softirq_name;
 use latscope_model::event::Toggle;
 use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, TaskName, Text};
@@ -50,12 +51,26 @@ pub enum Activity {
         /// Handler symbol.
         handler: Text,
     },
+    /// A hard interrupt the trace shows only in the flags column (`h`), no irq or vector event: from its
+    /// first to its last `h` event.
+    HardIrq {
+        /// The handler, when a traced function shows it (the function `handle_irq_event` called), or
+        /// `hrtimer_interrupt` when hrtimers expired in it.
+        handler: Option<Text>,
+    },
 }
 
 impl Activity {
     /// Whether this is interrupt context (IRQ, vector, softirq or NMI).
     pub fn is_interrupt(&self) -> bool {
-        matches!(self, Activity::Irq { .. } | Activity::Vector { .. } | Activity::Softirq { .. } | Activity::Nmi { .. })
+        matches!(
+            self,
+            Activity::Irq { .. }
+                | Activity::Vector { .. }
+                | Activity::Softirq { .. }
+                | Activity::Nmi { .. }
+                | Activity::HardIrq { .. }
+        )
     }
 
     /// A short label: `irq 3 arch_timer`, `softirq TIMER`, `cyclictest:1213`, `idle`.
@@ -67,6 +82,8 @@ impl Activity {
             Activity::Vector { name } => name.to_string(),
             Activity::Softirq { name, .. } => format!("softirq {name}"),
             Activity::Nmi { handler } => format!("nmi {handler}"),
+            Activity::HardIrq { handler: Some(h) } => format!("hard irq {h}"),
+            Activity::HardIrq { handler: None } => "hard irq".into(),
         }
     }
 }
@@ -123,8 +140,14 @@ pub enum IrqsOffSource {
         /// Parent of the enable.
         end_parent: Text,
     },
-    /// A run of events whose flags column shows irqs off (a lower bound of the real section).
-    Flags,
+    /// A run of events whose flags column shows irqs off: sampled evidence (see [`crate::flag_sections`]).
+    Flags {
+        /// How many events show it, how far apart at most.
+        sampled: Sampled,
+        /// The task of the last event, when the run went across a task switch.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        end_task: Option<(TaskName, Pid)>,
+    },
 }
 
 /// One section with interrupts disabled on a CPU.
@@ -164,6 +187,8 @@ pub struct CpuTimeline {
     pub contexts: Vec<ContextSpan>,
     /// Irqs-off sections, sorted by start.
     pub irqs_off: Vec<IrqsOffSection>,
+    /// Sections with bottom halves or preemption disabled, from the flags column, sorted by start.
+    pub disabled: Vec<FlagSection>,
     /// First and last event time on this CPU.
     pub span: Option<(Nanos, Nanos)>,
     /// Tasks found running without their `sched_switch` in the trace, in event order.
@@ -281,15 +306,6 @@ struct OpenIrqsOff {
     pid: Pid,
 }
 
-struct FlagRun {
-    start: Nanos,
-    last: Nanos,
-    start_index: usize,
-    last_index: usize,
-    comm: TaskName,
-    pid: Pid,
-}
-
 struct CpuState {
     cpu: CpuId,
     task: Activity,
@@ -299,8 +315,10 @@ struct CpuState {
     first_ts: Nanos,
     irqs_off: Option<OpenIrqsOff>,
     saw_preemptirq: bool,
-    flag_run: Option<FlagRun>,
-    flag_runs: Vec<IrqsOffSection>,
+    flags: FlagTracker,
+    /// While a [`Activity::HardIrq`] inferred from the flags column is the innermost context: the time of
+    /// its last `h` event (it ended after that).
+    inferred_irq: Option<Nanos>,
     /// The CPU's last event that is not a stack.
     last_index: Option<usize>,
 }
@@ -310,6 +328,35 @@ fn task_activity(comm: &TaskName, pid: Pid, prio: Option<i32>) -> Activity {
         Activity::Idle
     } else {
         Activity::Task { comm: *comm, pid, prio }
+    }
+}
+
+/// Two `h` events further apart than this are taken as two interrupts (nothing shows the CPU left the first
+/// in between, but nothing shows it stayed either).
+pub const INFERRED_IRQ_MAX_GAP: Nanos = Nanos::from_us(100);
+
+/// The callers through which a traced function is an interrupt handler (kernel/irq/handle.c across versions).
+const IRQ_HANDLER_CALLERS: [&str; 4] =
+    ["__handle_irq_event_percpu", "handle_irq_event_percpu", "handle_IRQ_event", "handle_irq_event"];
+
+/// The timer interrupt's entry points: a function call in or from them is the hrtimer interrupt.
+const TIMER_INTERRUPTS: [&str; 3] = ["hrtimer_interrupt", "smp_apic_timer_interrupt", "local_apic_timer_interrupt"];
+
+/// The interrupt handler an event inside a hard interrupt shows: a function called by the generic IRQ
+/// code, or the hrtimer interrupt when an hrtimer expires.
+fn irq_handler_shown(e: &Event) -> Option<Text> {
+    match &e.kind {
+        EventKind::Function { func, parent: Some(p) } if IRQ_HANDLER_CALLERS.contains(&crate::symbol::bare(p)) => {
+            Some(Text::from(crate::symbol::bare(func)))
+        }
+        EventKind::HrtimerExpireEntry { .. } => Some(Text::from("hrtimer_interrupt")),
+        EventKind::Function { func, parent } => [Some(func), parent.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|f| crate::symbol::bare(f))
+            .find(|f| TIMER_INTERRUPTS.contains(f))
+            .map(|_| Text::from("hrtimer_interrupt")),
+        _ => None,
     }
 }
 
@@ -324,8 +371,8 @@ impl CpuState {
             first_ts: e.ts,
             irqs_off: None,
             saw_preemptirq: false,
-            flag_run: None,
-            flag_runs: Vec::new(),
+            flags: FlagTracker::default(),
+            inferred_irq: None,
             last_index: None,
         }
     }
@@ -414,7 +461,8 @@ impl CpuState {
             out.untraced_switches.push(UntracedSwitch { index: idx, pid: e.pid, at });
         }
         self.last_ts = e.ts;
-        self.track_flags(idx, e);
+        self.flags.step(self.cpu, idx, e);
+        self.infer_hardirq(idx, e, out);
         match &e.kind {
             EventKind::IrqHandlerEntry { irq, name } => {
                 self.push(idx, e, Activity::Irq { irq: *irq, name: name.clone() }, out)
@@ -508,69 +556,88 @@ impl CpuState {
         // purposes of "what delayed the IRQ": the hardware took the interrupt, so irqs were on.
     }
 
-    /// Irqs-off runs from the flags column, in task context only (IRQ handlers always run with irqs off).
-    fn track_flags(&mut self, idx: usize, e: &Event) {
+    /// Hard-interrupt context only the flags column shows: an `h` event with no interrupt context open opens
+    /// a [`Activity::HardIrq`]; the first later event at another level closes it at the last `h` event (when
+    /// it really ended in between is not known).
+    fn infer_hardirq(&mut self, idx: usize, e: &Event, out: &mut CpuTimeline) {
         let f = e.flags;
-        if !f.has(latscope_model::Flags::KNOWN) || matches!(e.kind, EventKind::Stack { .. }) {
+        if !f.has(latscope_model::Flags::KNOWN) || matches!(e.kind, EventKind::Stack { .. } | EventKind::Lost { .. }) {
             return;
         }
-        let task_level = !f.in_hardirq() && !f.in_softirq() && !f.in_nmi();
-        // sched_switch always runs with irqs off and ends the task's stretch; idle halts with irqs "off" but
-        // wakes on any interrupt: neither is an irqs-off section.
-        let boundary = matches!(e.kind, EventKind::SchedSwitch { .. })
-            || e.pid == 0
-            || self.flag_run.as_ref().is_some_and(|r| r.pid != e.pid);
-        if boundary {
-            self.close_flag_run();
-        }
-        if f.irqs_off() && task_level && !boundary {
-            match &mut self.flag_run {
-                Some(run) => {
-                    run.last = e.ts;
-                    run.last_index = idx;
+        let own_context = matches!(
+            e.kind,
+            EventKind::IrqHandlerEntry { .. }
+                | EventKind::IrqHandlerExit { .. }
+                | EventKind::VectorEntry { .. }
+                | EventKind::VectorExit { .. }
+                | EventKind::NmiHandler { .. }
+        );
+        let hard = f.in_hardirq() && !f.in_softirq() && !f.in_nmi();
+        match self.inferred_irq {
+            Some(last) if !hard || own_context || e.ts - last > INFERRED_IRQ_MAX_GAP => {
+                self.inferred_irq = None;
+                if last >= self.seg_start {
+                    self.cut(last, out);
                 }
-                None => {
-                    self.flag_run = Some(FlagRun {
-                        start: e.ts,
-                        last: e.ts,
-                        start_index: idx,
-                        last_index: idx,
-                        comm: e.comm,
-                        pid: e.pid,
-                    })
+                if let Some(open) = self.stack.pop() {
+                    self.close(open, last, None, out);
                 }
             }
-        } else {
-            self.close_flag_run();
-        }
-    }
-
-    /// Ends the current flags run: irqs were back on (or an interrupt was taken) by now.
-    fn close_flag_run(&mut self) {
-        if let Some(run) = self.flag_run.take() {
-            if run.last > run.start {
-                self.flag_runs.push(IrqsOffSection {
-                    cpu: self.cpu,
-                    start: run.start,
-                    end: run.last,
-                    comm: run.comm,
-                    pid: run.pid,
-                    source: IrqsOffSource::Flags,
-                    start_index: run.start_index,
-                    end_index: run.last_index,
-                });
+            Some(_) => {
+                self.inferred_irq = Some(e.ts);
+                if let Some(name) = irq_handler_shown(e) {
+                    if let Some(OpenContext { activity: Activity::HardIrq { handler: h @ None }, .. }) =
+                        self.stack.last_mut()
+                    {
+                        *h = Some(name);
+                    }
+                }
+                return;
             }
+            None => {}
+        }
+        if hard && !own_context && self.stack.is_empty() {
+            self.cut(e.ts, out);
+            self.stack.push(OpenContext {
+                activity: Activity::HardIrq { handler: irq_handler_shown(e) },
+                start: e.ts,
+                child_time: Nanos::ZERO,
+                entry_index: idx,
+            });
+            self.inferred_irq = Some(e.ts);
         }
     }
 
     fn finish(mut self, out: &mut CpuTimeline) {
+        if let Some(last) = self.inferred_irq.take() {
+            if last >= self.seg_start {
+                self.cut(last, out);
+            }
+            if let Some(open) = self.stack.pop() {
+                self.close(open, last, None, out);
+            }
+        }
         let end = self.last_ts;
         self.cut(end, out);
         while let Some(open) = self.stack.pop() {
             self.close(open, end, None, out);
         }
-        if !self.saw_preemptirq {
-            out.irqs_off.extend(self.flag_runs.into_iter().filter(|s| s.end > s.start));
+        for f in self.flags.finish(self.cpu) {
+            match f.disabled {
+                // Preemptirq events measure the sections exactly: the flags add nothing then.
+                Disabled::Irqs if self.saw_preemptirq => {}
+                Disabled::Irqs => out.irqs_off.push(IrqsOffSection {
+                    cpu: f.cpu,
+                    start: f.start,
+                    end: f.end,
+                    comm: f.comm,
+                    pid: f.pid,
+                    source: IrqsOffSource::Flags { sampled: f.sampled, end_task: f.end_task },
+                    start_index: f.start_index,
+                    end_index: f.end_index,
+                }),
+                _ => out.disabled.push(f),
+            }
         }
         out.span = Some((self.first_ts, end));
     }

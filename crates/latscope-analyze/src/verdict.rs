@@ -3,12 +3,16 @@
 //! difference or the slowest call, lost events), each a typed [`Explanation`] with the trace lines that
 //! prove it; latency-tracer result first, then by size, lost events last. `latscope-report` words them.
 
+use crate::disabled::DisabledReport;
+use crate::flag_sections::{Disabled, FlagSection};
 use crate::funcgraph::{FuncGraphReport, TreeDiff};
 use crate::hrtimer::HrtimerReport;
 use crate::irqsoff::IrqsOffReport;
 use crate::latency_report::LatencyReport;
 use crate::remedy::{self, RemedyContext};
+use crate::reported::ReportedLatency;
 use crate::throttling::ThrottleSummary;
+use crate::tick_storm::TickStorm;
 use crate::timeline::IrqsOffSource;
 use crate::wakeup::WakeupBreakdown;
 use crate::{patterns, symbol};
@@ -27,8 +31,12 @@ pub const MIN_LATENESS: Nanos = Nanos::from_us(100);
 pub enum VerdictKind {
     /// A latency tracer's recorded maximum ([`LatencyReport`]).
     LatencyTrace,
-    /// The longest irqs-off section ([`IrqsOffReport::longest`]).
+    /// The longest irqs-off section ([`IrqsOffReport::longest`]); sampled from the flags column when
+    /// [`Verdict::sampled`] is set.
     IrqsOff,
+    /// The longest section with bottom halves or preemption disabled, from the flags column
+    /// ([`Verdict::section`]).
+    Disabled,
     /// The latest hrtimer (the first of [`HrtimerReport::late`]).
     HrtimerLate,
     /// The worst wakeup (the first breakdown).
@@ -39,6 +47,11 @@ pub enum VerdictKind {
     FuncGraphDiff,
     /// The slowest function-graph call and where its time went ([`FuncGraphReport`]).
     FuncGraphSlowest,
+    /// A latency the trace states itself ([`crate::analysis::Analysis::anchor`]): the explanation of its
+    /// wakeup when the trace has it, else [`CauseKind::NotTraced`].
+    Reported,
+    /// A tick storm ([`crate::analysis::Analysis::tick_storms`]).
+    TickStorm,
     /// Events were lost: conclusions may be incomplete.
     LostEvents,
 }
@@ -90,6 +103,9 @@ pub struct Verdict {
     /// For a function-graph difference: what was compared and how.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<DiffVerdict>,
+    /// For a section read from the flags column: the section, with its evidence's granularity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<FlagSection>,
     /// The trace lines that prove it.
     pub evidence: Vec<EvidenceLine>,
 }
@@ -100,6 +116,13 @@ pub struct VerdictParts<'a> {
     pub latency_trace: Option<&'a LatencyReport>,
     /// Irqs-off sections.
     pub irqs_off: &'a IrqsOffReport,
+    /// Sections with bottom halves or preemption disabled.
+    pub disabled: &'a DisabledReport,
+    /// The latency the trace states that anchors the explanation, and whether the first of `wakeups` is
+    /// its wakeup.
+    pub reported: Option<(&'a ReportedLatency, bool)>,
+    /// Tick storms, most expiries first.
+    pub tick_storms: &'a [TickStorm],
     /// hrtimer lateness.
     pub hrtimers: &'a HrtimerReport,
     /// The decomposed wakeups, worst first.
@@ -124,7 +147,7 @@ fn lines(events: &[Event], idx: impl IntoIterator<Item = usize>) -> Vec<Evidence
 /// A verdict whose evidence lines are its explanation's evidence.
 fn verdict(kind: VerdictKind, explanation: Explanation, events: &[Event]) -> Verdict {
     let evidence = lines(events, explanation.evidence.iter().copied());
-    Verdict { kind, magnitude: explanation.magnitude, explanation, diff: None, evidence }
+    Verdict { kind, magnitude: explanation.magnitude, explanation, diff: None, section: None, evidence }
 }
 
 /// The explanation with its evidence and the hint for its pattern (recognised from its culprit unless
@@ -138,13 +161,29 @@ fn finished(mut e: Explanation, evidence: Vec<usize>, pattern: Option<Pattern>, 
 /// All verdicts of the analysis `p` (computed from `events`).
 pub fn verdicts(p: &VerdictParts<'_>, events: &[Event], ctx: &RemedyContext) -> Vec<Verdict> {
     let mut out = Vec::new();
+    let mut skip_wakeup = false;
+    if let Some((r, anchored)) = p.reported {
+        out.push(reported(r, anchored.then(|| p.wakeups.first()).flatten(), events, ctx));
+        skip_wakeup = anchored;
+    }
     if let Some(r) = p.latency_trace {
         out.push(latency_trace(r, events, ctx));
     }
     let mut sized = Vec::new();
+    if let Some(s) = p.tick_storms.first() {
+        let mut e =
+            Explanation::new(CauseKind::TimerTick, Culprit::named(s.function.clone()), s.end - s.start, Some(s.cpu));
+        e.count = u64::from(s.expiries);
+        e.max = Some(s.median_interval);
+        let e = finished(e, vec![s.start_index, s.end_index], Some(Pattern::TickStorm), ctx);
+        sized.push(verdict(VerdictKind::TickStorm, e, events));
+    }
     sized.extend(irqs_off(p.irqs_off, events, ctx));
+    for kind in [Disabled::BottomHalves, Disabled::Preemption] {
+        sized.extend(p.disabled.longest_dense(kind).and_then(|s| flag_section(s, events, ctx)));
+    }
     sized.extend(late_timer(p, events, ctx));
-    if let Some(w) = p.wakeups.first() {
+    if let Some(w) = p.wakeups.first().filter(|_| !skip_wakeup) {
         if let Some(h) = w.headline.clone() {
             sized.push(Verdict { magnitude: w.latency, ..verdict(VerdictKind::Wakeup, h, events) });
         }
@@ -161,6 +200,30 @@ pub fn verdicts(p: &VerdictParts<'_>, events: &[Event], ctx: &RemedyContext) -> 
         out.push(verdict(VerdictKind::LostEvents, remedy::with_hint(e, None, ctx), events));
     }
     out
+}
+
+/// The latency the trace states, explained by its wakeup (`w`) when the trace has it: the wakeup's headline
+/// with the stated latency as the magnitude; else not explained by this trace.
+fn reported(r: &ReportedLatency, w: Option<&WakeupBreakdown>, events: &[Event], ctx: &RemedyContext) -> Verdict {
+    let mut idx = vec![r.index];
+    let e = match w.and_then(|w| w.headline.clone().map(|h| (w, h))) {
+        Some((w, h)) => {
+            idx.extend(w.evidence.iter().copied());
+            Explanation { evidence: Vec::new(), ..h }
+        }
+        None => {
+            let task = TaskRef::new(r.comm, r.pid, None);
+            remedy::with_hint(
+                Explanation::new(CauseKind::NotTraced, Culprit::task(task), r.latency, Some(r.cpu)),
+                None,
+                ctx,
+            )
+        }
+    };
+    let mut e = e;
+    e.evidence = idx;
+    let v = verdict(VerdictKind::Reported, e, events);
+    Verdict { magnitude: r.latency, ..v }
 }
 
 /// What a latency tracer measures, as a cause.
@@ -188,15 +251,51 @@ fn latency_trace(r: &LatencyReport, events: &[Event], ctx: &RemedyContext) -> Ve
     };
     let mut idx: Vec<usize> = r.big.iter().flat_map(|b| [b.index, b.index + 1]).collect();
     idx.extend(events.iter().rposition(|e| matches!(e.kind, EventKind::Stack { .. })));
+    // An excerpt's largest gap says little about a section mostly left out: the work it repeats does.
+    let repeated = r.excerpt.as_ref().and_then(|x| x.repeated.first());
+    let (culprit, idx) = match repeated {
+        Some(c) => (
+            Culprit { name: c.func.to_string(), chain: vec![c.func.to_string(), c.parent.to_string()], ..culprit },
+            vec![c.index],
+        ),
+        None => (culprit, idx),
+    };
     let e = Explanation::new(tracer_cause(&r.tracer), culprit, r.latency, r.cpu);
     verdict(VerdictKind::LatencyTrace, finished(e, idx, r.pattern, ctx), events)
 }
 
+/// A section with bottom halves or preemption off, from the flags column, as a verdict: only when dense
+/// enough and long enough; its evidence is its first and last event.
+fn flag_section(s: &FlagSection, events: &[Event], ctx: &RemedyContext) -> Option<Verdict> {
+    if s.duration() < MIN_IRQS_OFF || !s.dense() {
+        return None;
+    }
+    let cause = match s.disabled {
+        Disabled::Irqs => CauseKind::IrqsOff,
+        Disabled::BottomHalves => CauseKind::BhOff,
+        Disabled::Preemption => CauseKind::PreemptOff,
+    };
+    let task = TaskRef::new(s.comm, s.pid, None);
+    let e = Explanation::new(cause, Culprit::task(task), s.duration(), Some(s.cpu));
+    let v = verdict(VerdictKind::Disabled, finished(e, vec![s.start_index, s.end_index], None, ctx), events);
+    Some(Verdict { section: Some(s.clone()), ..v })
+}
+
 fn irqs_off(r: &IrqsOffReport, events: &[Event], ctx: &RemedyContext) -> Option<Verdict> {
-    let f = r.longest()?;
+    // Sections from the flags column are sampled: stated only when their events are dense (see
+    // [`FlagSection::dense`]), with their granularity.
+    let dense = |s: &crate::timeline::IrqsOffSection| match &s.source {
+        IrqsOffSource::Preemptirq { .. } => true,
+        IrqsOffSource::Flags { sampled, .. } => sampled.dense_over(s.duration()),
+    };
+    let f = r
+        .cpus
+        .iter()
+        .flat_map(|c| c.longest.iter())
+        .filter(|f| dense(&f.section))
+        .max_by_key(|f| f.section.duration())?;
     let s = &f.section;
-    // Sections from the flags column are lower bounds from sparse events: details only, no verdict.
-    if !matches!(s.source, IrqsOffSource::Preemptirq { .. }) || s.duration() < MIN_IRQS_OFF {
+    if s.duration() < MIN_IRQS_OFF {
         return None;
     }
     let mut idx = vec![s.start_index, s.end_index];
@@ -207,7 +306,23 @@ fn irqs_off(r: &IrqsOffReport, events: &[Event], ctx: &RemedyContext) -> Option<
         idx.extend(d.timers.iter().flat_map(|t| [Some(t.index), t.start_index]).flatten());
     }
     let e = crate::hrtimer::irqs_off_explanation(s, s.duration());
-    Some(verdict(VerdictKind::IrqsOff, finished(e, idx, None, ctx), events))
+    let v = verdict(VerdictKind::IrqsOff, finished(e, idx, None, ctx), events);
+    let section = match &s.source {
+        IrqsOffSource::Flags { sampled, end_task } => Some(FlagSection {
+            cpu: s.cpu,
+            disabled: Disabled::Irqs,
+            start: s.start,
+            end: s.end,
+            comm: s.comm,
+            pid: s.pid,
+            end_task: *end_task,
+            sampled: *sampled,
+            start_index: s.start_index,
+            end_index: s.end_index,
+        }),
+        IrqsOffSource::Preemptirq { .. } => None,
+    };
+    Some(Verdict { section, ..v })
 }
 
 fn late_timer(p: &VerdictParts<'_>, events: &[Event], ctx: &RemedyContext) -> Option<Verdict> {
@@ -244,6 +359,7 @@ fn slowest_call(f: &FuncGraphReport, ctx: &RemedyContext) -> Option<Verdict> {
         magnitude: explanation.magnitude,
         explanation,
         diff: None,
+        section: None,
         evidence: Vec::new(),
     })
 }
@@ -269,6 +385,7 @@ pub fn diff_verdict(d: &TreeDiff, compared: Compared, ctx: &RemedyContext) -> Op
         magnitude: explanation.magnitude,
         explanation,
         diff: Some(DiffVerdict { compared, diff: d.clone() }),
+        section: None,
         evidence: Vec::new(),
     })
 }

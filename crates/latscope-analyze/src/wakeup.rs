@@ -274,7 +274,10 @@ impl WakeupContext<'_> {
             .iter()
             .rev()
             .take(crate::timeline::CONTEXT_LOOKBACK)
-            .filter(|c| c.end >= e.ts && matches!(c.activity, Activity::Irq { .. } | Activity::Vector { .. }))
+            .filter(|c| {
+                c.end >= e.ts
+                    && matches!(c.activity, Activity::Irq { .. } | Activity::Vector { .. } | Activity::HardIrq { .. })
+            })
             .min_by_key(|c| c.depth)
     }
 
@@ -508,6 +511,7 @@ fn interrupt_culprit(a: &Activity) -> Culprit {
         Activity::Vector { name } => Culprit::named(name.to_string()),
         Activity::Softirq { name, .. } => Culprit::named(name.to_string()),
         Activity::Nmi { handler } => Culprit::named(handler.to_string()),
+        a @ Activity::HardIrq { .. } => Culprit::irq(None, a.label()),
         Activity::Task { comm, pid, prio } => Culprit::task(TaskRef::new(*comm, *pid, *prio)),
         Activity::Idle => Culprit::default(),
     }
@@ -572,6 +576,17 @@ pub fn decompose_wakeups(ctx: &WakeupContext<'_>, selection: &WakeupSelection) -
     cands.sort_by_key(|(l, _)| std::cmp::Reverse(*l));
     let gaps = throttle_gaps(ctx.events, ctx.timeline);
     cands.into_iter().take(selection.top).filter_map(|(_, r)| ctx.decompose_with(&r, None, &gaps)).collect()
+}
+
+/// The wakeup of task `pid` that a statement at `at` is about (a threshold mark the task wrote right after
+/// it, a synthetic latency event written at its switch-in): the latest one switched in at or before `at`.
+pub fn decompose_before(ctx: &WakeupContext<'_>, pid: Pid, at: Nanos) -> Option<WakeupBreakdown> {
+    let gaps = throttle_gaps(ctx.events, ctx.timeline);
+    ctx.records()
+        .into_iter()
+        .filter(|r| ctx.task_of(r).is_some_and(|t| t.pid == pid) && r.switch_at <= at)
+        .max_by_key(|r| r.switch_at)
+        .and_then(|r| ctx.decompose_with(&r, None, &gaps))
 }
 
 /// Explains one latency measured outside the trace: the wakeup switched in on `sample.cpu` closest to the

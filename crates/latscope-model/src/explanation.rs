@@ -34,6 +34,8 @@ pub enum CauseKind {
     Idle,
     /// Interrupts were disabled.
     IrqsOff,
+    /// Bottom halves (softirqs) were disabled in a task (`local_bh_disable`, `spin_lock_bh`).
+    BhOff,
     /// Interrupts or preemption were disabled (a latency tracer that measures both).
     PreemptOrIrqsOff,
     /// A late interrupt came into this kernel code: interrupts may have been off there (the code is named
@@ -75,6 +77,7 @@ impl CauseKind {
             CauseKind::PreemptOff => "preempt_off",
             CauseKind::Idle => "idle",
             CauseKind::IrqsOff => "irqs_off",
+            CauseKind::BhOff => "bh_off",
             CauseKind::PreemptOrIrqsOff => "preempt_or_irqs_off",
             CauseKind::KernelCode => "kernel_code",
             CauseKind::RtThrottling => "rt_throttling",
@@ -213,6 +216,8 @@ pub enum Pattern {
     ConsolePrint,
     /// The RT bandwidth (throttling) timer being started from `enqueue_task_rt`.
     RtBandwidthTimer,
+    /// The scheduler tick firing far faster than HZ allows (a tick storm).
+    TickStorm,
 }
 
 /// What to do about a cause. Worded in one table (`latscope-analyze`'s `remedy`).

@@ -94,7 +94,8 @@ pub fn build(events: &[Event]) -> CpuSlices {
     for (cpu, t) in &timeline.cpus {
         let mut slices = task_slices(*cpu, t);
         for c in &t.contexts {
-            if c.exit_index.is_none() {
+            // A hard interrupt inferred from the flags column has no exit event by nature.
+            if c.exit_index.is_none() && !matches!(c.activity, Activity::HardIrq { .. }) {
                 result.unclosed += 1;
             }
             let (kind, name) = match &c.activity {
@@ -102,6 +103,7 @@ pub fn build(events: &[Event]) -> CpuSlices {
                 Activity::Vector { name } => (SliceKind::Vector, name.to_string()),
                 Activity::Softirq { name, .. } => (SliceKind::Softirq, format!("softirq {name}")),
                 Activity::Nmi { handler } => (SliceKind::Nmi, format!("nmi {handler}")),
+                a @ Activity::HardIrq { .. } => (SliceKind::Irq, a.label()),
                 Activity::Task { .. } | Activity::Idle => continue,
             };
             slices.push(Slice { cpu: *cpu, start: c.start, end: c.end, kind, name, pid: None, prio: None, depth: 0 });

@@ -19,6 +19,7 @@ pub fn cause_color(kind: CauseKind) -> RGBColor {
         CauseKind::PreemptOff => RGBColor(180, 60, 30),
         CauseKind::Idle => RGBColor(200, 200, 200),
         CauseKind::IrqsOff => RGBColor(204, 121, 167),
+        CauseKind::BhOff => RGBColor(190, 140, 190),
         CauseKind::PreemptOrIrqsOff => RGBColor(170, 90, 140),
         CauseKind::KernelCode => RGBColor(150, 130, 160),
         CauseKind::RtThrottling => RGBColor(230, 159, 0),

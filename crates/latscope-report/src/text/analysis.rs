@@ -6,7 +6,9 @@ use super::explain;
 use crate::events::{format_ts, write_text};
 use crate::human::human;
 use latscope_analyze::analysis::Analysis;
+use latscope_analyze::flag_sections::Disabled;
 use latscope_analyze::funcgraph::CallNode;
+use latscope_analyze::timeline::IrqsOffSource;
 use latscope_model::{CauseKind, Explanation};
 use std::io::{self, Write};
 
@@ -161,7 +163,7 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         writeln!(out)?;
     }
     if !a.irqs_off.cpus.is_empty() {
-        let kind = if a.irqs_off.from_preemptirq { "preemptirq events" } else { "flags column, lower bounds" };
+        let kind = if a.irqs_off.from_preemptirq { "preemptirq events" } else { "flags column, sampled" };
         writeln!(out, "Irqs-off sections ({kind}):")?;
         for c in &a.irqs_off.cpus {
             writeln!(
@@ -175,11 +177,42 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
             )?;
             for f in c.longest.iter().take(3) {
                 let s = &f.section;
-                let at = section_where(&s.source)
-                    .map(|(a, b, p)| format!("{a} → {b} (parent {p})"))
-                    .unwrap_or_else(|| "flags".into());
-                writeln!(out, "    {:>12}  {at} in {}:{}", human(s.duration()), s.comm, s.pid)?;
+                match (&s.source, section_where(&s.source)) {
+                    (IrqsOffSource::Flags { sampled, .. }, _) => writeln!(
+                        out,
+                        "    {:>12}  in {}:{}: {}",
+                        human(s.duration()),
+                        s.comm,
+                        s.pid,
+                        super::flag_sections::sampled_clause(Disabled::Irqs, s.duration(), sampled)
+                    )?,
+                    (_, Some((a, b, p))) => writeln!(
+                        out,
+                        "    {:>12}  {a} → {b} (parent {p}) in {}:{}",
+                        human(s.duration()),
+                        s.comm,
+                        s.pid
+                    )?,
+                    (_, None) => writeln!(out, "    {:>12}  in {}:{}", human(s.duration()), s.comm, s.pid)?,
+                }
             }
+        }
+        writeln!(out)?;
+    }
+    for c in &a.disabled.cpus {
+        writeln!(
+            out,
+            "Sections with {} (flags column, sampled) on CPU {}: {}",
+            match c.disabled {
+                Disabled::BottomHalves => "bottom halves off",
+                Disabled::Preemption => "preemption off",
+                Disabled::Irqs => "irqs off",
+            },
+            c.cpu.0,
+            c.count
+        )?;
+        for s in c.longest.iter().take(3) {
+            writeln!(out, "    {:>12}  {}", human(s.duration()), super::flag_sections::section_line(s))?;
         }
         writeln!(out)?;
     }

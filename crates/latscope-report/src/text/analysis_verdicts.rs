@@ -6,6 +6,7 @@ use super::explain::{self, WakeupView};
 use crate::human::human;
 use latscope_analyze::analysis::Analysis;
 use latscope_analyze::funcgraph::DiffKind;
+use latscope_analyze::reported::ReportedBy;
 use latscope_analyze::symbol;
 use latscope_analyze::timeline::IrqsOffSource;
 use latscope_analyze::verdict::{Compared, Verdict, VerdictKind};
@@ -21,7 +22,7 @@ pub fn section_where(source: &IrqsOffSource) -> Option<(String, String, String)>
             symbol::short(end_caller).to_string(),
             symbol::bare(parent).to_string(),
         )),
-        IrqsOffSource::Flags => None,
+        IrqsOffSource::Flags { .. } => None,
     }
 }
 
@@ -58,7 +59,14 @@ pub fn sentence(a: &Analysis, v: &Verdict) -> String {
     let e = &v.explanation;
     match v.kind {
         VerdictKind::LatencyTrace => latency_trace(a, e),
-        VerdictKind::IrqsOff => irqs_off(a, e),
+        VerdictKind::IrqsOff => match &v.section {
+            Some(s) => flag_section(s),
+            None => irqs_off(a, e),
+        },
+        VerdictKind::Disabled => match &v.section {
+            Some(s) => flag_section(s),
+            None => explain::label(e),
+        },
         VerdictKind::HrtimerLate => late_timer(a, e),
         VerdictKind::Wakeup => match a.wakeups.first() {
             Some(w) => wakeup_sentence(w),
@@ -67,6 +75,20 @@ pub fn sentence(a: &Analysis, v: &Verdict) -> String {
         VerdictKind::RtThrottling => throttling(a, e),
         VerdictKind::FuncGraphDiff => diff(v),
         VerdictKind::FuncGraphSlowest => slowest(a, e),
+        VerdictKind::Reported => reported(a, e),
+        VerdictKind::TickStorm => match a.tick_storms.first() {
+            Some(s) => format!(
+                "Tick storm on CPU {}: {} expired {} times in {}, every {} (about {} per second; a regular tick \
+                 is at least 1 ms apart).",
+                s.cpu.0,
+                s.function,
+                s.expiries,
+                human(s.end - s.start),
+                human(s.median_interval),
+                s.rate_hz()
+            ),
+            None => explain::label(e),
+        },
         VerdictKind::LostEvents => {
             let per: Vec<String> = a.source.lost.iter().map(|(c, n)| format!("CPU {}: {n}", c.0)).collect();
             format!(
@@ -76,6 +98,40 @@ pub fn sentence(a: &Analysis, v: &Verdict) -> String {
             )
         }
     }
+}
+
+/// The latency the trace states, and the wakeup that explains it when the trace has it.
+fn reported(a: &Analysis, e: &Explanation) -> String {
+    let Some(r) = a.anchor.and_then(|i| a.reported.get(i)) else { return explain::label(e) };
+    let mut text = match &r.by {
+        ReportedBy::TraceMark { threshold } => format!(
+            "{}:{} marked the trace: latency {} over its threshold of {} (\"hit latency threshold\").",
+            r.comm,
+            r.pid,
+            human(r.latency),
+            human(*threshold)
+        ),
+        ReportedBy::SyntheticEvent { event, field, unit_assumed } => format!(
+            "The trace's own {event} event reports {field}={}{} for pid {}.",
+            human(r.latency),
+            if *unit_assumed { " (in microseconds, as histogram triggers' common_timestamp.usecs count)" } else { "" },
+            r.pid
+        ),
+    };
+    match a.wakeups.first().filter(|_| a.anchored_wakeup) {
+        Some(w) => {
+            text.push_str(&format!(" Its wakeup in the trace: {}", wakeup_sentence(w)));
+            if w.latency != r.latency {
+                text.push_str(&format!(
+                    " (The trace measures {} for it, the statement says {}.)",
+                    human(w.latency),
+                    human(r.latency)
+                ));
+            }
+        }
+        None => text.push_str(" The trace has no wakeup of that task before it to explain it."),
+    }
+    text
 }
 
 fn latency_trace(a: &Analysis, e: &Explanation) -> String {
@@ -91,6 +147,9 @@ fn latency_trace(a: &Analysis, e: &Explanation) -> String {
     let mut s = format!("{amount} {what}");
     if let Some(c) = r.cpu {
         s.push_str(&format!(" on CPU {}", c.0));
+    }
+    if let Some(x) = &r.excerpt {
+        return excerpt_sentence(s, r, x);
     }
     if let Some(b) = &r.big {
         if let Some(f) = &b.func {
@@ -125,6 +184,56 @@ fn latency_trace(a: &Analysis, e: &Explanation) -> String {
     s
 }
 
+/// A latency report of which only a part was pasted: what the part covers and the work it repeats, not
+/// its largest gap.
+fn excerpt_sentence(
+    mut s: String,
+    r: &latscope_analyze::latency_report::LatencyReport,
+    x: &latscope_analyze::latency_report::Excerpt,
+) -> String {
+    if let Some((comm, pid)) = &r.task {
+        s.push_str(&format!(" (task {comm}:{pid})"));
+    }
+    s.push_str(&format!(
+        ". The trace is an excerpt: {} of the {} entries the header counts, {} from +{} us to +{} us of the {}{}",
+        x.shown,
+        x.recorded,
+        human(x.to - x.from),
+        x.from.0 / 1000,
+        x.to.0 / 1000,
+        human(r.latency),
+        if x.has_start { "" } else { ", without the section's start" }
+    ));
+    match x.repeated.first() {
+        Some(c) => {
+            let ctx = if c.in_softirq * 2 > c.count {
+                " in softirq"
+            } else if c.in_hardirq * 2 > c.count {
+                " in a hard interrupt"
+            } else {
+                ""
+            };
+            s.push_str(&format!(
+                "; the work it repeats: {} called {} {} times{ctx}, every {}",
+                c.parent,
+                c.func,
+                c.count,
+                human(c.every)
+            ));
+            let more: Vec<String> =
+                x.repeated.iter().skip(1).take(2).map(|o| format!("{} ×{}", o.func, o.count)).collect();
+            if !more.is_empty() {
+                s.push_str(&format!(" (also {})", more.join(", ")));
+            }
+            s.push('.');
+        }
+        None => {
+            s.push_str("; no call repeats in it, and the gaps between the entries shown may hide the ones left out.")
+        }
+    }
+    s
+}
+
 fn irqs_off(a: &Analysis, e: &Explanation) -> String {
     let Some(f) = a.irqs_off.longest() else { return explain::label(e) };
     let s = &f.section;
@@ -145,6 +254,16 @@ fn irqs_off(a: &Analysis, e: &Explanation) -> String {
         if let Some(o) = d.printed.iter().filter_map(|p| p.overruns).max() {
             text.push_str(&format!(" (the traced code itself reported \"{o} overruns\")"));
         }
+    }
+    text.push('.');
+    text
+}
+
+/// A section read from the flags column: what its events show, as finely as they show it.
+fn flag_section(s: &latscope_analyze::flag_sections::FlagSection) -> String {
+    let mut text = super::flag_sections::section_line(s);
+    if let Some(first) = text.get(..1) {
+        text = first.to_uppercase() + &text[1..];
     }
     text.push('.');
     text

@@ -97,6 +97,7 @@ pub fn label(e: &Explanation) -> String {
         CauseKind::PreemptOff => format!("non-preemptible task {}", runner(c)),
         CauseKind::Idle => "idle".into(),
         CauseKind::IrqsOff => format!("irqs off at {}", who(c)),
+        CauseKind::BhOff => format!("bottom halves off in {}", who(c)),
         CauseKind::PreemptOrIrqsOff => format!("irqs or preemption off at {}", who(c)),
         CauseKind::KernelCode => format!("kernel code {}", who(c)),
         CauseKind::RtThrottling => format!("RT throttling ({})", c.name),
@@ -277,7 +278,10 @@ fn part_clause(w: &WakeupView<'_>, h: &Explanation) -> String {
             format!(" passed before the timer interrupt even entered{}", held_back(h.within.first()))
         }
         CauseKind::IrqHandler => {
-            let mut s = format!(" was the {} handler that ran the timer", c.name);
+            let mut s = match w.timer {
+                Some(_) => format!(" was the {} handler that ran the timer", c.name),
+                None => format!(" was the {} interrupt in which it was woken", c.name),
+            };
             if let Some(d) = w.callback_delay {
                 s.push_str(&format!(" ({} of it before the timer callback ran)", human(d)));
             }
@@ -294,6 +298,7 @@ fn part_clause(w: &WakeupView<'_>, h: &Explanation) -> String {
             " the CPU sat idle after the wakeup before switching to the task (idle exit or wakeup IPI).".into()
         }
         CauseKind::IrqsOff | CauseKind::PreemptOrIrqsOff => format!(" was interrupts disabled at {}.", who(c)),
+        CauseKind::BhOff => format!(" was bottom halves disabled in {}.", who(c)),
         CauseKind::KernelCode => format!(
             " came late into kernel code, {}{}: interrupts were off there, or the CPU was stalled below the kernel.",
             code(c),

@@ -4,6 +4,7 @@ pub mod analysis;
 pub mod analysis_verdicts;
 pub mod audit;
 pub mod explain;
+pub mod flag_sections;
 pub mod noise;
 pub mod noise_causes;
 pub mod timer;

@@ -38,6 +38,7 @@ fn group(kind: CauseKind) -> Group {
         CauseKind::BlockingTask | CauseKind::PreemptOff => Group::Blocking,
         CauseKind::Idle
         | CauseKind::IrqsOff
+        | CauseKind::BhOff
         | CauseKind::PreemptOrIrqsOff
         | CauseKind::KernelCode
         | CauseKind::RtThrottling

@@ -1,0 +1,108 @@
+//! Tick storms: the scheduler tick's hrtimer (`tick_sched_timer`, `tick_nohz_handler` since 6.x) expiring
+//! again and again far faster than any HZ allows (a tick is at least 1 ms apart at HZ=1000), as when the
+//! nohz code keeps re-arming it to fire at once: the CPU spends its time entering the timer interrupt.
+
+use latscope_model::{CpuId, Event, EventKind, Nanos};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Tick expiries closer than this are a storm (10 kHz; the fastest regular tick, HZ=1000, is 1 ms).
+pub const STORM_INTERVAL: Nanos = Nanos::from_us(100);
+/// Fewest consecutive fast expiries that make a storm.
+pub const STORM_MIN_EXPIRIES: u32 = 5;
+
+/// The tick's hrtimer callbacks, by kernel generation.
+const TICK_FUNCTIONS: [&str; 2] = ["tick_sched_timer", "tick_nohz_handler"];
+
+/// One run of tick expiries faster than [`STORM_INTERVAL`] on one CPU.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TickStorm {
+    /// CPU.
+    pub cpu: CpuId,
+    /// The tick callback.
+    pub function: String,
+    /// Expiries in the run.
+    pub expiries: u32,
+    /// The first expiry.
+    pub start: Nanos,
+    /// The last expiry.
+    pub end: Nanos,
+    /// The median time between two expiries.
+    #[serde(rename = "median_interval_ns")]
+    pub median_interval: Nanos,
+    /// Index of the first expiry event.
+    pub start_index: usize,
+    /// Index of the last one.
+    pub end_index: usize,
+}
+
+impl TickStorm {
+    /// Expiries per second at the median interval.
+    pub fn rate_hz(&self) -> u64 {
+        1_000_000_000 / self.median_interval.0.max(1)
+    }
+}
+
+struct Run {
+    function: String,
+    intervals: Vec<u64>,
+    start: Nanos,
+    end: Nanos,
+    start_index: usize,
+    end_index: usize,
+}
+
+impl Run {
+    fn storm(mut self, cpu: CpuId) -> Option<TickStorm> {
+        let expiries = self.intervals.len() as u32 + 1;
+        if expiries < STORM_MIN_EXPIRIES {
+            return None;
+        }
+        self.intervals.sort_unstable();
+        Some(TickStorm {
+            cpu,
+            function: self.function,
+            expiries,
+            start: self.start,
+            end: self.end,
+            median_interval: Nanos(self.intervals[self.intervals.len() / 2]),
+            start_index: self.start_index,
+            end_index: self.end_index,
+        })
+    }
+}
+
+/// The tick storms of a trace, longest (most expiries) first.
+pub fn tick_storms(events: &[Event]) -> Vec<TickStorm> {
+    let mut runs: BTreeMap<CpuId, Run> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        let EventKind::HrtimerExpireEntry { function, .. } = &e.kind else { continue };
+        if !TICK_FUNCTIONS.contains(&&**function) {
+            continue;
+        }
+        let fresh = || Run {
+            function: function.to_string(),
+            intervals: Vec::new(),
+            start: e.ts,
+            end: e.ts,
+            start_index: i,
+            end_index: i,
+        };
+        match runs.get_mut(&e.cpu) {
+            Some(r) if e.ts - r.end < STORM_INTERVAL => {
+                r.intervals.push((e.ts - r.end).0);
+                r.end = e.ts;
+                r.end_index = i;
+            }
+            _ => {
+                if let Some(old) = runs.insert(e.cpu, fresh()) {
+                    out.extend(old.storm(e.cpu));
+                }
+            }
+        }
+    }
+    out.extend(runs.into_iter().filter_map(|(cpu, r)| r.storm(cpu)));
+    out.sort_by_key(|s| std::cmp::Reverse(s.expiries));
+    out
+}

@@ -1,0 +1,159 @@
+//! The explanation classes of issue #19 (items 3-8), each on real traces: hard-IRQ time on an idle CPU,
+//! cyclictest's threshold mark as the anchor, bottom-halves-off sections, explicit latency evidence
+//! (synthetic events, tick storms), latency-report excerpts, and sampled irqs-off sections.
+
+use latscope_analyze::analysis::{analyze, AnalyzeOptions};
+use latscope_analyze::flag_sections::{Disabled, Sampled};
+use latscope_analyze::reported::ReportedBy;
+use latscope_analyze::timeline::IrqsOffSource;
+use latscope_analyze::verdict::VerdictKind;
+use latscope_decode::{decode_file, DecodedTrace};
+use latscope_model::{CauseKind, CpuId, Nanos, Pattern};
+use std::path::PathBuf;
+
+fn fixture(rel: &str) -> (String, DecodedTrace) {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures").join(rel);
+    let t = decode_file(&p).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    (rel.to_string(), t)
+}
+
+fn near(a: Nanos, b: Nanos, tol: Nanos) -> bool {
+    a.0.abs_diff(b.0) <= tol.0
+}
+
+/// Item 3: the wakeup happened inside the timer interrupt of an idle CPU (`d.h` flags, no irq events): the
+/// 8 us until the interrupt's last `h` entry are interrupt time, not "the CPU sat idle".
+#[test]
+fn hard_irq_time_on_an_idle_cpu_is_irq_time() {
+    let (name, t) = fixture("latency/wakeup_rt-3.8-doc-func.txt");
+    let a = analyze(&name, &t, &AnalyzeOptions::default());
+    let w = a.wakeups.first().expect("the wakeup");
+    assert_eq!(w.latency, Nanos::from_us(29));
+    let irq = w.components.iter().find(|c| c.cause == CauseKind::IrqHandler).expect("the interrupt's part");
+    assert!(near(irq.magnitude, Nanos::from_us(8), Nanos(100)), "{:?}", w.components);
+    assert_eq!(irq.culprit.name, "hard irq hrtimer_interrupt");
+    let idle = Nanos(w.components.iter().filter(|c| c.cause == CauseKind::Idle).map(|c| c.magnitude.0).sum());
+    assert!(near(idle, Nanos::from_us(21), Nanos(100)), "only the time after the interrupt is the idle task's");
+    let stat = a.irq_stats.iter().find(|s| s.name.contains("hard irq")).expect("the inferred interrupt in the stats");
+    assert_eq!(stat.cpu, CpuId(3));
+}
+
+/// Item 4: cyclictest's `--tracemark` line anchors the explanation on the wakeup it is about (cyclictest's
+/// 74 us wakeup), even though another real-time thread had a worse one in the same trace.
+#[test]
+fn the_threshold_mark_anchors_the_explanation() {
+    let (name, t) = fixture("explain/tracemark-cyclictest-trace.txt");
+    let a = analyze(&name, &t, &AnalyzeOptions::default());
+    let r = &a.reported[a.anchor.expect("an anchor")];
+    assert_eq!(r.by, ReportedBy::TraceMark { threshold: Nanos::from_us(60) });
+    assert_eq!((r.pid, r.latency), (10526, Nanos::from_us(75)));
+    assert!(a.anchored_wakeup);
+    let w = &a.wakeups[0];
+    assert_eq!(w.task.pid, 10526);
+    assert_eq!(w.latency, Nanos(73_910));
+    assert!(w.switch_in <= r.ts);
+    let v = &a.verdicts[0];
+    assert_eq!(v.kind, VerdictKind::Reported);
+    assert_eq!(v.magnitude, Nanos::from_us(75));
+    assert_eq!(v.explanation.cause, CauseKind::TimerIrqDelay);
+    assert!(v.evidence.iter().any(|e| e.index == r.index), "the mark is evidence");
+    assert!(a.verdicts.iter().all(|v| v.kind != VerdictKind::Wakeup), "the anchored wakeup is not stated twice");
+    // The worse wakeup of the other thread is still decomposed, after the anchored one.
+    assert!(a.wakeups.iter().skip(1).any(|w| w.latency > Nanos::from_us(75)));
+}
+
+/// Item 5: sections with bottom halves off in task context (the `b` flag of net_dev_queue … net_dev_xmit on
+/// loopback transmits) are measured, with their evidence.
+#[test]
+fn bottom_halves_off_sections_are_measured() {
+    let (name, t) = fixture("explain/bh-off-loopback-tcp-trace.txt");
+    let a = analyze(&name, &t, &AnalyzeOptions::default());
+    let c = a.disabled.cpus.iter().find(|c| c.disabled == Disabled::BottomHalves).expect("bh-off sections");
+    assert_eq!((c.cpu, c.count), (CpuId(1), 16));
+    let s = &c.longest[0];
+    assert_eq!(&*s.comm, "python3");
+    assert_eq!(s.duration(), Nanos::from_us(3));
+    assert_eq!(s.sampled, Sampled { events: 7, max_gap: Nanos::from_us(1), switches: 0 });
+    assert!(t.events[s.start_index].flags.has(latscope_model::Flags::BH_OFF));
+    // Too short for a verdict of its own.
+    assert!(a.verdicts.iter().all(|v| v.kind != VerdictKind::Disabled));
+}
+
+/// Item 6: a 100 kHz tick storm (tick_sched_timer every ~10 us) is recognised and named.
+#[test]
+fn a_tick_storm_is_named() {
+    let (name, t) = fixture("explain/tick-storm-rt-timersd-2022-latency-format.txt");
+    let a = analyze(&name, &t, &AnalyzeOptions::default());
+    let s = a.tick_storms.first().expect("a tick storm");
+    assert_eq!((s.function.as_str(), s.expiries), ("tick_sched_timer", 9));
+    assert_eq!(s.median_interval, Nanos::from_us(10));
+    assert_eq!(s.rate_hz(), 100_000);
+    let v = &a.verdicts[0];
+    assert_eq!(v.kind, VerdictKind::TickStorm);
+    let e = &v.explanation;
+    assert_eq!((e.cause, e.count, e.magnitude), (CauseKind::TimerTick, 9, Nanos::from_us(76)));
+    assert_eq!(e.hint.as_ref().and_then(|h| h.pattern), Some(Pattern::TickStorm));
+}
+
+/// Item 6: a synthetic event of a histogram trigger that carries a latency is read as one.
+#[test]
+fn a_synthetic_latency_event_is_read_as_a_latency() {
+    let (name, t) = fixture("explain/synthetic-block_lat-stack-doc-6.x.txt");
+    let a = analyze(&name, &t, &AnalyzeOptions::default());
+    assert_eq!(a.reported.len(), 2);
+    let r = &a.reported[a.anchor.expect("an anchor")];
+    assert_eq!(
+        r.by,
+        ReportedBy::SyntheticEvent { event: "block_lat".into(), field: "delta".into(), unit_assumed: true }
+    );
+    assert_eq!((r.pid, r.latency), (0, Nanos::from_us(8322)));
+    assert!(!a.anchored_wakeup);
+    let v = &a.verdicts[0];
+    assert_eq!((v.kind, v.magnitude), (VerdictKind::Reported, Nanos::from_us(8322)));
+    assert_eq!(v.explanation.cause, CauseKind::NotTraced);
+}
+
+/// Item 7: the middle 216 us of a 1.13 s preemptoff report (pasted in a mail): what it covers and the
+/// block completion it repeats in softirq, not its largest gap.
+#[test]
+fn a_latency_report_excerpt_is_summarised_by_its_repeated_work() {
+    let (name, t) = fixture("explain/preemptoff-5.11-arm64-mmc-softirq-excerpt-mailwrapped.txt");
+    let a = analyze(&name, &t, &AnalyzeOptions::default());
+    let r = a.latency_trace.as_ref().expect("a latency report");
+    assert_eq!(r.latency, Nanos::from_us(1_130_504));
+    let x = r.excerpt.as_ref().expect("an excerpt");
+    assert_eq!(x.recorded, 51247);
+    assert!(x.shown <= 249, "{}", x.shown);
+    assert!(!x.has_start);
+    assert_eq!((x.from, x.to), (Nanos::from_us(1_055_999), Nanos::from_us(1_056_215)));
+    let c = &x.repeated[0];
+    assert_eq!((&*c.func, &*c.parent, c.count, c.in_softirq), ("end_page_writeback", "ext4_finish_bio", 4, 4));
+    assert!(near(c.every, Nanos::from_us(45), Nanos::from_us(2)), "{:?}", c.every);
+    let e = &a.verdicts[0].explanation;
+    assert_eq!(e.cause, CauseKind::PreemptOff);
+    assert_eq!(e.culprit.name, "end_page_writeback");
+    assert_eq!(e.culprit.chain, ["end_page_writeback", "ext4_finish_bio"]);
+}
+
+/// Item 7: an abridged report that keeps its start ("[omitted for brevity]" lines) is an excerpt too.
+#[test]
+fn an_abridged_latency_report_is_an_excerpt_with_its_start() {
+    let (name, t) = fixture("latency/wakeup_rt-5.4.140-rt64-rpi4-arm64-abridged.txt");
+    let a = analyze(&name, &t, &AnalyzeOptions::default());
+    let x = a.latency_trace.as_ref().and_then(|r| r.excerpt.as_ref()).expect("an excerpt");
+    assert_eq!((x.shown, x.recorded, x.has_start), (10, 345, true));
+    assert!(x.repeated.is_empty());
+}
+
+/// Item 8: irqs-off evidence from sparse `d`-flagged function entries is reported with its granularity and
+/// gets no verdict when a gap is large against the section.
+#[test]
+fn sampled_irqs_off_sections_carry_their_granularity() {
+    let (name, t) = fixture("events/rpi-4.19-armv7-function-stacktrace-symoffset-126k.txt");
+    let a = analyze(&name, &t, &AnalyzeOptions::default());
+    let f = a.irqs_off.longest().expect("a section");
+    assert_eq!(f.section.duration(), Nanos::from_us(584));
+    let IrqsOffSource::Flags { sampled, .. } = &f.section.source else { panic!("from the flags column") };
+    assert_eq!(*sampled, Sampled { events: 26, max_gap: Nanos::from_us(63), switches: 0 });
+    assert!(a.verdicts.iter().all(|v| v.kind != VerdictKind::IrqsOff));
+}

@@ -1,0 +1,75 @@
+//! The words of the explanation classes of issue #19 (items 3-8) on the real traces the analysis tests use.
+
+use latscope_analyze::analysis::{analyze, Analysis, AnalyzeOptions};
+use latscope_decode::decode_file;
+use latscope_report::text::analysis_verdicts::{sentence, wakeup_sentence};
+use std::path::PathBuf;
+
+fn analysis(rel: &str) -> Analysis {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures").join(rel);
+    let t = decode_file(&p).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    analyze(rel, &t, &AnalyzeOptions::default())
+}
+
+fn first(rel: &str) -> String {
+    let a = analysis(rel);
+    sentence(&a, &a.verdicts[0])
+}
+
+#[test]
+fn interrupt_time_on_an_idle_cpu_is_not_called_idle_whole() {
+    let a = analysis("latency/wakeup_rt-3.8-doc-func.txt");
+    let s = wakeup_sentence(&a.wakeups[0]);
+    assert!(s.contains("72% of it (21 us)"), "{s}");
+    assert!(!s.contains("100%"), "{s}");
+}
+
+#[test]
+fn the_threshold_mark_leads() {
+    let s = first("explain/tracemark-cyclictest-trace.txt");
+    assert!(s.starts_with("cyclictest:10526 marked the trace: latency 75 us over its threshold of 60 us"), "{s}");
+    assert!(s.contains("Its wakeup in the trace: cyclictest:10526 (prio 95) woke 73.91 us late"), "{s}");
+    assert!(s.contains("(The trace measures 73.91 us for it, the statement says 75 us.)"), "{s}");
+}
+
+#[test]
+fn a_tick_storm_is_named_with_its_rate() {
+    let s = first("explain/tick-storm-rt-timersd-2022-latency-format.txt");
+    assert_eq!(
+        s,
+        "Tick storm on CPU 1: tick_sched_timer expired 9 times in 76 us, every 10 us (about 100000 per second; a \
+         regular tick is at least 1 ms apart)."
+    );
+}
+
+#[test]
+fn a_synthetic_latency_says_its_unit_is_assumed() {
+    let s = first("explain/synthetic-block_lat-stack-doc-6.x.txt");
+    assert!(s.starts_with("The trace's own block_lat event reports delta=8.322 ms (in microseconds"), "{s}");
+    assert!(s.ends_with("The trace has no wakeup of that task before it to explain it."), "{s}");
+}
+
+#[test]
+fn an_excerpt_says_what_it_covers_and_what_it_repeats() {
+    let s = first("explain/preemptoff-5.11-arm64-mmc-softirq-excerpt-mailwrapped.txt");
+    assert!(s.contains("The trace is an excerpt:"), "{s}");
+    assert!(s.contains("of the 51247 entries the header counts, 216 us from +1055999 us to +1056215 us"), "{s}");
+    assert!(s.contains("without the section's start"), "{s}");
+    assert!(s.contains("ext4_finish_bio called end_page_writeback 4 times in softirq"), "{s}");
+    assert!(!s.contains("big delay marker"), "{s}");
+}
+
+#[test]
+fn sampled_irqs_off_is_worded_with_its_granularity() {
+    let a = analysis("events/rpi-4.19-armv7-function-stacktrace-symoffset-126k.txt");
+    let mut out = Vec::new();
+    latscope_report::text::analysis::write_analysis(&mut out, &a, true).expect("text");
+    let text = String::from_utf8(out).expect("utf-8");
+    assert!(
+        text.contains(
+            "in cat:884: irqs were off at each of 26 events over 584 us, at most 63 us apart; no event shows them on"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("lower bound"), "{text}");
+}
