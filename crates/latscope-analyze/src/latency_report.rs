@@ -127,7 +127,9 @@ fn repeated_calls(rows: &[(usize, &Event)]) -> Vec<RepeatedCall> {
             _ => None,
         })
         .collect();
-    let mut groups: Vec<(Text, Text, Vec<(usize, &Event)>)> = Vec::new();
+    // (function, caller, its calls)
+    type Group<'e> = (Text, Text, Vec<(usize, &'e Event)>);
+    let mut groups: Vec<Group<'_>> = Vec::new();
     for (i, e) in rows {
         let EventKind::Function { func, parent: Some(p) } = &e.kind else { continue };
         let (f, pb) = (symbol::bare(func), symbol::bare(p));

@@ -32,7 +32,7 @@ pub enum VerdictKind {
     /// A latency tracer's recorded maximum ([`LatencyReport`]).
     LatencyTrace,
     /// The longest irqs-off section ([`IrqsOffReport::longest`]); sampled from the flags column when
-    /// [`Verdict::sampled`] is set.
+    /// [`Verdict::section`] is set.
     IrqsOff,
     /// The longest section with bottom halves or preemption disabled, from the flags column
     /// ([`Verdict::section`]).
