@@ -62,3 +62,22 @@ fn the_trace_keeps_its_own_delay_markers() {
     assert!(h.markers.contains(&(Nanos::from_us(13), '+')));
     assert!(!h.markers.iter().any(|(t, _)| *t == Nanos::from_us(4)), "`4us :` has no marker");
 }
+
+#[test]
+fn the_2_6_12_rt_verbose_format_decodes() {
+    let t = decode_file(&fixture("pasted/preemption-2.6.12-rc1-RT-verbose-excerpt-lkml.txt")).expect("decodes");
+    let h = t.info.latency.as_ref().expect("latency header");
+    assert_eq!((h.tracer.as_str(), h.latency), ("preemption", Nanos::from_us(4104)));
+    let calls: Vec<(u64, &str, Option<&str>)> = t
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Function { func, parent } => Some((e.ts.0, &**func, parent.as_deref())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 8, "{calls:?}");
+    assert_eq!(calls[1], (0, "__trace_start_sched_wakeup+0x96/0xc0", Some("try_to_wake_up+0x84/0x140")));
+    assert_eq!(calls[3], (976_000, "mask_and_ack_8259A+0xb/0x110", Some("__do_IRQ+0x8b/0x160")));
+    assert!(t.events.iter().all(|e| e.comm.as_str() == "kswapd0" && e.pid == 66), "{:?}", t.events);
+}

@@ -4,7 +4,7 @@
 use super::body::{classify, Body};
 use super::flags::FifthColumn;
 use super::graph::{parse_graph_line, GraphBody, GraphLine};
-use super::latency::header_line;
+use super::latency::{header_line, strip_verbose_tag, verbose_entry};
 use super::line::{parse_prefix, split_task, Prefix};
 use crate::typed::Interner;
 use crate::{Elision, Format, TraceInfo, Warning};
@@ -173,8 +173,34 @@ impl TextDecoder {
         }
         // The hot path first: an event line.
         if let Some(p) = parse_prefix(line, self.fifth) {
-            self.event_line(p, sink);
-            return;
+            if !p.comm.starts_with("(T") {
+                self.event_line(p, sink);
+                return;
+            }
+        }
+        if let Some(rest) = strip_verbose_tag(line) {
+            if let Some(p) = parse_prefix(rest, self.fifth) {
+                self.event_line(p, sink);
+                return;
+            }
+            if let Some((comm, pid, cpu, ts, func, parent)) = verbose_entry(rest) {
+                let kind = {
+                    let i = &mut *self.interner.borrow_mut();
+                    EventKind::Function { func: i.intern(func), parent: parent.map(|p| i.intern(p)) }
+                };
+                let e = Event {
+                    ts,
+                    cpu: CpuId(cpu),
+                    pid,
+                    tgid: None,
+                    comm: TaskName::new(comm),
+                    flags: Flags::default(),
+                    kind,
+                };
+                self.last_ts = ts;
+                self.emit(e, sink);
+                return;
+            }
         }
         if self.understood_marker(t) {
             return;

@@ -39,6 +39,46 @@ pub fn header_line(line: &str, h: &mut Option<LatencyHeader>, cpus: &mut Option<
     !t.is_empty() && t.bytes().all(|b| b == b'-')
 }
 
+/// One verbose-format function entry: comm, pid, CPU, time since the start, function, parent.
+pub type VerboseEntry<'a> = (&'a str, i32, u32, Nanos, &'a str, Option<&'a str>);
+
+/// The entry number prefix of the 2.6.11/2.6.12 -rt latency tracer's verbose format (`(T1/#12) `): the line
+/// after it, or `None` when there is none.
+pub fn strip_verbose_tag(line: &str) -> Option<&str> {
+    let r = line.trim_ascii_start().strip_prefix("(T")?;
+    let (tag, rest) = r.split_once(')')?;
+    let (kind, n) = tag.split_once("/#")?;
+    (kind.bytes().all(|b| b.is_ascii_digit()) && n.bytes().all(|b| b.is_ascii_digit())).then_some(rest)
+}
+
+/// A function entry of the -rt verbose format (after [`strip_verbose_tag`]):
+/// `kswapd0    66 0 5 00000001 00000006 [0061867426579669] 0.976ms (+0.003ms): func+0xb/0x110 <c010818b> (parent+0x8b/0x160 <c01364ab>)`
+/// ➜ (comm, pid, cpu, time since the start, function, parent).
+pub fn verbose_entry(rest: &str) -> Option<VerboseEntry<'_>> {
+    let (cols, call) = rest.split_once("): ")?;
+    let mut t = cols.split_whitespace();
+    let comm = t.next()?;
+    let pid = t.next()?.parse().ok()?;
+    let cpu = t.next()?.parse().ok()?;
+    let ms = t.find_map(|x| x.strip_suffix("ms"))?;
+    let (whole, frac) = ms.split_once('.')?;
+    let us = whole.parse::<u64>().ok()?.checked_mul(1000)?.checked_add(frac.get(..3)?.parse::<u64>().ok()?)?;
+    let (func, parent) = match call.split_once(" (") {
+        Some((f, p)) => (strip_addr(f), Some(strip_addr(p.trim_ascii_end().strip_suffix(')')?))),
+        None => (strip_addr(call), None),
+    };
+    Some((comm, pid, cpu, Nanos(us.checked_mul(1000)?), func, parent))
+}
+
+/// `func+0xb/0x110 <c010818b>` ➜ `func+0xb/0x110`.
+fn strip_addr(s: &str) -> &str {
+    let s = s.trim_ascii();
+    match s.rsplit_once(" <") {
+        Some((name, addr)) if addr.ends_with('>') => name.trim_ascii_end(),
+        _ => s,
+    }
+}
+
 /// `12116 us, #4/4, CPU#7 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:8)`
 fn summary_line(s: &str, h: &mut LatencyHeader, cpus: &mut Option<u32>) {
     let mut parts = s.split(',');
