@@ -1,5 +1,11 @@
 //! hrtimer lateness: `hrtimer_start` (expires) paired with `hrtimer_expire_entry` (now) per timer; stats per
 //! timer function and CPU; for the latest expiries, what the CPU was doing just before the IRQ that ran them.
+//!
+//! Only lateness the trace proves is reported. The kernel can re-arm or cancel a queued timer without an
+//! event (the NOHZ idle code moves the tick that way), so the last traced start is not always the expiry the
+//! timer had. An expiry pass on the timer's CPU (a timer interrupt, or another timer's expiry in an interrupt
+//! or hrtimer softirq of the same kind) after that expiry runs every timer that is due: when one ran and did
+//! not run this timer, its traced start was no longer in force and its lateness is not known.
 
 use crate::timeline::{Activity, Timeline};
 use latscope_model::{
@@ -27,6 +33,10 @@ pub struct HrtimerExpiry {
     pub index: usize,
     /// Index of the matching `hrtimer_start` event.
     pub start_index: Option<usize>,
+    /// Index of an expiry pass on this CPU after the traced expiry that did not run the timer (a timer
+    /// interrupt's entry, another timer's expiry): the timer had been re-armed or cancelled without an event,
+    /// so its lateness is not known (`lateness` is `None`).
+    pub skipped_by: Option<usize>,
 }
 
 /// Lateness statistics of one timer function on one CPU.
@@ -76,6 +86,9 @@ pub struct HrtimerReport {
     pub expiries: u64,
     /// Expiries whose start was traced (lateness known).
     pub with_lateness: u64,
+    /// Expiries whose traced start an earlier expiry pass on their CPU passed by (re-armed or cancelled
+    /// without an event): their lateness is not known and is left out of the statistics.
+    pub rearmed: u64,
     /// Per function and CPU, most late first.
     pub stats: Vec<HrtimerStats>,
     /// All lateness values merged, as histogram buckets.
@@ -86,22 +99,43 @@ pub struct HrtimerReport {
     pub printed: Vec<PrintedLateness>,
 }
 
-/// Pairs every `hrtimer_expire_entry` with the last `hrtimer_start` of the same timer.
+/// Pairs every `hrtimer_expire_entry` with the last `hrtimer_start` of the same timer; an expiry whose start an
+/// earlier expiry pass on its CPU passed by gets no lateness (see the module's note).
 pub fn expiries(events: &[Event]) -> Vec<HrtimerExpiry> {
     let mut started: HashMap<u64, (Nanos, usize)> = HashMap::new();
     // A cancel inside the interrupt that then runs the timer is __run_hrtimer removing it from the queue; any
     // other cancel really cancelled the start.
     let mut cancelled: HashMap<u64, (Nanos, usize, Nanos)> = HashMap::new();
+    let mut soft_mode: HashMap<u64, bool> = HashMap::new();
     let mut irq_entry: HashMap<CpuId, Nanos> = HashMap::new();
+    let mut softirq_entry: HashMap<CpuId, Nanos> = HashMap::new();
+    let mut passes: HashMap<CpuId, Vec<Pass>> = HashMap::new();
     let mut out = Vec::new();
     for (i, e) in events.iter().enumerate() {
         match &e.kind {
-            EventKind::IrqHandlerEntry { .. } | EventKind::VectorEntry { .. } => {
+            EventKind::VectorEntry { name, .. } => {
+                irq_entry.insert(e.cpu, e.ts);
+                if &**name == "local_timer" {
+                    // hrtimer_interrupt reads its clock after this entry and runs every hard timer due by then.
+                    passes.entry(e.cpu).or_default().push(Pass {
+                        soft: false,
+                        at: Some(e.ts),
+                        id: e.ts,
+                        now: None,
+                        index: i,
+                    });
+                }
+            }
+            EventKind::IrqHandlerEntry { .. } => {
                 irq_entry.insert(e.cpu, e.ts);
             }
-            EventKind::HrtimerStart { hrtimer, expires, .. } => {
+            EventKind::SoftirqEntry { .. } => {
+                softirq_entry.insert(e.cpu, e.ts);
+            }
+            EventKind::HrtimerStart { hrtimer, expires, mode, .. } => {
                 cancelled.remove(hrtimer);
                 started.insert(*hrtimer, (*expires, i));
+                soft_mode.insert(*hrtimer, mode.contains("SOFT"));
             }
             EventKind::HrtimerCancel { hrtimer } => {
                 if let Some((expires, idx)) = started.remove(hrtimer) {
@@ -109,19 +143,29 @@ pub fn expiries(events: &[Event]) -> Vec<HrtimerExpiry> {
                 }
             }
             EventKind::HrtimerExpireEntry { hrtimer, function, now } => {
-                let entry = irq_entry.get(&e.cpu).copied().unwrap_or(e.ts);
-                let start = started
-                    .remove(hrtimer)
-                    .or_else(|| cancelled.remove(hrtimer).filter(|c| c.2 >= entry && c.2 <= e.ts).map(|c| (c.0, c.1)));
+                let soft = expiry_is_soft(e, soft_mode.get(hrtimer).copied());
+                let context = if soft { softirq_entry.get(&e.cpu) } else { irq_entry.get(&e.cpu) };
+                let entry = context.copied().filter(|c| *c <= e.ts);
+                let entry_or_ts = entry.unwrap_or(e.ts);
+                let start = started.remove(hrtimer).or_else(|| {
+                    cancelled.remove(hrtimer).filter(|c| c.2 >= entry_or_ts && c.2 <= e.ts).map(|c| (c.0, c.1))
+                });
+                // Map the timer clock to trace time with this event's own (ts, now) pair: the clock was read
+                // before the event, so the mapped expiry is never earlier than the true one.
+                let offset = e.ts.0 as i128 - now.0 as i128;
+                let cpu_passes = passes.entry(e.cpu).or_default();
+                let skipped_by = start.and_then(|(expires, start_index)| {
+                    let at = Nanos((expires.0 as i128 + offset).max(0) as u64);
+                    skipping_pass(cpu_passes, soft, start_index, expires, at, offset, entry_or_ts)
+                });
                 let (expires_at, lateness) = match start {
-                    Some((expires, _)) => {
-                        // Map the timer clock to trace time with this event's own (ts, now) pair.
-                        let offset = e.ts.0 as i128 - now.0 as i128;
+                    Some((expires, _)) if skipped_by.is_none() => {
                         let at = (expires.0 as i128 + offset).max(0) as u64;
                         (Some(Nanos(at)), Some(*now - expires))
                     }
-                    None => (None, None),
+                    _ => (None, None),
                 };
+                cpu_passes.push(Pass { soft, at: entry, id: entry_or_ts, now: Some((*now, offset)), index: i });
                 out.push(HrtimerExpiry {
                     cpu: e.cpu,
                     ts: e.ts,
@@ -131,12 +175,64 @@ pub fn expiries(events: &[Event]) -> Vec<HrtimerExpiry> {
                     lateness,
                     index: i,
                     start_index: start.map(|s| s.1),
+                    skipped_by,
                 });
             }
             _ => {}
         }
     }
     out
+}
+
+/// One run of a CPU's hrtimer queues, as the trace shows it: a timer interrupt's entry or a timer's expiry.
+#[derive(Clone, Copy, Debug)]
+struct Pass {
+    /// Run from the hrtimer softirq (soft timers) rather than the timer interrupt (hard timers).
+    soft: bool,
+    /// Trace time no later than the clock reading the run expired timers against: its context's entry.
+    at: Option<Nanos>,
+    /// Which run it is: the entry of its context (or the event's own time when that is not traced).
+    id: Nanos,
+    /// The clock reading itself (an expiry's `now`) and its offset to trace time, which tells its clock base.
+    now: Option<(Nanos, i128)>,
+    /// Index of the event that shows the run.
+    index: usize,
+}
+
+/// Two offsets between trace time and a timer clock this close belong to one clock base (bases differ by
+/// seconds or more: realtime and TAI from monotonic; boottime by the time suspended).
+const SAME_BASE: i128 = 100_000_000;
+
+/// The first pass on the CPU, after the timer's start and before the run that expired it (`run`), that
+/// would have run it had it still been queued with `expires` (trace time `at`).
+fn skipping_pass(
+    passes: &[Pass],
+    soft: bool,
+    start_index: usize,
+    expires: Nanos,
+    at: Nanos,
+    offset: i128,
+    run: Nanos,
+) -> Option<usize> {
+    passes
+        .iter()
+        .filter(|p| p.soft == soft && p.index > start_index && p.id < run)
+        .find(|p| {
+            let by_time = p.at.is_some_and(|t| t > at);
+            let by_clock = p.now.is_some_and(|(now, o)| (o - offset).abs() < SAME_BASE && now > expires);
+            by_time || by_clock
+        })
+        .map(|p| p.index)
+}
+
+/// Whether an expiry ran from the hrtimer softirq: its context flags when the format shows them, else the
+/// timer's mode from its start.
+fn expiry_is_soft(e: &Event, mode_soft: Option<bool>) -> bool {
+    use latscope_model::Flags;
+    if e.flags.bits & Flags::KNOWN != 0 {
+        return e.flags.bits & Flags::HARDIRQ == 0 && e.flags.bits & Flags::SOFTIRQ != 0;
+    }
+    mode_soft.unwrap_or(false)
 }
 
 /// Parses a module's own lateness print: `… now: X [us] expect_expires: Y [us], delta: 9656 …` and `8 overruns`.
@@ -193,6 +289,7 @@ pub fn report(
     let mut per: BTreeMap<(Text, CpuId), LatencyHistogram> = BTreeMap::new();
     let mut merged = LatencyHistogram::new();
     let mut with_lateness = 0;
+    let rearmed = all.iter().filter(|x| x.skipped_by.is_some()).count() as u64;
     for x in all {
         if let Some(l) = x.lateness {
             with_lateness += 1;
@@ -223,6 +320,7 @@ pub fn report(
     HrtimerReport {
         expiries: all.len() as u64,
         with_lateness,
+        rearmed,
         stats,
         buckets: if merged.count() > 0 { merged.buckets() } else { Vec::new() },
         late,

@@ -151,3 +151,26 @@ fn cyclictest_value_in(file: &str, key: &str) -> u64 {
     let line = out.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("no '{key}' in {file}"));
     line[key.len()..].trim().parse().unwrap_or_else(|e| panic!("{line}: {e}"))
 }
+
+/// Issue #15 item 7: the NOHZ idle code moved the tick without an event; the timer interrupt after its traced
+/// expiry ran another timer and not the tick, so the tick was not 4 ms late: its lateness is not known.
+#[test]
+fn a_tick_that_a_later_timer_interrupt_passed_by_is_not_late() {
+    let t = decode_file(&path("nohz-idle-rearm-trace.txt")).expect("decode");
+    let tick = |e: &latscope_analyze::hrtimer::HrtimerExpiry| &*e.function == "tick_nohz_handler";
+    let all = latscope_analyze::hrtimer::expiries(&t.events);
+    let late_tick = all.iter().rfind(|x| tick(x)).expect("the tick's expiry at 12432.556034");
+    assert_eq!(late_tick.ts, Nanos(12_432_556_034_428));
+    assert!(late_tick.start_index.is_some(), "its start at 12432.548028 is traced");
+    assert_eq!(late_tick.lateness, None, "{late_tick:?}");
+    let by = late_tick.skipped_by.expect("the pass that did not run it");
+    assert_eq!(t.events[by].ts, Nanos(12_432_552_393_919), "the timer interrupt that ran hrtimer_wakeup");
+    assert!(matches!(t.events[by].kind, EventKind::VectorEntry { .. }));
+    let a = analyze("nohz-idle-rearm-trace.txt", &t, &AnalyzeOptions::default());
+    assert_eq!(a.hrtimers.rearmed, 1);
+    assert!(a.hrtimers.stats.iter().all(|s| &*s.function != "tick_nohz_handler"), "{:?}", a.hrtimers.stats);
+    assert!(a.verdicts.iter().all(|v| v.kind != VerdictKind::HrtimerLate), "{:?}", a.verdicts);
+    // The wakeup timer the same interrupt ran was late by what the trace shows (17 us).
+    let wake = all.iter().find(|x| &*x.function == "hrtimer_wakeup" && x.lateness.is_some()).expect("wakeup");
+    assert!((16_000..18_000).contains(&wake.lateness.expect("known").0), "{wake:?}");
+}

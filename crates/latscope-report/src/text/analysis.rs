@@ -217,7 +217,14 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         writeln!(out)?;
     }
     if a.hrtimers.with_lateness > 0 {
-        writeln!(out, "hrtimer lateness ({} expiries with a traced start):", a.hrtimers.with_lateness)?;
+        let rearmed = match a.hrtimers.rearmed {
+            0 => String::new(),
+            n => format!(
+                "; {n} more were passed by an earlier expiry run on their CPU, so re-armed or cancelled without an \
+                 event: lateness not known"
+            ),
+        };
+        writeln!(out, "hrtimer lateness ({} expiries with a traced start{rearmed}):", a.hrtimers.with_lateness)?;
         for st in a.hrtimers.stats.iter().take(8) {
             writeln!(
                 out,
