@@ -87,8 +87,10 @@ fn reports_render_in_headless_chromium() {
     let Ok(Loaded::Timer(a)) = load(&hist_name, &hist) else { panic!("cyclictest histogram import") };
     let Ok(Loaded::Timer(b)) = load(&json_name, &json) else { panic!("cyclictest json import") };
     let Ok(Loaded::Noise(n)) = load(&oslat_name, &oslat) else { panic!("oslat import") };
-    let cmp =
-        Comparison::from(compare(vec![RunInput::timer("A", &hist_name, &a), RunInput::timer("B", &json_name, &b)]));
+    let cmp = Comparison::from(
+        compare(vec![RunInput::timer("A", &hist_name, &a), RunInput::timer("B", &json_name, &b)])
+            .expect("two timer runs"),
+    );
     // A run page with a worst-case timeline drawn from a real trace (recorded here): a made-up wakeup
     // on CPU 0 at 3173.723300 s, while memfd:sealed-91 (5261) ran there.
     let trace = latscope_decode::decode_file(

@@ -238,3 +238,20 @@ fn compare_same_configuration_and_injected_spinner() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue #15 item 8: a timer result and a noise result measure different quantities: no verdict, exit 1,
+/// one line saying why and what to compare instead.
+#[test]
+fn compare_refuses_results_of_different_kinds() {
+    let timer = fixture("cyclictest/vm-6.18-cyclictest-2.40.json");
+    let noise = fixture("oslat/vm-6.18-oslat-2.40.json");
+    let out = run(&["compare", &timer, &noise], Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stdout(&out).contains("Verdict"), "no verdict: {}", stdout(&out));
+    assert!(
+        stderr.contains("is a noise result (loop iteration times) but A (")
+            && stderr.contains("is a timer result (wakeup latency): they measure different quantities"),
+        "{stderr}"
+    );
+}

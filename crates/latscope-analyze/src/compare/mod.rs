@@ -1,6 +1,8 @@
 //! Comparison of saved timer or noise runs: each run's statistics per CPU and over all CPUs (count, min,
 //! p50, p99, p99.9, max, noise share), every run after the first tested against it, and a typed verdict
 //! per run (significant — worse or better — or not, with the test's numbers). Data only: report words it.
+//! Runs of different kinds (timer and noise) are refused; runs with another interval, duration or set of
+//! CPUs than the baseline are compared with a warning that says so.
 
 mod stats;
 
@@ -62,7 +64,39 @@ pub struct RunInput {
     pub cpus: Vec<(u32, ScopeStats)>,
     /// All CPUs together.
     pub all: ScopeStats,
+    /// How it was measured, where the result says so.
+    #[serde(default)]
+    pub setup: Setup,
 }
+
+/// How a run was measured: what a comparison must know is the same before it reads a difference as one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setup {
+    /// The timer's wakeup interval, ns (timer runs; `None` when the result does not say).
+    pub interval_ns: Option<u64>,
+    /// How long it measured, ns (`None` when the result does not say).
+    pub duration_ns: Option<u64>,
+}
+
+/// Runs that cannot be compared at all: one measures another quantity than the baseline.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindMismatch {
+    /// The run's letter.
+    pub run: String,
+    /// The run's file name.
+    pub name: String,
+    /// What it measures.
+    pub measure: Measure,
+    /// The baseline's letter.
+    pub baseline: String,
+    /// The baseline's file name.
+    pub baseline_name: String,
+    /// What the baseline measures.
+    pub baseline_measure: Measure,
+}
+
+/// Two durations within this ratio of each other count as the same (a `-D 10s` run measures a little more).
+pub const SAME_DURATION_RATIO: f64 = 1.1;
 
 /// One row of the comparison: one scope across the runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -109,16 +143,38 @@ pub enum Verdict {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompareWarning {
-    /// A run measures another quantity than the baseline: their histograms are not comparable.
-    MeasureDiffers {
+    /// A run's timer woke at another interval than the baseline's: its latencies come from another load.
+    IntervalDiffers {
         /// The run's letter.
         run: String,
-        /// What it measures.
-        measure: Measure,
+        /// Its interval, ns.
+        interval_ns: u64,
         /// The baseline's letter.
         baseline: String,
-        /// What the baseline measures.
-        baseline_measure: Measure,
+        /// The baseline's interval, ns.
+        baseline_interval_ns: u64,
+    },
+    /// A run measured for another time than the baseline: its tail had more or fewer chances.
+    DurationDiffers {
+        /// The run's letter.
+        run: String,
+        /// Its duration, ns.
+        duration_ns: u64,
+        /// The baseline's letter.
+        baseline: String,
+        /// The baseline's duration, ns.
+        baseline_duration_ns: u64,
+    },
+    /// A run measured other CPUs than the baseline: the all-CPUs rows compare different CPUs.
+    CpusDiffer {
+        /// The run's letter.
+        run: String,
+        /// Its CPUs.
+        cpus: Vec<u32>,
+        /// The baseline's letter.
+        baseline: String,
+        /// The baseline's CPUs.
+        baseline_cpus: Vec<u32>,
     },
     /// A run has no data for a CPU another run measured.
     CpuMissing {
@@ -197,6 +253,10 @@ impl RunInput {
                 .map(|c| (c.cpu.0, timer_scope(&c.stats, c.windows.iter().map(|w| w.max_ns).collect())))
                 .collect(),
             all: timer_scope(&r.all, r.cpus.iter().flat_map(|c| &c.windows).map(|w| w.max_ns).collect()),
+            setup: Setup {
+                interval_ns: Some(r.options.interval_ns).filter(|i| *i > 0),
+                duration_ns: measured(r.metadata.duration_ns, r.options.duration_ns),
+            },
         }
     }
 
@@ -229,7 +289,71 @@ impl RunInput {
                 max,
                 r.cpus.iter().flat_map(|c| &c.windows).map(|w| w.max_gap_ns).collect(),
             ),
+            setup: Setup { interval_ns: None, duration_ns: measured(r.metadata.duration_ns, r.options.duration_ns) },
         }
+    }
+}
+
+/// The duration a run measured for, else the one it asked for.
+fn measured(measured_ns: u64, requested_ns: Option<u64>) -> Option<u64> {
+    Some(measured_ns).filter(|d| *d > 0).or(requested_ns.filter(|d| *d > 0))
+}
+
+/// What differs in run `r`'s setup from the baseline's, as warnings.
+fn setup_warnings(base: &RunInput, r: &RunInput) -> Vec<CompareWarning> {
+    let mut out = Vec::new();
+    if let (Some(a), Some(b)) = (base.setup.interval_ns, r.setup.interval_ns) {
+        if a != b {
+            out.push(CompareWarning::IntervalDiffers {
+                run: r.letter.clone(),
+                interval_ns: b,
+                baseline: base.letter.clone(),
+                baseline_interval_ns: a,
+            });
+        }
+    }
+    if let (Some(a), Some(b)) = (base.setup.duration_ns, r.setup.duration_ns) {
+        if a.max(b) as f64 > a.min(b) as f64 * SAME_DURATION_RATIO {
+            out.push(CompareWarning::DurationDiffers {
+                run: r.letter.clone(),
+                duration_ns: b,
+                baseline: base.letter.clone(),
+                baseline_duration_ns: a,
+            });
+        }
+    }
+    let cpus = |x: &RunInput| x.cpus.iter().map(|c| c.0).collect::<Vec<u32>>();
+    if !base.cpus.is_empty() && !r.cpus.is_empty() && cpus(base) != cpus(r) {
+        out.push(CompareWarning::CpusDiffer {
+            run: r.letter.clone(),
+            cpus: cpus(r),
+            baseline: base.letter.clone(),
+            baseline_cpus: cpus(base),
+        });
+    }
+    out
+}
+
+impl CompareWarning {
+    /// The run the warning is about.
+    pub fn run(&self) -> &str {
+        match self {
+            CompareWarning::IntervalDiffers { run, .. }
+            | CompareWarning::DurationDiffers { run, .. }
+            | CompareWarning::CpusDiffer { run, .. }
+            | CompareWarning::CpuMissing { run, .. }
+            | CompareWarning::TailWithoutWindows { run } => run,
+        }
+    }
+
+    /// Whether the run was measured otherwise than the baseline (its verdict carries a caveat).
+    pub fn is_setup(&self) -> bool {
+        matches!(
+            self,
+            CompareWarning::IntervalDiffers { .. }
+                | CompareWarning::DurationDiffers { .. }
+                | CompareWarning::CpusDiffer { .. }
+        )
     }
 }
 
@@ -254,19 +378,23 @@ fn verdict(test: Option<&TestResult>) -> Verdict {
     }
 }
 
-/// Compares the runs; the first is the baseline.
-pub fn compare(runs: Vec<RunInput>) -> Comparison {
+/// Compares the runs; the first is the baseline. Runs that measure another quantity than the baseline are
+/// refused: no verdict compares a timer's wakeup latency with a noise loop's iteration times.
+pub fn compare(runs: Vec<RunInput>) -> Result<Comparison, KindMismatch> {
     let mut warnings = Vec::new();
     if let Some(first) = runs.first() {
         for r in &runs[1..] {
             if r.measure != first.measure {
-                warnings.push(CompareWarning::MeasureDiffers {
+                return Err(KindMismatch {
                     run: r.letter.clone(),
+                    name: r.name.clone(),
                     measure: r.measure,
                     baseline: first.letter.clone(),
+                    baseline_name: first.name.clone(),
                     baseline_measure: first.measure,
                 });
             }
+            warnings.extend(setup_warnings(first, r));
         }
     }
     let mut cpu_ids: Vec<u32> = runs.iter().flat_map(|r| r.cpus.iter().map(|c| c.0)).collect();
@@ -306,7 +434,7 @@ pub fn compare(runs: Vec<RunInput>) -> Comparison {
             }
         }
     }
-    Comparison { runs, rows, verdicts, warnings }
+    Ok(Comparison { runs, rows, verdicts, warnings })
 }
 
 #[cfg(test)]
@@ -341,7 +469,8 @@ mod tests {
     fn tail_injection_gets_a_significant_verdict() {
         let a = timer(&[(0, 5_000, 5_000), (0, 6_000, 4_000), (0, 9_000, 100), (1, 5_500, 9_000)]);
         let b = timer(&[(0, 5_000, 5_000), (0, 6_000, 4_000), (0, 700_000, 300), (1, 5_500, 9_000)]);
-        let c = compare(vec![RunInput::timer("A", "a.json", &a), RunInput::timer("B", "b.json", &b)]);
+        let c =
+            compare(vec![RunInput::timer("A", "a.json", &a), RunInput::timer("B", "b.json", &b)]).expect("same kind");
         assert_eq!(c.rows.iter().map(|r| r.scope.as_str()).collect::<Vec<_>>(), ["all", "CPU 0", "CPU 1"]);
         assert_eq!(c.verdicts.len(), 1);
         let Verdict::Significant { direction, test } = &c.verdicts[0] else { panic!("{:?}", c.verdicts[0]) };
@@ -359,7 +488,7 @@ mod tests {
     fn a_better_run_is_significant_and_better() {
         let a = timer(&[(0, 20_000, 5_000), (0, 22_000, 4_000), (0, 30_000, 100)]);
         let b = timer(&[(0, 10_000, 5_000), (0, 11_000, 4_000), (0, 15_000, 100)]);
-        let c = compare(vec![RunInput::timer("A", "a", &a), RunInput::timer("B", "b", &b)]);
+        let c = compare(vec![RunInput::timer("A", "a", &a), RunInput::timer("B", "b", &b)]).expect("same kind");
         let Verdict::Significant { direction: Direction::Better, test } = &c.verdicts[0] else {
             panic!("{:?}", c.verdicts)
         };
@@ -369,34 +498,79 @@ mod tests {
     #[test]
     fn identical_runs_say_no_significant_difference() {
         let a = timer(&[(0, 5_000, 5_000), (0, 6_000, 4_000), (0, 9_000, 100)]);
-        let c = compare(vec![RunInput::timer("A", "a", &a), RunInput::timer("B", "b", &a)]);
+        let c = compare(vec![RunInput::timer("A", "a", &a), RunInput::timer("B", "b", &a)]).expect("same kind");
         let Verdict::NotSignificant { test } = &c.verdicts[0] else { panic!("{:?}", c.verdicts[0]) };
         assert_eq!((test.ks_d, test.p99_ratio), (0.0, 1.0));
     }
 
     #[test]
-    fn empty_runs_and_missing_cpus_and_measures_are_data() {
+    fn empty_runs_and_missing_cpus_are_data_and_another_kind_is_refused() {
         let a = timer(&[(0, 5_000, 100), (1, 5_000, 100)]);
         let empty = TimerResult::new(RunMetadata::default(), TimerOptions::default());
-        let mut noise = RunInput::timer("C", "c", &timer(&[(0, 5_000, 100)]));
-        noise.measure = Measure::Noise;
-        let c = compare(vec![RunInput::timer("A", "a", &a), RunInput::timer("B", "b", &empty), noise]);
-        assert_eq!(c.verdicts.len(), 2);
-        assert_eq!(c.verdicts[0], Verdict::NoSamples);
+        let c = compare(vec![RunInput::timer("A", "a", &a), RunInput::timer("B", "b", &empty)]).expect("same kind");
+        assert_eq!(c.verdicts, [Verdict::NoSamples]);
         assert_eq!(
             c.warnings,
             [
-                CompareWarning::MeasureDiffers {
-                    run: "C".into(),
-                    measure: Measure::Noise,
-                    baseline: "A".into(),
-                    baseline_measure: Measure::Timer
-                },
                 CompareWarning::CpuMissing { run: "B".into(), cpu: 0 },
-                CompareWarning::CpuMissing { run: "B".into(), cpu: 1 },
-                CompareWarning::CpuMissing { run: "C".into(), cpu: 1 },
+                CompareWarning::CpuMissing { run: "B".into(), cpu: 1 }
             ]
         );
+        let mut noise = RunInput::timer("C", "c", &timer(&[(0, 5_000, 100)]));
+        noise.measure = Measure::Noise;
+        let refused = compare(vec![RunInput::timer("A", "a", &a), RunInput::timer("B", "b", &a), noise]);
+        assert_eq!(
+            refused,
+            Err(KindMismatch {
+                run: "C".into(),
+                name: "c".into(),
+                measure: Measure::Noise,
+                baseline: "A".into(),
+                baseline_name: "a".into(),
+                baseline_measure: Measure::Timer
+            })
+        );
+    }
+
+    #[test]
+    fn another_interval_duration_or_cpu_set_is_compared_with_a_warning() {
+        let mut a = timer(&[(1, 5_000, 5_000), (1, 9_000, 100)]);
+        a.options.interval_ns = 1_000_000;
+        a.metadata.duration_ns = 10_000_000_000;
+        let mut b = timer(&[(0, 5_000, 5_000), (0, 9_000, 100)]);
+        b.options.interval_ns = 100_000;
+        b.metadata.duration_ns = 60_000_000_000;
+        let c = compare(vec![RunInput::timer("A", "a", &a), RunInput::timer("B", "b", &b)]).expect("same kind");
+        assert_eq!(c.verdicts.len(), 1, "still compared");
+        let setup: Vec<&CompareWarning> = c.warnings.iter().filter(|w| w.is_setup()).collect();
+        assert_eq!(
+            setup,
+            [
+                &CompareWarning::IntervalDiffers {
+                    run: "B".into(),
+                    interval_ns: 100_000,
+                    baseline: "A".into(),
+                    baseline_interval_ns: 1_000_000
+                },
+                &CompareWarning::DurationDiffers {
+                    run: "B".into(),
+                    duration_ns: 60_000_000_000,
+                    baseline: "A".into(),
+                    baseline_duration_ns: 10_000_000_000
+                },
+                &CompareWarning::CpusDiffer {
+                    run: "B".into(),
+                    cpus: vec![0],
+                    baseline: "A".into(),
+                    baseline_cpus: vec![1]
+                },
+            ]
+        );
+        // 10.0 s against 10.3 s is the same duration; the same interval and CPUs say nothing.
+        b = a.clone();
+        b.metadata.duration_ns = 10_300_000_000;
+        let c = compare(vec![RunInput::timer("A", "a", &a), RunInput::timer("B", "b", &b)]).expect("same kind");
+        assert!(c.warnings.iter().all(|w| !w.is_setup()), "{:?}", c.warnings);
     }
 
     #[test]

@@ -4,9 +4,11 @@
 
 pub mod text;
 
+use crate::human::human;
 use crate::plot::histogram::HistSeries;
 use latscope_analyze::compare::{CompareWarning, Difference, Direction, RunInput, ScopeRow, TestResult, Verdict};
 pub use latscope_analyze::compare::{Measure, ScopeStats};
+use latscope_model::Nanos;
 use serde::{Deserialize, Serialize};
 
 /// The comparison as it is rendered and written as JSON.
@@ -28,8 +30,18 @@ pub struct Comparison {
 
 impl From<latscope_analyze::compare::Comparison> for Comparison {
     fn from(c: latscope_analyze::compare::Comparison) -> Comparison {
+        // A run measured otherwise than the baseline carries that caveat in its verdict.
+        let caveat = |b: &RunInput| {
+            let setup: Vec<String> =
+                c.warnings.iter().filter(|w| w.is_setup() && w.run() == b.letter).map(warning).collect();
+            if setup.is_empty() {
+                String::new()
+            } else {
+                format!(" — caveat: {}", setup.join("; "))
+            }
+        };
         let verdicts = match c.runs.first() {
-            Some(a) => c.runs[1..].iter().zip(&c.verdicts).map(|(b, v)| verdict(a, b, v)).collect(),
+            Some(a) => c.runs[1..].iter().zip(&c.verdicts).map(|(b, v)| verdict(a, b, v) + &caveat(b)).collect(),
             None => Vec::new(),
         };
         Comparison {
@@ -133,9 +145,20 @@ pub fn verdict(a: &RunInput, b: &RunInput, v: &Verdict) -> String {
 /// The sentence of a warning.
 pub fn warning(w: &CompareWarning) -> String {
     match w {
-        CompareWarning::MeasureDiffers { run, measure, baseline, baseline_measure } => format!(
-            "{run} measures {measure:?} but {baseline} measures {baseline_measure:?}: their histograms are not the \
-             same quantity"
+        CompareWarning::IntervalDiffers { run, interval_ns, baseline, baseline_interval_ns } => format!(
+            "{run} ran its timer every {} but {baseline} every {}: the latencies come from different loads",
+            human(Nanos(*interval_ns)),
+            human(Nanos(*baseline_interval_ns))
+        ),
+        CompareWarning::DurationDiffers { run, duration_ns, baseline, baseline_duration_ns } => format!(
+            "{run} measured for {} but {baseline} for {}: the longer run had more chances to meet a rare delay",
+            human(Nanos(*duration_ns)),
+            human(Nanos(*baseline_duration_ns))
+        ),
+        CompareWarning::CpusDiffer { run, cpus, baseline, baseline_cpus } => format!(
+            "{run} measured CPUs {} but {baseline} CPUs {}: the all-CPUs rows compare different CPUs",
+            list(cpus),
+            list(baseline_cpus)
         ),
         CompareWarning::CpuMissing { run, cpu } => format!("{run} did not measure CPU {cpu}"),
         CompareWarning::TailWithoutWindows { run } => format!(
@@ -143,6 +166,28 @@ pub fn warning(w: &CompareWarning) -> String {
              1s) one burst of late samples cannot be told from a lasting difference"
         ),
     }
+}
+
+fn list(cpus: &[u32]) -> String {
+    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// The sentence of a refusal: runs of different kinds.
+pub fn mismatch(m: &latscope_analyze::compare::KindMismatch) -> String {
+    let kind = |x: Measure| match x {
+        Measure::Timer => "a timer result (wakeup latency)",
+        Measure::Noise => "a noise result (loop iteration times)",
+    };
+    format!(
+        "{} ({}) is {} but {} ({}) is {}: they measure different quantities and cannot be compared; compare timer \
+         results with timer results and noise results with noise results",
+        m.run,
+        m.name,
+        kind(m.measure),
+        m.baseline,
+        m.baseline_name,
+        kind(m.baseline_measure)
+    )
 }
 
 /// Formats a p-value: `0.03`, `2e-5`, `<1e-15`.
@@ -187,7 +232,7 @@ mod tests {
     }
 
     fn worded(runs: Vec<RunInput>) -> Comparison {
-        Comparison::from(compare(runs))
+        Comparison::from(compare(runs).expect("same kind"))
     }
 
     #[test]
@@ -212,17 +257,31 @@ mod tests {
     fn warnings_and_empty_runs_are_worded() {
         let a = timer(&[(0, 5_000, 100), (1, 5_000, 100)]);
         let empty = TimerResult::new(RunMetadata::default(), TimerOptions::default());
-        let mut noise = RunInput::timer("C", "c", &timer(&[(0, 5_000, 100)]));
-        noise.measure = Measure::Noise;
-        let c = worded(vec![RunInput::timer("A", "a", &a), RunInput::timer("B", "b", &empty), noise]);
+        let c = worded(vec![RunInput::timer("A", "a", &a), RunInput::timer("B", "b", &empty)]);
         assert_eq!(c.verdicts[0], "A or B has no samples: nothing to compare");
+        assert_eq!(c.warnings[..1], ["B did not measure CPU 0".to_string()]);
+    }
+
+    #[test]
+    fn another_kind_is_refused_and_another_setup_is_a_caveat_of_the_verdict() {
+        let a = timer(&[(0, 5_000, 5_000), (0, 6_000, 4_000), (0, 9_000, 100)]);
+        let mut noise = RunInput::timer("B", "b", &a);
+        noise.measure = Measure::Noise;
+        let refused = compare(vec![RunInput::timer("A", "a", &a), noise]).expect_err("another kind");
         assert_eq!(
-            c.warnings[..2],
-            [
-                "C measures Noise but A measures Timer: their histograms are not the same quantity".to_string(),
-                "B did not measure CPU 0".to_string()
-            ]
+            mismatch(&refused),
+            "B (b) is a noise result (loop iteration times) but A (a) is a timer result (wakeup latency): they \
+             measure different quantities and cannot be compared; compare timer results with timer results and \
+             noise results with noise results"
         );
+        let mut b = a.clone();
+        b.options.interval_ns = 100_000;
+        let mut base = a.clone();
+        base.options.interval_ns = 1_000_000;
+        let c = worded(vec![RunInput::timer("A", "a", &base), RunInput::timer("B", "b", &b)]);
+        let caveat = "B ran its timer every 100 us but A every 1 ms: the latencies come from different loads";
+        assert_eq!(c.warnings, [caveat]);
+        assert!(c.verdicts[0].ends_with(&format!(" — caveat: {caveat}")), "{}", c.verdicts[0]);
     }
 
     #[test]

@@ -118,6 +118,7 @@ mod tests {
             measure: Measure::Timer,
             cpus: vec![(1, s.clone())],
             all: s,
+            setup: Default::default(),
         }
     }
 
@@ -126,7 +127,7 @@ mod tests {
     fn snapshot() {
         let a = run("A", &[(4_000, 900), (5_000, 95), (9_000, 5)]);
         let b = run("B", &[(4_000, 900), (5_000, 50), (800_000, 50)]);
-        let text = render(&Comparison::from(compare(vec![a, b])));
+        let text = render(&Comparison::from(compare(vec![a, b]).expect("same kind")));
         let expected = "Runs (times in µs; first run is the baseline):
   A  A.json (Timer)
   B  B.json (Timer)

@@ -55,7 +55,9 @@ pub fn run(args: Args) -> CmdResult {
             _ => return Err(CliError(format!("{name}: compare takes timer or noise results (or run results)"))),
         }
     }
-    let c = Comparison::from(compare(runs));
+    let c = Comparison::from(
+        compare(runs).map_err(|m| CliError(format!("compare: {}", latscope_report::compare::mismatch(&m))))?,
+    );
     let text = latscope_report::compare::text::render(&c);
     if sink.as_ref().is_some_and(JsonSink::is_stdout) {
         std::io::stderr().write_all(text.as_bytes())?;
