@@ -21,6 +21,11 @@ pub struct RemedyContext {
     pub idle_exit_max: Option<Nanos>,
     /// The kernel's preemption model (`none`, `voluntary`, `full`, `rt`), when known.
     pub preemption: Option<String>,
+    /// The run itself held `/dev/cpu_dma_latency` at 0 (latscope's timer and run do).
+    pub dma_latency_held: bool,
+    /// The idle states enabled on the CPUs (name and exit latency in µs, slowest of the CPUs), when every CPU
+    /// has a cpuidle driver's states; shallowest first.
+    pub idle_states: Option<Vec<(String, u64)>>,
 }
 
 impl RemedyContext {
@@ -33,6 +38,8 @@ impl RemedyContext {
             rt_period_us: facts.sched.rt_period_us.get().copied(),
             idle_exit_max: idle_exit_max(facts),
             preemption: facts.kernel.preemption.get().cloned(),
+            dma_latency_held: false,
+            idle_states: enabled_idle_states(facts),
         }
     }
 
@@ -40,7 +47,7 @@ impl RemedyContext {
     /// known) the CPUs only poll when idle; without one the idle loop halts whatever the request, and what
     /// that costs stays unknown.
     pub fn with_idle_polling(self) -> RemedyContext {
-        RemedyContext { idle_exit_max: self.idle_exit_max.map(|_| Nanos::ZERO), ..self }
+        RemedyContext { idle_exit_max: self.idle_exit_max.map(|_| Nanos::ZERO), dma_latency_held: true, ..self }
     }
 
     /// The same context for the latency of `victim`.
@@ -60,6 +67,23 @@ fn idle_exit_max(facts: &SystemFacts) -> Option<Nanos> {
         }
     }
     (!facts.cpus.per_cpu.is_empty()).then_some(max)
+}
+
+/// The idle states enabled on any CPU (the slowest exit of each name), when every CPU has a cpuidle driver's
+/// states.
+fn enabled_idle_states(facts: &SystemFacts) -> Option<Vec<(String, u64)>> {
+    let mut out: Vec<(String, u64)> = Vec::new();
+    for c in &facts.cpus.per_cpu {
+        let states = c.idle_states.get().filter(|s| !s.is_empty())?;
+        for s in states.iter().filter(|s| !s.disabled) {
+            match out.iter_mut().find(|(n, _)| *n == s.name) {
+                Some((_, exit)) => *exit = (*exit).max(s.exit_latency_us),
+                None => out.push((s.name.clone(), s.exit_latency_us)),
+            }
+        }
+    }
+    out.sort_by_key(|s| s.1);
+    (!facts.cpus.per_cpu.is_empty()).then_some(out)
 }
 
 /// The hint for `e`: the remedy of the known `pattern` its analysis recognised, else the remedy of its cause.
@@ -130,9 +154,19 @@ pub fn why(e: &Explanation, ctx: &RemedyContext) -> String {
             Some(inner) => hint(inner, crate::patterns::recognise(inner), ctx).why,
             None => why(&Explanation { cause: CauseKind::NoKernelEvent, ..e.clone() }, ctx),
         },
-        CauseKind::Idle => "the CPU was idle when the timer fired: leaving a deep C-state (or, in a VM, the host \
-                            rescheduling the halted vCPU) takes time before any kernel code runs"
-            .into(),
+        CauseKind::Idle => match (ctx.dma_latency_held, &ctx.idle_states) {
+            (true, Some(_)) => "the CPU was idle when the timer fired, though it only polled there (this run held \
+                                /dev/cpu_dma_latency at 0): the time went to leaving the idle loop (in a VM, to \
+                                the host delivering the interrupt to the vCPU)"
+                .into(),
+            (false, Some(states)) if !slow_idle(states) => "the CPU was idle when the timer fired, in no state \
+                slower to leave than a few microseconds: the time went to leaving the idle loop (in a VM, to the \
+                host rescheduling the halted vCPU)"
+                .into(),
+            _ => "the CPU was idle when the timer fired: leaving a deep C-state (or, in a VM, the host \
+                  rescheduling the halted vCPU) takes time before any kernel code runs"
+                .into(),
+        },
         CauseKind::NoKernelEvent => match e.culprit.place {
             Some(Place::Unknown { .. }) => "time that no kernel event accounts for, and no kernel stack shows \
                                             where the task was when the interrupt came: kernel code keeping \
@@ -270,11 +304,7 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
              sections stay preemptible",
             task_name(c)
         ),
-        CauseKind::Idle => "keep the CPU out of deep idle states while latency matters: hold /dev/cpu_dma_latency \
-                            open at 0 (latscope and cyclictest do), or boot with `processor.max_cstate=1 \
-                            intel_idle.max_cstate=0` (or `idle=poll`); in a VM, pin and isolate the vCPU on the \
-                            host and use `idle=poll` or haltpoll"
-            .into(),
+        CauseKind::Idle => idle_remedy(ctx),
         CauseKind::KernelCode => {
             let at = c.chain.first().map_or_else(String::new, |f| format!(" at {f}"));
             format!(
@@ -338,6 +368,46 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
     }
 }
 
+/// Whether an enabled idle state takes longer to leave than the audit's limit for a deep state.
+fn slow_idle(states: &[(String, u64)]) -> bool {
+    states.iter().any(|s| s.1 > crate::audit::DEEP_IDLE_US)
+}
+
+/// What to do about a late interrupt from idle, as far as the run's own settings and the machine's idle states
+/// leave anything to do; where nothing is left, what is known instead.
+fn idle_remedy(ctx: &RemedyContext) -> String {
+    let known = |states: &[(String, u64)]| {
+        let list = states.iter().map(|(n, x)| format!("{n} {x} µs")).collect::<Vec<_>>().join(", ");
+        match states.last() {
+            Some((n, x)) => format!("the deepest enabled idle state, {n}, exits in {x} µs (enabled: {list})"),
+            None => "no idle state is enabled".into(),
+        }
+    };
+    let vm = if ctx.hypervisor.is_some() {
+        "; in a VM what is left is the host: pin and isolate the vCPU on the host"
+    } else {
+        ""
+    };
+    match (ctx.dma_latency_held, &ctx.idle_states) {
+        (true, Some(states)) => format!(
+            "no idle setting is left to change: this run held /dev/cpu_dma_latency at 0, so the CPU only polled, \
+             and {}{vm}",
+            known(states)
+        ),
+        (true, None) => "this run held /dev/cpu_dma_latency at 0, but the kernel has no cpuidle driver (no idle \
+                         states in sysfs), so the idle loop halts the CPU whatever the request: boot with \
+                         `idle=poll`, or in a VM load cpuidle-haltpoll and pin the vCPU on the host"
+            .into(),
+        (false, Some(states)) if !slow_idle(states) => {
+            format!("no idle setting is left to change: {}{vm}", known(states))
+        }
+        _ => "keep the CPU out of deep idle states while latency matters: hold /dev/cpu_dma_latency open at 0 \
+              (latscope's timer does), or boot with `processor.max_cstate=1 intel_idle.max_cstate=0` (or \
+              `idle=poll`); in a VM, pin and isolate the vCPU on the host and use `idle=poll` or haltpoll"
+            .into(),
+    }
+}
+
 /// What to do about time no kernel event accounts for: on the hypervisor's host, or the firmware.
 fn no_kernel_event(ctx: &RemedyContext) -> String {
     match ctx.hypervisor.as_deref() {
@@ -384,6 +454,31 @@ mod tests {
         let h = hint(&d, None, &ctx);
         assert!(h.remedy.contains("dmesg -n 1"), "{h:?}");
         assert_eq!(hint(&d, Some(Pattern::ConsolePrint), &ctx).pattern, Some(Pattern::ConsolePrint));
+    }
+
+    #[test]
+    fn idle_recommends_nothing_the_run_or_the_machine_already_does() {
+        let idle = e(CauseKind::Idle, Culprit::default());
+        let haltpoll = Some(vec![("POLL".to_string(), 0), ("haltpoll idle".to_string(), 1)]);
+        // Issue #15 item 11: latscope held /dev/cpu_dma_latency at 0 and no slow idle state was enabled.
+        let held =
+            RemedyContext { idle_states: haltpoll.clone(), hypervisor: Some("KVM".into()), ..Default::default() }
+                .with_idle_polling();
+        let r = remedy(&idle, &held);
+        assert!(!r.contains("hold /dev/cpu_dma_latency"), "{r}");
+        assert!(r.contains("held /dev/cpu_dma_latency at 0") && r.contains("haltpoll idle, exits in 1 µs"), "{r}");
+        assert!(r.contains("enabled: POLL 0 µs, haltpoll idle 1 µs") && r.contains("vCPU on the host"), "{r}");
+        assert!(!why(&idle, &held).contains("deep C-state"), "{}", why(&idle, &held));
+        // Not held, but nothing slow is enabled: still nothing to hold.
+        let shallow = RemedyContext { idle_states: haltpoll, ..Default::default() };
+        let r = remedy(&idle, &shallow);
+        assert!(r.starts_with("no idle setting is left to change") && !r.contains("cpu_dma_latency"), "{r}");
+        // Held without a cpuidle driver: the CPU halts anyway.
+        let no_driver = RemedyContext::default().with_idle_polling();
+        assert!(remedy(&idle, &no_driver).contains("no cpuidle driver"), "{}", remedy(&idle, &no_driver));
+        // A deep state enabled and nothing held: the advice stands.
+        let deep = RemedyContext { idle_states: Some(vec![("C6".into(), 133)]), ..Default::default() };
+        assert!(remedy(&idle, &deep).contains("hold /dev/cpu_dma_latency open at 0"));
     }
 
     #[test]

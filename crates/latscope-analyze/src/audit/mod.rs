@@ -6,6 +6,7 @@
 mod clock_rules;
 mod console_rules;
 mod cpu_rules;
+pub use cpu_rules::DEEP_IDLE_US;
 mod isolation_rules;
 mod kernel_rules;
 mod platform_rules;
