@@ -13,6 +13,7 @@ pub mod hrtimer;
 pub mod irq_stats;
 pub mod irqsoff;
 pub mod latency_report;
+pub mod latscope_threads;
 pub mod monitor_stats;
 pub mod noise;
 pub mod noise_attribution;

@@ -109,12 +109,25 @@ pub struct TaskRef {
     /// Kernel priority: below 100 SCHED_FIFO/RR (user priority `99 - prio`), 100–139 SCHED_OTHER.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prio: Option<i32>,
+    /// When the task is a thread of latscope itself (this run's, or another latscope run's): which.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latscope: Option<Box<LatscopeThread>>,
+}
+
+/// A thread of latscope: a culprit that is the measurement itself, or a concurrent measurement.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LatscopeThread {
+    /// The pid of the other latscope run it belongs to; `None` for this run's own thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_run: Option<Pid>,
+    /// What the thread does: `main thread`, `trace reader`, `timer thread`, `noise loop`, or its name.
+    pub role: String,
 }
 
 impl TaskRef {
     /// A task with a known priority.
     pub fn new(comm: impl Into<TaskName>, pid: Pid, prio: Option<i32>) -> TaskRef {
-        TaskRef { comm: comm.into(), pid, prio }
+        TaskRef { comm: comm.into(), pid, prio, latscope: None }
     }
 
     /// Whether it ran under a real-time policy (kernel prio 0–99).

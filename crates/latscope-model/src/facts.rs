@@ -512,6 +512,23 @@ pub struct TracingFacts {
     pub btf_vmlinux: Fact<bool>,
     /// `kernel.perf_event_paranoid`.
     pub perf_event_paranoid: Fact<i32>,
+    /// Tracing switched on in the top-level buffer and in every instance (this process's own excepted), as
+    /// found: each costs time on the CPUs it records, also while latscope measures.
+    pub active: Fact<Vec<ActiveTracing>>,
+}
+
+/// A trace buffer (the top level or an instance) with tracing on and something to record.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ActiveTracing {
+    /// `instances/<name>`, or empty for the top-level buffer.
+    pub instance: String,
+    /// `current_tracer` when it is not `nop`.
+    pub tracer: Option<String>,
+    /// Events enabled (`set_event`), as `system:event`.
+    pub events: Vec<String>,
+    /// The pid in a latscope instance's name (`latscope-<pid>`), and whether that process still runs.
+    pub latscope_owner: Option<(u32, bool)>,
 }
 
 #[cfg(test)]

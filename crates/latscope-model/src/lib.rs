@@ -35,7 +35,9 @@ pub use audit_result::AuditResult;
 pub use cpu::{CpuId, CpuList, CpuListError};
 pub use decoded_trace::{DecodedTrace, Elision, Format, TraceInfo, Warning};
 pub use event::{count_events_and_stacks, Event, EventKind, Field, FieldValue, Pid, Text};
-pub use explanation::{is_rt_prio, merge_same, CauseKind, Culprit, Explanation, Hint, Pattern, Place, TaskRef};
+pub use explanation::{
+    is_rt_prio, merge_same, CauseKind, Culprit, Explanation, Hint, LatscopeThread, Pattern, Place, TaskRef,
+};
 pub use facts::{Fact, SystemFacts};
 pub use finding::{Evidence, Finding, Fix, FixKind, Severity};
 pub use flags::Flags;

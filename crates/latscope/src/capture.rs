@@ -62,6 +62,23 @@ pub fn start(
     }
 }
 
+/// Removes the tracefs instances of latscope runs whose process is gone, saying so on stderr (every
+/// measuring command does, traced or not: a killed run's instance keeps tracing its CPUs).
+pub fn remove_stale_instances() {
+    for s in latscope_sys::tracefs::remove_stale_instances() {
+        match s.removed {
+            Ok(()) => {
+                eprintln!("latscope: removed instance {} left by dead process {} (it was still tracing)", s.name, s.pid)
+            }
+            Err(e) => eprintln!(
+                "latscope: tracefs instance {} of latscope process {} (gone) is still tracing and could not be \
+                 removed ({e}); remove it as root: rmdir /sys/kernel/tracing/instances/{}",
+                s.name, s.pid, s.name
+            ),
+        }
+    }
+}
+
 /// Adds the stacks at the switch to the measuring threads `tids` (unless `no_stacks`); what could not be
 /// set goes to `notes`.
 pub fn add_thread_stacks(c: &Capture, tids: &[(CpuId, Pid)], no_stacks: bool, notes: &mut Vec<String>) {

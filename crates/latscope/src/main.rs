@@ -1,6 +1,7 @@
 //! The `latscope` binary: argument parsing, wiring, rendering choice, exit codes and signals. Nothing else.
 
 mod args;
+mod beside;
 mod capture;
 mod cmd;
 mod error;
@@ -66,6 +67,10 @@ fn main() -> ExitCode {
             signal::install_exit_at_once()
         }
         _ => signal::install(),
+    }
+    // A run killed with SIGKILL leaves its tracefs instance tracing: no measurement runs beside it.
+    if matches!(cli.command, Command::Timer(_) | Command::Noise(_) | Command::Record(_) | Command::Run(_)) {
+        capture::remove_stale_instances();
     }
     let result = match cli.command {
         Command::Timer(a) => cmd::timer::run(a),

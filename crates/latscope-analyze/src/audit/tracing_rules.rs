@@ -1,5 +1,5 @@
 //! Tracing rules: the tracers, events and BPF support latscope would use, and the kernel option that
-//! enables each one that is missing.
+//! enables each one that is missing; tracing already switched on (top level, instances) as a latency risk.
 
 use super::{show, Scope};
 use latscope_model::{Finding, Fix, FixKind, Severity};
@@ -30,6 +30,71 @@ pub(crate) fn check(s: &Scope, out: &mut Vec<Finding>) {
     tracers(s, out);
     events(s, out);
     bpf(s, out);
+    active(s, out);
+}
+
+/// Tracing already on (the top level, any instance): every recorded event costs time on the CPU that records
+/// it, in the measured code's place, and a killed latscope run's instance keeps tracing until removed.
+fn active(s: &Scope, out: &mut Vec<Finding>) {
+    let t = &s.facts.tracing;
+    let Some(list) = t.active.get() else { return };
+    for a in list {
+        let what = match (&a.tracer, a.events.len()) {
+            (Some(tr), 0) => format!("tracer {tr}"),
+            (Some(tr), n) => format!("tracer {tr} and {n} event(s)"),
+            (None, n) => format!("{n} event(s)"),
+        };
+        let shown: Vec<&str> = a.events.iter().take(6).map(String::as_str).collect();
+        let more = if a.events.len() > shown.len() { ", …" } else { "" };
+        let value = format!(
+            "tracing_on 1, {what}{}",
+            if shown.is_empty() { String::new() } else { format!(": {}{more}", shown.join(", ")) }
+        );
+        let root = t.tracefs.get().cloned().unwrap_or_else(|| "/sys/kernel/tracing".into());
+        let f = if a.instance.is_empty() {
+            Finding::new(
+                "tracing.active.top",
+                Severity::Warn,
+                format!("the top-level trace buffer is tracing ({what})"),
+                "Every traced event costs time on the CPU that records it, inside the code being measured: a \
+                 latency risk while real-time work runs.",
+            )
+            .evidence("tracing", value, format!("{root}/{{tracing_on,current_tracer,set_event}}"))
+            .fix(Fix::new(
+                FixKind::Command,
+                format!("echo nop > {root}/current_tracer; echo > {root}/set_event   (once the trace is not needed)"),
+            ))
+        } else {
+            let dir = format!("{root}/instances/{}", a.instance);
+            let (title, fix) = match a.latscope_owner {
+                Some((pid, false)) => (
+                    format!(
+                        "tracefs instance {} of a latscope run that is gone (pid {pid}) is tracing ({what})",
+                        a.instance
+                    ),
+                    format!("rmdir {dir}   (any latscope measurement also removes it)"),
+                ),
+                Some((pid, true)) => (
+                    format!("another latscope run (pid {pid}) is tracing in instance {} ({what})", a.instance),
+                    format!("wait for latscope pid {pid} to finish, or stop it (kill {pid})"),
+                ),
+                None => (
+                    format!("tracefs instance {} is tracing ({what})", a.instance),
+                    format!("echo 0 > {dir}/tracing_on, or rmdir {dir} once its owner is done with it"),
+                ),
+            };
+            Finding::new(
+                format!("tracing.active.{}", a.instance),
+                Severity::Warn,
+                title,
+                "Every traced event costs time on the CPU that records it, inside the code being measured: a \
+                 latency risk while real-time work runs.",
+            )
+            .evidence("tracing", value, format!("{dir}/{{tracing_on,current_tracer,set_event}}"))
+            .fix(Fix::new(FixKind::Command, fix))
+        };
+        out.push(f);
+    }
 }
 
 fn tracers(s: &Scope, out: &mut Vec<Finding>) {
@@ -152,4 +217,49 @@ fn bpf(s: &Scope, out: &mut Vec<Finding>) {
         f = f.fix(Fix::new(FixKind::KernelConfig, "CONFIG_DEBUG_INFO_BTF=y"));
     }
     out.push(f);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::audit::findings_for;
+    use latscope_model::facts::ActiveTracing;
+    use latscope_model::{CpuList, Fact, Severity, SystemFacts};
+
+    #[test]
+    fn tracing_left_on_is_a_latency_risk_and_says_whose_it_is() {
+        let mut f = SystemFacts::default();
+        f.tracing.tracefs = Fact::known("/sys/kernel/tracing".to_string(), "/proc/mounts");
+        let events = |n: &[&str]| n.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+        f.tracing.active = Fact::known(
+            vec![
+                ActiveTracing { instance: String::new(), tracer: Some("function".into()), ..Default::default() },
+                ActiveTracing {
+                    instance: "latscope-4242".into(),
+                    events: events(&["sched:sched_switch", "irq_vectors:local_timer_entry"]),
+                    latscope_owner: Some((4242, false)),
+                    ..Default::default()
+                },
+                ActiveTracing {
+                    instance: "mine".into(),
+                    events: events(&["timer:hrtimer_start"]),
+                    ..Default::default()
+                },
+            ],
+            "/sys/kernel/tracing",
+        );
+        let found = findings_for(&f, &CpuList::default());
+        let get = |id: &str| found.iter().find(|x| x.id == id).unwrap_or_else(|| panic!("no {id}: {found:?}"));
+        let top = get("tracing.active.top");
+        assert_eq!(top.severity, Severity::Warn);
+        assert!(top.title.contains("tracer function") && top.fix[0].action.contains("echo nop"), "{top:?}");
+        let stale = get("tracing.active.latscope-4242");
+        assert!(stale.title.contains("latscope run that is gone (pid 4242)") && stale.title.contains("2 event(s)"));
+        assert!(stale.fix[0].action.starts_with("rmdir /sys/kernel/tracing/instances/latscope-4242"), "{stale:?}");
+        let foreign = get("tracing.active.mine");
+        assert_eq!(foreign.title, "tracefs instance mine is tracing (1 event(s))");
+        assert!(foreign.evidence[0].value.contains("timer:hrtimer_start"), "{foreign:?}");
+        // Nothing on: no finding.
+        f.tracing.active = Fact::known(Vec::new(), "/sys/kernel/tracing");
+        assert!(findings_for(&f, &CpuList::default()).iter().all(|x| !x.id.starts_with("tracing.active")));
+    }
 }

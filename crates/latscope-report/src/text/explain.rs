@@ -8,10 +8,27 @@ use latscope_model::{is_rt_prio, CauseKind, CpuId, Culprit, Explanation, Nanos, 
 
 /// A task as the explanations name it: `spin (pid 60, SCHED_FIFO/RR prio 97)`.
 pub fn task(t: &TaskRef) -> String {
+    if let Some(l) = &t.latscope {
+        return latscope_thread(l, t);
+    }
     match t.prio {
         Some(p) if is_rt_prio(p) => format!("{} (pid {}, SCHED_FIFO/RR prio {})", t.comm, t.pid, 99 - p),
         Some(p) => format!("{} (pid {}, SCHED_OTHER, kernel prio {p})", t.comm, t.pid),
         None => format!("{} (pid {})", t.comm, t.pid),
+    }
+}
+
+/// A thread of latscope itself, named as such and with what that means for the number.
+fn latscope_thread(l: &latscope_model::LatscopeThread, t: &TaskRef) -> String {
+    match l.other_run {
+        None => format!(
+            "latscope's own {} ({}, pid {}: the measurement's own work on this CPU, not a load of this machine)",
+            l.role, t.comm, t.pid
+        ),
+        Some(run) => format!(
+            "another latscope run (pid {run}), its {} ({}, pid {}: a concurrent measurement on the same CPU)",
+            l.role, t.comm, t.pid
+        ),
     }
 }
 
@@ -72,6 +89,7 @@ pub fn who(c: &Culprit) -> String {
         [first, parent, ..] => Some(format!("{first} (parent {parent})")),
     };
     match (code, &c.task) {
+        (Some(code), Some(t)) if t.latscope.is_some() => format!("{code} in {}", task(t)),
         (Some(code), Some(t)) => format!("{code} in {}:{}", t.comm, t.pid),
         (Some(code), None) => code,
         (None, Some(t)) => task(t),
@@ -337,6 +355,29 @@ pub fn with_remedy(sentence: String, h: Option<&Explanation>) -> String {
 mod tests {
     use super::*;
     use latscope_model::Hint;
+
+    #[test]
+    fn latscope_threads_are_named_as_latscope_and_say_what_that_means() {
+        let mut own = TaskRef::new("latscope", 812, Some(120));
+        own.latscope = Some(Box::new(latscope_model::LatscopeThread { other_run: None, role: "main thread".into() }));
+        assert_eq!(
+            task(&own),
+            "latscope's own main thread (latscope, pid 812: the measurement's own work on this CPU, not a load of \
+             this machine)"
+        );
+        let mut other = TaskRef::new("latscope-t1", 902, Some(2));
+        other.latscope = Some(Box::new(latscope_model::LatscopeThread {
+            other_run: Some(900),
+            role: "timer thread on CPU 1".into(),
+        }));
+        assert!(
+            task(&other).starts_with("another latscope run (pid 900), its timer thread on CPU 1"),
+            "{}",
+            task(&other)
+        );
+        let c = Culprit { chain: vec!["do_nanosleep".into()], ..Culprit::task(other) };
+        assert!(who(&c).starts_with("do_nanosleep in another latscope run (pid 900)"), "{}", who(&c));
+    }
 
     #[test]
     fn a_higher_priority_spinner_is_named_with_its_policy() {

@@ -28,6 +28,7 @@ pub use cpus::{check_online, online_cpus};
 pub use facts::collect;
 pub use metadata::{rfc3339, run_metadata};
 pub use own_usage::own_usage;
+pub use process::{latscope_threads, LatscopeTask};
 
 use crate::SysError;
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! One pass over `/proc/<pid>`: running irqbalance daemons, and processes holding `/dev/cpu_dma_latency`
-//! open (each holds a PM QoS CPU-latency request).
+//! open (each holds a PM QoS CPU-latency request); the threads of every latscope process, this one's too.
 
 use latscope_model::facts::ProcessRef;
 use latscope_model::Fact;
@@ -69,6 +69,36 @@ pub fn scan() -> ProcessScan {
         Fact::known(holders, "/proc/*/fd")
     };
     ProcessScan { irqbalance: Fact::known(irqbalance, "/proc/*/comm"), dma_latency_holders }
+}
+
+/// A thread of a latscope process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LatscopeTask {
+    /// The process (thread-group) id.
+    pub pid: u32,
+    /// The thread id.
+    pub tid: u32,
+    /// The thread's name (`latscope`, `latscope-t1`, `latscope-rd1`, …).
+    pub comm: String,
+}
+
+/// The threads of every process named `latscope` (this one included), from `/proc/*/task/*/comm`.
+pub fn latscope_threads() -> Vec<LatscopeTask> {
+    let me = std::process::id();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if pid != me && comm(&e.path()).as_deref() != Some("latscope") {
+            continue;
+        }
+        for t in std::fs::read_dir(e.path().join("task")).into_iter().flatten().flatten() {
+            let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            if let Some(comm) = comm(&t.path()) {
+                out.push(LatscopeTask { pid, tid, comm });
+            }
+        }
+    }
+    out
 }
 
 /// The PM QoS CPU latency limit in effect, µs, read from `/dev/cpu_dma_latency` (needs root). Opening it

@@ -104,6 +104,34 @@ pub fn current_thread_policy() -> Option<Policy> {
     }
 }
 
+/// Moves the calling thread off `measured` (and with it every thread it starts later, which inherit its
+/// affinity): the measured CPUs are left to the measuring threads, which pin themselves there. Returns the
+/// CPUs the thread may now run on, or `None` when no other allowed CPU is left (nothing changed). Nothing is
+/// restored: only this process's threads are moved.
+pub fn keep_off(measured: &[CpuId]) -> Result<Option<Vec<CpuId>>, SysError> {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: cpu_set_t is plain data; CPU_ISSET/CPU_CLR index within CPU_SETSIZE; sched_{get,set}affinity(0, …)
+    // act on the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size, &mut set) != 0 {
+            return Err(SysError::call("sched_getaffinity", "check /proc/self/status Cpus_allowed_list"));
+        }
+        for c in measured.iter().filter(|c| (c.0 as usize) < libc::CPU_SETSIZE as usize) {
+            libc::CPU_CLR(c.0 as usize, &mut set);
+        }
+        let left: Vec<CpuId> =
+            (0..libc::CPU_SETSIZE as usize).filter(|i| libc::CPU_ISSET(*i, &set)).map(|i| CpuId(i as u32)).collect();
+        if left.is_empty() {
+            return Ok(None);
+        }
+        if libc::sched_setaffinity(0, size, &set) != 0 {
+            return Err(SysError::call("sched_setaffinity", "check this process's cpuset (Cpus_allowed_list)"));
+        }
+        Ok(Some(left))
+    }
+}
+
 /// Pins the calling thread to one CPU. It lasts until the thread ends (or is changed again).
 pub fn pin_current_thread(cpu: CpuId) -> Result<(), SysError> {
     if cpu.0 as usize >= libc::CPU_SETSIZE as usize {

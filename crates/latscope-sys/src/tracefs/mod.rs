@@ -5,7 +5,7 @@
 
 mod capture;
 mod events;
-mod instance;
+pub(crate) mod instance;
 mod knobs;
 mod marker;
 pub(crate) mod mount;
@@ -18,8 +18,41 @@ pub use capture::{
     kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, CpuCapture, FormatText, StartError, TraceFormats,
 };
 pub use events::{EventSelection, EventSpec};
+pub use instance::StaleInstance;
 pub use marker::{Marker, MAX_MARK};
 pub use reader::{RawPage, Retention};
 pub use stacks::{StackSpec, STACKS_NEED};
 pub use stats::CpuStats;
 pub use trigger::{CpuProgress, Trigger};
+
+/// Removes the instances of latscope runs whose process is gone (a run killed with SIGKILL leaves its
+/// instance tracing), from the tracefs already mounted; nothing is mounted. What every measuring command does
+/// before it measures, traced or not.
+pub fn remove_stale_instances() -> Vec<StaleInstance> {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    match mount::tracefs_mounts(&mounts).into_iter().find(|p| p.join("instances").is_dir()) {
+        Some(root) => instance::remove_stale(&root),
+        None => Vec::new(),
+    }
+}
+
+/// The instances of latscope runs whose process still runs (`latscope-<pid>`), with that pid; this
+/// process's own included.
+pub fn live_latscope_instances() -> Vec<(String, u32)> {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let Some(root) = mount::tracefs_mounts(&mounts).into_iter().find(|p| p.join("instances").is_dir()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, u32)> = std::fs::read_dir(root.join("instances"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let pid = instance::owner_pid(&name)?;
+            std::path::Path::new(&format!("/proc/{pid}")).exists().then_some((name, pid))
+        })
+        .collect();
+    out.sort();
+    out
+}

@@ -8,6 +8,7 @@
 //! (50 ms every second by default), which latscope detects and names instead of reporting it as noise.
 
 use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg, StacksArg};
+use crate::beside::Beside;
 use crate::capture;
 use crate::cmd::report::{write_noise_report, write_perfetto};
 use crate::error::{CliError, CmdResult, Outcome};
@@ -143,6 +144,9 @@ pub(crate) fn measure(
     no_stacks: bool,
     live: Option<bool>,
 ) -> Result<(NoiseResult, Vec<Event>), CliError> {
+    let mut beside_warnings = Vec::new();
+    // latscope's other threads stay off the measured CPUs; another latscope run there is said.
+    let mut beside = Beside::start(&config.cpus, &mut beside_warnings);
     let mut metadata = run_metadata(std::env::args().collect(), facts);
     let env = noise_environment(&config.cpus, metadata.hypervisor.clone());
     let findings = findings_for(facts, &config.cpus);
@@ -162,6 +166,7 @@ pub(crate) fn measure(
         None
     };
     let handle = start_noise(config, signal::stop_flag()).map_err(CliError::msg)?;
+    beside.look_again(&mut beside_warnings);
     if let (Some(c), false) = (&capture, no_stacks) {
         // The timer interrupt's stack when it finds another task than the spinner running: what ran in
         // a gap, and where.
@@ -170,6 +175,7 @@ pub(crate) fn measure(
     }
     show_live(&handle, live);
     let run = handle.join().map_err(CliError::msg)?;
+    beside.look_again(&mut beside_warnings);
 
     metadata.duration_ns = run.end.saturating_sub(run.start).0;
     let mut result = NoiseResult::new(
@@ -192,11 +198,13 @@ pub(crate) fn measure(
     let span = LoopRun { start: run.start, end: run.end, counter_hz: run.calibration.freq_hz };
     result.cpus = summarize(&loops(&run), span, &result.options, &env);
     result.environment = env;
-    result.warnings = warnings(&run, &result);
+    result.warnings = beside_warnings;
+    result.warnings.extend(warnings(&run, &result));
     result.findings = findings;
     let mut events = Vec::new();
     if trace {
-        let (causes, ev) = attribute_gaps(capture, &run, &result, trace_notes);
+        let (mut causes, ev) = attribute_gaps(capture, &run, &result, trace_notes);
+        beside.threads().mark_noise(&mut causes);
         result.causes = Some(causes);
         events = ev;
     }

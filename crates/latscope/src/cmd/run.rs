@@ -4,6 +4,7 @@
 //! it can without root or tracefs and says what it skipped. Wiring only: every step is a library call.
 
 use crate::args::{self, CpuArgs, PriorityArg, StacksArg};
+use crate::beside::Beside;
 use crate::capture;
 use crate::cmd::report::{write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
@@ -117,6 +118,8 @@ pub fn run(args: Args) -> CmdResult {
     let mut noise_events: Vec<Event> = Vec::new();
     let mut measured: Vec<(CpuId, Pid)> = Vec::new();
     let mut timer_prio = None;
+    // latscope's other threads stay off the measured CPUs; another latscope run there is said.
+    let mut beside = Beside::start(&cpus, &mut result.warnings);
     if !stopped() {
         say(&format!(
             "measuring timer latency on CPU {cpus} for {duration}{} …",
@@ -129,7 +132,9 @@ pub fn run(args: Args) -> CmdResult {
             start_capture(&cpus, duration, args.stacks.no_stacks, &mut result)
         };
         let stacks = capture.as_ref().map(|c| (c, args.stacks.no_stacks));
-        match measure_timer(&cpus, duration, timer_policy, stacks, &mut result) {
+        let measured_timer = measure_timer(&cpus, duration, timer_policy, stacks, &mut result);
+        beside.look_again(&mut result.warnings);
+        match measured_timer {
             Ok(MeasuredTimer { result: t, tids, policy }) => {
                 measured = tids;
                 timer_prio = Some(policy.kernel_prio());
@@ -178,7 +183,8 @@ pub fn run(args: Args) -> CmdResult {
     let remedy = if _dma.is_some() { remedy.with_idle_polling() } else { remedy };
     let built: Option<CpuSlices> = (!events.is_empty()).then(|| slices::build(&events));
     if let Some(t) = result.timer.as_mut().filter(|_| !events.is_empty()) {
-        let worst = explain_worst(&events, t, &measured, timer_prio, &remedy);
+        let mut worst = explain_worst(&events, t, &measured, timer_prio, &remedy);
+        beside.threads().mark_wakeups(&mut worst);
         let (counted, stacks) = latscope_model::count_events_and_stacks(&events);
         t.trace = Some(TimerTrace { worst, events: counted, stacks, ..TimerTrace::default() });
     }

@@ -5,6 +5,7 @@
 //! at the end.
 
 use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg, StacksArg};
+use crate::beside::Beside;
 use crate::capture;
 use crate::cmd::report::{write_perfetto, write_timer_report};
 use crate::error::{CliError, CmdResult, Outcome};
@@ -127,6 +128,8 @@ pub fn run(args: Args) -> CmdResult {
 
     // Real-time environment: degrade (and say so) rather than refuse, except for SCHED_FIFO itself.
     let mut warnings = Vec::new();
+    // latscope's other threads stay off the measured CPUs; another latscope run there is said.
+    let mut beside = Beside::start(&plan.config.cpus, &mut warnings);
     let _memory = lock_memory().map_err(|e| warnings.push(format!("degraded: memory not locked ({e})"))).ok();
     let _dma =
         hold_dma_latency_zero().map_err(|e| warnings.push(format!("degraded: CPU idle states not limited ({e})"))).ok();
@@ -150,6 +153,7 @@ pub fn run(args: Args) -> CmdResult {
         None
     };
     let run = start_timer(plan.config.clone(), signal::stop_flag()).map_err(CliError::msg)?;
+    beside.look_again(&mut warnings);
     if let Some(t) = tracing.as_mut() {
         if let Some(trigger) = &t.trigger {
             capture::add_thread_stacks(trigger.capture(), run.thread_ids(), args.stacks.no_stacks, &mut t.notes);
@@ -161,7 +165,11 @@ pub fn run(args: Args) -> CmdResult {
     // While /dev/cpu_dma_latency was held at 0 the CPUs only polled when idle: no idle exit to wait for.
     let remedy = RemedyContext::from_facts(&facts);
     let remedy = if _dma.is_some() { remedy.with_idle_polling() } else { remedy };
-    let traced = tracing.map(|t| explain(t, &m, args.top, plan.config.policy, &remedy));
+    beside.look_again(&mut warnings);
+    let mut traced = tracing.map(|t| explain(t, &m, args.top, plan.config.policy, &remedy));
+    if let Some((trace, _)) = traced.as_mut() {
+        beside.threads().mark_wakeups(&mut trace.worst);
+    }
 
     let samples: Vec<CpuSamples<'_>> = m
         .cpus

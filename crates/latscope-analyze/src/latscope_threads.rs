@@ -1,0 +1,147 @@
+//! latscope's own threads, and those of another latscope run, where an analysis blames a task: each is
+//! named for what it is (this run's main thread or trace reader, another run's timer thread) so that no
+//! explanation passes the measurement itself, or a concurrent one, off as a load of the machine.
+
+use latscope_model::{CpuId, CpuList, Explanation, LatscopeThread, NoiseCauses, Pid, TracedWakeup};
+
+/// The threads of latscope processes as found while measuring: (process id, thread id, thread name).
+#[derive(Clone, Debug, Default)]
+pub struct LatscopeThreads {
+    me: Pid,
+    threads: Vec<(Pid, Pid, String)>,
+}
+
+impl LatscopeThreads {
+    /// The threads `threads` of latscope processes, `me` being this run's process id.
+    pub fn new(me: Pid, threads: impl IntoIterator<Item = (Pid, Pid, String)>) -> LatscopeThreads {
+        let mut t = LatscopeThreads { me, threads: Vec::new() };
+        t.add(threads);
+        t
+    }
+
+    /// Adds threads found by a later look (a run started meanwhile, a thread started since). Another
+    /// latscope process counts only while it measures or traces (a timer, noise or trace reader thread): one
+    /// that does neither (`inject`, `analyze`) is a load like any other.
+    pub fn add(&mut self, threads: impl IntoIterator<Item = (Pid, Pid, String)>) {
+        let threads: Vec<(Pid, Pid, String)> = threads.into_iter().collect();
+        let measures = |pid: Pid| {
+            threads.iter().any(|t| t.0 == pid && (measured_cpu(&t.2).is_some() || t.2.starts_with("latscope-rd")))
+        };
+        for t in &threads {
+            if (t.0 == self.me || measures(t.0)) && !self.threads.iter().any(|x| x.1 == t.1) {
+                self.threads.push(t.clone());
+            }
+        }
+    }
+
+    /// Which latscope thread task `tid` is, when it is one.
+    pub fn of(&self, tid: Pid) -> Option<LatscopeThread> {
+        let (pid, _, comm) = self.threads.iter().find(|t| t.1 == tid)?;
+        Some(LatscopeThread { other_run: (*pid != self.me).then_some(*pid), role: role(comm) })
+    }
+
+    /// Names the latscope threads among `e`'s culprit and what happened within it.
+    pub fn mark(&self, e: &mut Explanation) {
+        if let Some(t) = e.culprit.task.as_mut() {
+            t.latscope = self.of(t.pid).map(Box::new);
+        }
+        for w in &mut e.within {
+            self.mark(w);
+        }
+    }
+
+    /// [`Self::mark`] over traced wakeups' shares and headlines.
+    pub fn mark_wakeups(&self, wakeups: &mut [TracedWakeup]) {
+        for w in wakeups {
+            w.shares.iter_mut().chain(w.headline.as_mut()).for_each(|e| self.mark(e));
+        }
+    }
+
+    /// [`Self::mark`] over the noise causes of every CPU.
+    pub fn mark_noise(&self, causes: &mut NoiseCauses) {
+        for c in &mut causes.cpus {
+            c.causes.iter_mut().for_each(|e| self.mark(e));
+        }
+    }
+
+    /// Other latscope runs that measure one of `cpus` (a timer or noise thread there), by process id, with
+    /// the CPUs they share.
+    pub fn others_on(&self, cpus: &CpuList) -> Vec<(Pid, Vec<CpuId>)> {
+        let mut out: Vec<(Pid, Vec<CpuId>)> = Vec::new();
+        for (pid, _, comm) in self.threads.iter().filter(|t| t.0 != self.me) {
+            let Some(cpu) = measured_cpu(comm).filter(|c| cpus.contains(*c)) else { continue };
+            match out.iter_mut().find(|o| o.0 == *pid) {
+                Some(o) if !o.1.contains(&cpu) => o.1.push(cpu),
+                Some(_) => {}
+                None => out.push((*pid, vec![cpu])),
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+/// The CPU a measuring thread measures, from its name (`latscope-t1`, `latscope-noise1`).
+fn measured_cpu(comm: &str) -> Option<CpuId> {
+    let n = comm.strip_prefix("latscope-noise").or_else(|| comm.strip_prefix("latscope-t"))?;
+    n.parse().ok().map(CpuId)
+}
+
+/// What a latscope thread does, from its name.
+pub fn role(comm: &str) -> String {
+    let numbered =
+        |prefix: &str| comm.strip_prefix(prefix).filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if comm == "latscope" {
+        "main thread".into()
+    } else if let Some(n) = numbered("latscope-rd") {
+        format!("trace reader of CPU {n}")
+    } else if let Some(n) = numbered("latscope-noise") {
+        format!("noise loop on CPU {n}")
+    } else if let Some(n) = numbered("latscope-t") {
+        format!("timer thread on CPU {n}")
+    } else {
+        format!("{comm} thread")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_model::{CauseKind, Culprit, Nanos, TaskRef};
+
+    #[test]
+    fn own_and_other_runs_threads_are_named_and_other_runs_on_the_cpus_found() {
+        let threads = [
+            (100, 100, "latscope".to_string()),
+            (100, 101, "latscope-rd1".to_string()),
+            (200, 200, "latscope".to_string()),
+            (200, 202, "latscope-t1".to_string()),
+            (300, 300, "latscope".to_string()),
+            (300, 301, "latscope-inject".to_string()),
+        ];
+        let l = LatscopeThreads::new(100, threads);
+        let mut e = Explanation::new(
+            CauseKind::BlockingTask,
+            Culprit::task(TaskRef::new("latscope", 100, None)),
+            Nanos(5),
+            None,
+        );
+        e.within.push(Explanation::new(
+            CauseKind::IrqsOff,
+            Culprit::task(TaskRef::new("latscope-t1", 202, Some(2))),
+            Nanos(1),
+            None,
+        ));
+        l.mark(&mut e);
+        let own = e.culprit.task.as_ref().and_then(|t| t.latscope.as_deref().cloned());
+        assert_eq!(own, Some(LatscopeThread { other_run: None, role: "main thread".into() }));
+        let other = e.within[0].culprit.task.as_ref().and_then(|t| t.latscope.as_deref().cloned());
+        assert_eq!(other, Some(LatscopeThread { other_run: Some(200), role: "timer thread on CPU 1".into() }));
+        assert_eq!(l.of(101).map(|t| t.role), Some("trace reader of CPU 1".to_string()));
+        assert_eq!(l.of(7), None, "not latscope");
+        assert_eq!(l.of(301), None, "an injector neither measures nor traces: a load like any other");
+        let cpus = |s: &str| CpuList::parse(s).expect("list");
+        assert_eq!(l.others_on(&cpus("1")), [(200, vec![CpuId(1)])]);
+        assert!(l.others_on(&cpus("0")).is_empty());
+    }
+}
