@@ -132,7 +132,7 @@ fn laptop_traps() {
     let smt = find(&f, "cpu.smt");
     assert!(smt.title.contains('6') && smt.evidence.iter().any(|e| e.value == "6"), "{smt:?}");
     let idle = find(&f, "cpu.idle_states");
-    assert!(idle.title.contains("1048 µs"), "{}", idle.title);
+    assert!(idle.title.contains("1048 us"), "{}", idle.title);
     assert!(idle.evidence.iter().any(|e| e.fact.contains("C3_ACPI")));
     assert!(find(&f, "platform.smi").title.contains("1214"));
     assert!(find(&f, "cpu.governor").fix[0].action.contains("performance"));

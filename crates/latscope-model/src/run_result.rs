@@ -123,6 +123,9 @@ pub enum Observation {
     },
     /// The noise spinner ran as SCHED_OTHER: every other runnable task's time counts as noise.
     SchedOtherSpinner,
+    /// The timer threads ran as SCHED_OTHER (asked for, or SCHED_FIFO refused without root): any runnable
+    /// task delays their wakeups.
+    SchedOtherTimer,
     /// The share of a CPU's traced gaps that carry no kernel event, percent.
     SilentGaps {
         /// Percent of the gaps.

@@ -19,6 +19,8 @@ pub enum ResultKind {
     Audit,
     /// `latscope run`
     Run,
+    /// `latscope record --json`: what a recording holds
+    Record,
 }
 
 /// Reads only the envelope of a JSON result, to dispatch on its kind.

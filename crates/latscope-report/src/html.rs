@@ -309,7 +309,7 @@ mod tests {
                     }),
                     Block::Table {
                         head: vec!["CPU".into(), "max".into()],
-                        rows: vec![vec!["0".into(), "12 µs".into()]],
+                        rows: vec![vec!["0".into(), "12 us".into()]],
                     },
                 ],
             }],

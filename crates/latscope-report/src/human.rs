@@ -17,6 +17,15 @@ pub fn human(d: Nanos) -> String {
     }
 }
 
+/// `1 gap`, `2 gaps`: a count with its noun in the right number.
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 fn trim3(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -33,5 +42,12 @@ mod tests {
         assert_eq!(human(Nanos(7_505)), "7.505 us");
         assert_eq!(human(Nanos(950)), "950 ns");
         assert_eq!(human(Nanos(50_000_000)), "50 ms");
+    }
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(counted(1, "gap", "gaps"), "1 gap");
+        assert_eq!(counted(0, "gap", "gaps"), "0 gaps");
+        assert_eq!(counted(2, "time", "times"), "2 times");
     }
 }

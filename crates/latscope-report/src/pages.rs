@@ -472,10 +472,14 @@ pub fn run_page(r: &RunResult, timelines: Vec<Block>) -> Page {
             if r.metadata.hostname.is_empty() { "this machine" } else { &r.metadata.hostname }
         ),
         subtitle: format!(
-            "{} each measurement, {} cause(s) found{}",
+            "{} each measurement, {} found{}",
             us(r.duration_each_ns),
-            r.causes.len(),
-            if r.skipped.is_empty() { String::new() } else { format!(", {} part(s) skipped", r.skipped.len()) }
+            crate::human::counted(r.causes.len() as u64, "cause", "causes"),
+            if r.skipped.is_empty() {
+                String::new()
+            } else {
+                format!(", {} skipped", crate::human::counted(r.skipped.len() as u64, "part", "parts"))
+            }
         ),
         metadata: vec![("Machine and run".into(), r.metadata.clone())],
         findings,

@@ -26,7 +26,7 @@ pub struct PerfettoTrace {
     pub notes: Vec<String>,
 }
 
-/// ns → the format's µs (fractional, so ns precision survives).
+/// ns → the format's us (fractional, so ns precision survives).
 fn ts(ns: u64) -> f64 {
     ns as f64 / 1e3
 }
@@ -131,17 +131,17 @@ impl PerfettoTrace {
             let tid = c.cpu.0;
             self.thread(PID_TIMER, tid, &format!("CPU {tid} wakeups"));
             for w in &c.windows {
-                self.push(json!({"ph": "C", "name": format!("latency CPU {tid} (µs)"), "ts": ts(start + w.offset_ns),
+                self.push(json!({"ph": "C", "name": format!("latency CPU {tid} (us)"), "ts": ts(start + w.offset_ns),
                     "pid": PID_TIMER, "tid": tid, "args": {"max": w.max_ns as f64 / 1e3, "mean": w.mean_ns / 1e3}}));
             }
             for (rank, s) in c.worst.iter().enumerate() {
-                let label = format!("worst #{}: {:.1} µs late", rank + 1, s.latency_ns as f64 / 1e3);
+                let label = format!("worst #{}: {:.1} us late", rank + 1, s.latency_ns as f64 / 1e3);
                 self.push(json!({"ph": "X", "name": label, "cat": "worst", "ts": ts(s.expected_ns),
                     "dur": ts(s.latency_ns), "pid": PID_TIMER, "tid": tid,
                     "args": {"seq": s.seq, "latency_us": s.latency_ns as f64 / 1e3, "missed_periods": s.missed_periods}}));
                 self.push(json!({"ph": "i", "s": "g", "name": label, "cat": "worst", "ts": ts(s.actual_ns),
                     "pid": PID_TIMER, "tid": tid, "args": {"cpu": tid}}));
-                self.push(json!({"ph": "C", "name": format!("worst samples CPU {tid} (µs)"), "ts": ts(s.actual_ns),
+                self.push(json!({"ph": "C", "name": format!("worst samples CPU {tid} (us)"), "ts": ts(s.actual_ns),
                     "pid": PID_TIMER, "tid": tid, "args": {"latency": s.latency_ns as f64 / 1e3}}));
             }
         }
@@ -159,7 +159,7 @@ impl PerfettoTrace {
             gaps.sort_by_key(|g| g.start_ns);
             for g in &gaps {
                 let longest = g.duration_ns.0 == c.max_gap_ns;
-                self.push(json!({"ph": "X", "name": format!("gap {:.1} µs", g.duration_ns.0 as f64 / 1e3),
+                self.push(json!({"ph": "X", "name": format!("gap {:.1} us", g.duration_ns.0 as f64 / 1e3),
                     "cat": if longest { "worst" } else { "gap" }, "ts": ts(g.start_ns.0), "dur": ts(g.duration_ns.0),
                     "pid": PID_NOISE, "tid": tid, "args": {"duration_us": g.duration_ns.0 as f64 / 1e3}}));
                 if longest {
@@ -188,7 +188,7 @@ impl PerfettoTrace {
     }
 }
 
-/// A slice on a track: (start µs, end µs, name).
+/// A slice on a track: (start us, end us, name).
 type TrackSlice = (f64, f64, String);
 
 /// Checks a Chrome Trace Event document the way the viewers need it: every event has `ph`, `ts`, `pid`
@@ -221,7 +221,7 @@ pub fn check(doc: &Value) -> Vec<String> {
         slices.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
         let mut stack: Vec<(f64, String)> = Vec::new();
         for (start, end, name) in slices {
-            // A tolerance of 1 ns for the µs float conversion.
+            // A tolerance of 1 ns for the us float conversion.
             while stack.last().is_some_and(|(e, _)| *e <= start + 1e-3) {
                 stack.pop();
             }
@@ -286,7 +286,7 @@ mod tests {
         let irq = evs.iter().find(|e| e["name"] == "irq 24 virtio0").expect("irq slice");
         assert_eq!((irq["ts"].as_f64(), irq["dur"].as_f64(), irq["tid"].as_u64()), (Some(1.0), Some(3.0), Some(0)));
         assert!(evs.iter().any(|e| e["ph"] == "i" && e["name"] == "marker: hello"));
-        assert!(evs.iter().any(|e| e["ph"] == "i" && e["name"] == "worst #1: 1.5 µs late"));
+        assert!(evs.iter().any(|e| e["ph"] == "i" && e["name"] == "worst #1: 1.5 us late"));
         assert!(evs.iter().any(|e| e["ph"] == "C" && e["pid"] == PID_TIMER));
     }
 

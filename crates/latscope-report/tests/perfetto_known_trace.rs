@@ -19,7 +19,7 @@ fn find<'a>(events: &'a [Value], name: &str, tid: u64, ts_us: f64) -> &'a Value 
                 && e["tid"] == tid
                 && (e["ts"].as_f64().unwrap_or(0.0) - ts_us).abs() < 1e-3
         })
-        .unwrap_or_else(|| panic!("no slice {name:?} on CPU {tid} at {ts_us} µs"))
+        .unwrap_or_else(|| panic!("no slice {name:?} on CPU {tid} at {ts_us} us"))
 }
 
 #[test]

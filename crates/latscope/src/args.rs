@@ -7,6 +7,7 @@
 //! priority 0 by default) overrides the help or default with `#[command(mut_arg(…))]` on its own struct.
 
 use crate::error::CliError;
+use crate::output::{Kind, Outputs};
 use clap::builder::TypedValueParser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use latscope_model::{parse_duration, CpuList, Nanos};
@@ -40,8 +41,18 @@ impl CpuArgs {
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 pub struct DurationArg {
     /// How long to measure (ns, us, ms, s, m, h) [default: until Ctrl-C]
-    #[arg(short = 'D', long, value_name = "DUR", value_parser = duration())]
+    #[arg(short = 'D', long, value_name = "DUR", allow_hyphen_values = true, value_parser = duration())]
     pub duration: Option<Nanos>,
+}
+
+impl DurationArg {
+    /// The duration, refused when it is 0 (a run must measure something).
+    pub fn nonzero(&self) -> Result<Option<Nanos>, CliError> {
+        match self.duration {
+            Some(d) if d.0 == 0 => Err(CliError("-D/--duration must be longer than 0, e.g. -D 10s".into())),
+            d => Ok(d),
+        }
+    }
 }
 
 /// `-p/--priority N`: the measuring threads' scheduling policy.
@@ -59,18 +70,34 @@ pub struct PriorityArg {
     pub priority: Policy,
 }
 
-/// `--json`, `--report`, `--perfetto`: where a measuring command writes its result besides the text.
+/// `--json`, `--report`, `--perfetto` (and `--force`): where a measuring command writes its result besides
+/// the text. Every one is checked before the measurement starts ([`OutputArgs::check`]).
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct OutputArgs {
     /// Write the result as JSON to FILE (`-` for stdout; the text summary then goes to stderr)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Also write an HTML report directory (index.html, plots, result.json)
+    /// Also write an HTML report directory (index.html, plots, result.json); a previous latscope report
+    /// there is replaced
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
-    /// Also write a Perfetto / chrome://tracing JSON file (with --trace, the trace events too)
+    /// Also write a Perfetto / chrome://tracing JSON file (`-` for stdout; with tracing, the trace events too)
     #[arg(long, value_name = "FILE")]
     pub perfetto: Option<PathBuf>,
+    /// Write the --report into a non-empty directory that holds no latscope report (files of the same names
+    /// are replaced, the others kept)
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl OutputArgs {
+    /// The outputs, for checking before measuring ([`Outputs::check`]) and for where the text goes.
+    pub fn outputs(&self) -> Outputs<'_> {
+        Outputs::new(self.force)
+            .file(Kind::Json, self.json.as_deref())
+            .file(Kind::Perfetto, self.perfetto.as_deref())
+            .report(self.report.as_deref())
+    }
 }
 
 /// `--no-stacks`: for the commands that trace, whether to leave the kernel stacks out.
@@ -78,9 +105,18 @@ pub struct OutputArgs {
 pub struct StacksArg {
     /// With tracing: do not record kernel stacks (the stacktrace trigger at a timer interrupt that finds a
     /// task running, and at the measuring threads' switch-in after another task), which name the code that
-    /// held an interrupt or the CPU off; each costs ~3 µs, and only when a task, not idle, was interrupted
+    /// held an interrupt or the CPU off; each costs ~3 us, and only when a task, not idle, was interrupted
     #[arg(long)]
     pub no_stacks: bool,
+}
+
+/// `CPU 1` or `CPUs 0-3`, for the messages that name the measured CPUs.
+pub fn cpus_label(cpus: &CpuList) -> String {
+    if cpus.len() == 1 {
+        format!("CPU {cpus}")
+    } else {
+        format!("CPUs {cpus}")
+    }
 }
 
 /// A CPU list: `1`, `0,2-3`.
@@ -88,10 +124,25 @@ pub fn cpu_list() -> Checked<CpuList> {
     Checked(|s| CpuList::parse(s).map_err(|e| e.to_string()))
 }
 
-/// A duration with its unit: `1ms`, `1333us`, `2.5s` (see [`parse_duration`]).
+/// A duration with its unit: `1ms`, `1333us`, `2.5s` (see [`parse_duration`]). A bare number is said to lack
+/// its unit, a negative one to be negative (flags that take one allow a leading `-` so that this is said).
 pub fn duration() -> Checked<Nanos> {
-    Checked(|s| parse_duration(s).map_err(|e| e.to_string()))
+    Checked(|s| {
+        let t = s.trim();
+        if let Some(rest) = t.strip_prefix('-') {
+            if rest.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+                return Err(format!("'{s}' is negative; give a positive duration with a unit, e.g. 5s"));
+            }
+        }
+        if !t.is_empty() && t.parse::<f64>().is_ok() {
+            return Err(format!("'{s}' has no unit; add one of {DURATION_UNITS}, e.g. {t}ms or {t}s"));
+        }
+        parse_duration(s).map_err(|e| e.to_string())
+    })
 }
+
+/// The units every duration flag takes, for help texts and errors.
+pub const DURATION_UNITS: &str = "ns, us, ms, s, m, h";
 
 /// A priority in the command-line convention: 1-99 is SCHED_FIFO, 0 SCHED_OTHER.
 pub fn priority() -> Checked<Policy> {
@@ -166,7 +217,7 @@ mod tests {
         duration: DurationArg,
         #[command(flatten)]
         priority: PriorityArg,
-        #[arg(long, value_parser = duration())]
+        #[arg(long, allow_hyphen_values = true, value_parser = duration())]
         threshold: Option<Nanos>,
         #[command(flatten)]
         outputs: OutputArgs,
@@ -201,8 +252,18 @@ mod tests {
             parse(&["-D", "10 parsecs"]).expect_err("unit"),
             "-D/--duration '10 parsecs' has an unknown unit; use ns, us, ms, s, m or h"
         );
-        let e = parse(&["--threshold", "5"]).expect_err("unit");
-        assert!(e.starts_with("--threshold '5' has an unknown unit"), "{e}");
+        // Issue 15 item 18: a bare number lacks its unit (it has no unknown one), a negative value is said
+        // to be negative (not "unexpected argument '-5'").
+        assert_eq!(
+            parse(&["--threshold", "5"]).expect_err("unit"),
+            "--threshold '5' has no unit; add one of ns, us, ms, s, m, h, e.g. 5ms or 5s"
+        );
+        let e = parse(&["-D", "0"]).expect_err("unit");
+        assert!(e.starts_with("-D/--duration '0' has no unit"), "{e}");
+        assert_eq!(
+            parse(&["-D", "-5s"]).expect_err("negative"),
+            "-D/--duration '-5s' is negative; give a positive duration with a unit, e.g. 5s"
+        );
         let e = parse(&["-c", "1,,2"]).expect_err("cpu list");
         assert!(e.starts_with("-c/--cpus '1,,2': '' in CPU list '1,,2' is not a CPU number"), "{e}");
         // Errors that are not about a value are clap's own.

@@ -51,12 +51,15 @@ pub fn start(
             Some(c)
         }
         Err(e) => {
+            // What is missing says why and how to enable it; the error adds a line only when nothing is.
+            if e.report.missing.is_empty() {
+                skipped.push(MissingFeature::new(
+                    what,
+                    e.to_string(),
+                    "run as root with tracefs (mount -t tracefs nodev /sys/kernel/tracing)",
+                ));
+            }
             skipped.extend(e.report.missing.iter().cloned());
-            skipped.push(MissingFeature::new(
-                what,
-                e.to_string(),
-                "run as root with tracefs (mount -t tracefs nodev /sys/kernel/tracing)",
-            ));
             None
         }
     }

@@ -44,6 +44,8 @@ pub enum Outcome {
     Ok,
     /// Exit 2: a latency threshold was exceeded (or an audit found a failure).
     ThresholdExceeded,
+    /// The exit code of a command latscope ran (`record -- CMD` that failed), passed on.
+    Child(u8),
 }
 
 impl Outcome {
@@ -52,6 +54,7 @@ impl Outcome {
         match self {
             Outcome::Ok => ExitCode::SUCCESS,
             Outcome::ThresholdExceeded => ExitCode::from(2),
+            Outcome::Child(code) => ExitCode::from(code),
         }
     }
 }

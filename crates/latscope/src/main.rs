@@ -72,6 +72,9 @@ fn main() -> ExitCode {
     if matches!(cli.command, Command::Timer(_) | Command::Noise(_) | Command::Record(_) | Command::Run(_)) {
         capture::remove_stale_instances();
     }
+    // A service stopped by SIGTERM ends as it should (0, or 2 for a crossed threshold); a command stopped
+    // by a signal exits 128 + the signal, as shells expect.
+    let service = matches!(cli.command, Command::Monitor(_));
     let result = match cli.command {
         Command::Timer(a) => cmd::timer::run(a),
         Command::Noise(a) => cmd::noise::run(a),
@@ -86,6 +89,10 @@ fn main() -> ExitCode {
         Command::Inject(a) => cmd::inject::run(a),
     };
     match result {
+        // Stopped by SIGINT/SIGTERM: the partial result was written; the exit code says how it ended.
+        Ok(_) if signal::received().is_some() && !service => {
+            ExitCode::from(128 + signal::received().map_or(0, |s| s.clamp(0, 127) as u8))
+        }
         Ok(outcome) => outcome.exit_code(),
         Err(e) if e.is_silent() => ExitCode::from(1),
         Err(e) => {

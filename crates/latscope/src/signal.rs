@@ -1,13 +1,24 @@
 //! SIGINT/SIGTERM handling. A command that changes kernel state (measures, records): the first signal asks
-//! the run to stop cleanly (guards restore the kernel state on the way out); a second one exits at once.
-//! A command that only reads files and writes results changes nothing to restore: it exits at once.
+//! the run to stop cleanly (guards restore the kernel state on the way out, the partial result is still
+//! written, and the exit code is then 128 + the signal, 130 or 143, as shells expect); a second one exits
+//! at once. A command that only reads files and writes results changes nothing to restore: it exits at once.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// Set when SIGINT or SIGTERM arrived. Commands poll it and measurement threads receive it.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// The first signal that arrived (0: none).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// The signal that stopped the run, if one did.
+pub fn received() -> Option<i32> {
+    let s = SIGNAL.load(Ordering::SeqCst);
+    (s != 0).then_some(s)
+}
+
 extern "C" fn on_signal(sig: libc::c_int) {
+    let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
     if STOP.swap(true, Ordering::SeqCst) {
         // Second signal: the user insists. _exit is async-signal-safe.
         unsafe { libc::_exit(128 + sig) };
@@ -34,7 +45,7 @@ pub fn install_exit_at_once() {
 
 fn install_handler(handler: extern "C" fn(libc::c_int)) {
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handlers only touch an atomic and call _exit, both async-signal-safe.
+        // SAFETY: the handlers only touch atomics and call _exit, both async-signal-safe.
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = handler as usize;

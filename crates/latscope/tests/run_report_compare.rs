@@ -68,7 +68,7 @@ fn run_prints_the_verdict_and_writes_the_report() {
     let text = stdout(&out);
     assert!(out.status.success(), "exit {:?}\n{text}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("Verdict: "), "{text}");
-    assert!(text.contains(&format!("report: {}", dir.join("index.html").display())), "{text}");
+    assert!(text.contains(&format!("report written to {}", dir.join("index.html").display())), "{text}");
     check_report_dir(&dir);
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("result.json")).expect("result.json")).expect("json");

@@ -147,7 +147,8 @@ fn sigint_and_sigterm_restore_everything_and_keep_the_recording() {
         let out = child.wait_with_output().expect("wait");
         let stderr = String::from_utf8_lossy(&out.stderr);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{tag}: a stop signal ends the run cleanly: {stderr}");
+        // A stop signal ends the run cleanly, with the exit code shells expect (issue 15 item 18).
+        assert_eq!(out.status.code(), Some(128 + sig), "{tag}: {stderr}");
         assert!(instances_of(&root, pid).is_empty(), "{tag}: instance left behind");
         let changed = diff(&before, &snapshot(&root));
         assert!(changed.is_empty(), "{tag}: global knobs changed: {changed:#?}");

@@ -40,7 +40,7 @@ pub(crate) fn check(s: &Scope, out: &mut Vec<Finding>) {
         (
             if rt { Severity::Warn } else { Severity::Fail },
             format!("serial console {} gets {reaching} (console loglevel {lvl})", names(&serial)),
-            "Each kernel message is written to the UART at ~87 µs per character with interrupts off on the \
+            "Each kernel message is written to the UART at ~87 us per character with interrupts off on the \
              printing CPU, so one line can block timers for milliseconds.",
         )
     } else if !serial.is_empty() && lvl > 1 {

@@ -3,7 +3,7 @@
 use super::{cpus_label, minus, show, Scope};
 use latscope_model::{CpuId, CpuList, Finding, Fix, FixKind, Severity};
 
-/// Exit latencies above this (µs) count as deep idle states.
+/// Exit latencies above this (us) count as deep idle states.
 pub const DEEP_IDLE_US: u64 = 10;
 
 /// Runs the CPU rules.
@@ -162,7 +162,7 @@ fn idle_states(s: &Scope, out: &mut Vec<Finding>) {
     if !any_known {
         return;
     }
-    let qos_ev = show(&c.dma_latency.current_us, |v| format!("{v} µs"));
+    let qos_ev = show(&c.dma_latency.current_us, |v| format!("{v} us"));
     let holders = show(&c.dma_latency.holders, |h| {
         if h.is_empty() {
             "none".into()
@@ -175,7 +175,7 @@ fn idle_states(s: &Scope, out: &mut Vec<Finding>) {
             Finding::new(
                 "cpu.idle_states",
                 Severity::Ok,
-                format!("no enabled idle state exits slower than {DEEP_IDLE_US} µs on the measured CPUs"),
+                format!("no enabled idle state exits slower than {DEEP_IDLE_US} us on the measured CPUs"),
                 "Waking from idle adds at most a few microseconds.",
             )
             .on_cpus(s.cpus.clone())
@@ -193,7 +193,7 @@ fn idle_states(s: &Scope, out: &mut Vec<Finding>) {
     let mut f = Finding::new(
         "cpu.idle_states",
         Severity::Warn,
-        format!("deep idle states (exit up to {worst} µs) enabled on {} with no latency cap", cpus_label(&cpus)),
+        format!("deep idle states (exit up to {worst} us) enabled on {} with no latency cap", cpus_label(&cpus)),
         "A CPU woken from a deep C-state first spends the state's exit latency powering back up, which adds \
          directly to the wakeup latency.",
     )
@@ -203,7 +203,7 @@ fn idle_states(s: &Scope, out: &mut Vec<Finding>) {
         if seen.insert((name.clone(), *lat)) {
             f = f.evidence(
                 format!("CPU {cpu} idle state {name}"),
-                format!("exit latency {lat} µs, enabled"),
+                format!("exit latency {lat} us, enabled"),
                 from.clone(),
             );
         }
@@ -218,7 +218,7 @@ fn idle_states(s: &Scope, out: &mut Vec<Finding>) {
             .fix(Fix::new(FixKind::BootParam, "intel_idle.max_cstate=1 processor.max_cstate=1"))
             .fix(
                 Fix::new(FixKind::Command, r"exec 3>/dev/cpu_dma_latency && printf '\0\0\0\0' >&3")
-                    .with_note("holds a 0 µs limit while this shell lives, as cyclictest and latscope timer do"),
+                    .with_note("holds a 0 us limit while this shell lives, as cyclictest and latscope timer do"),
             ),
     );
 }

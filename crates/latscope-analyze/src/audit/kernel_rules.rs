@@ -83,7 +83,7 @@ fn rt_throttling(s: &Scope, out: &mut Vec<Finding>) {
         Finding::new(
             "sched.rt_throttling",
             Severity::Ok,
-            format!("RT throttling off ({runtime}/{period} µs)"),
+            format!("RT throttling off ({runtime}/{period} us)"),
             "Real-time tasks may use the whole CPU; a runaway SCHED_FIFO task can then starve everything else.",
         )
     } else {
@@ -92,7 +92,7 @@ fn rt_throttling(s: &Scope, out: &mut Vec<Finding>) {
             "sched.rt_throttling",
             Severity::Warn,
             format!(
-                "RT throttling on at {runtime}/{period} µs: RT tasks stopped {gap_ms:.0} ms every {:.0} ms",
+                "RT throttling on at {runtime}/{period} us: RT tasks stopped {gap_ms:.0} ms every {:.0} ms",
                 period as f64 / 1000.0
             ),
             "A SCHED_FIFO/RR task that keeps its CPU busy is stopped for period − runtime every period, a gap far \
@@ -129,13 +129,13 @@ fn cgroup_rt(s: &Scope, out: &mut Vec<Finding>) {
     } else if cg.runtime_us > 0 && (cg.runtime_us as u64) < cg.period_us {
         (
             Severity::Warn,
-            format!("cgroup {} RT budget {}/{} µs", cg.cgroup, cg.runtime_us, cg.period_us),
+            format!("cgroup {} RT budget {}/{} us", cg.cgroup, cg.runtime_us, cg.period_us),
             "RT tasks of this cgroup are throttled once they use their budget in a period.",
         )
     } else {
         (
             Severity::Ok,
-            format!("cgroup {} RT budget {}/{} µs", cg.cgroup, cg.runtime_us, cg.period_us),
+            format!("cgroup {} RT budget {}/{} us", cg.cgroup, cg.runtime_us, cg.period_us),
             "RT tasks of this cgroup are not limited beyond the global setting.",
         )
     };
@@ -259,6 +259,15 @@ fn limit_text(v: u64) -> String {
     }
 }
 
+/// A memory limit in KiB, the unit `ulimit -l` and the mlockall warning use.
+fn kib_text(v: u64) -> String {
+    if v == Limit::UNLIMITED {
+        "unlimited".into()
+    } else {
+        format!("{} KiB", v / 1024)
+    }
+}
+
 fn limits(s: &Scope, out: &mut Vec<Finding>) {
     if s.facts.as_root {
         return; // CAP_IPC_LOCK and CAP_SYS_NICE ignore the limits
@@ -270,12 +279,12 @@ fn limits(s: &Scope, out: &mut Vec<Finding>) {
                 Finding::new(
                     "limits.memlock",
                     Severity::Warn,
-                    format!("memory-lock limit {} bytes", limit_text(l.soft)),
+                    format!("memory-lock limit {}", kib_text(l.soft)),
                     "Real-time programs lock their memory (mlockall) to avoid page faults; a limit makes that fail \
                      or later allocations fault.",
                 )
-                .evidence("RLIMIT_MEMLOCK soft", limit_text(l.soft), m.memlock.from.clone())
-                .evidence("RLIMIT_MEMLOCK hard", limit_text(l.hard), m.memlock.from.clone())
+                .evidence("RLIMIT_MEMLOCK soft", kib_text(l.soft), m.memlock.from.clone())
+                .evidence("RLIMIT_MEMLOCK hard", kib_text(l.hard), m.memlock.from.clone())
                 .fix(Fix::new(FixKind::Command, "ulimit -l unlimited").with_note(
                     "raising it above the hard limit needs root; persist with '@realtime - memlock unlimited' in \
                      /etc/security/limits.conf",

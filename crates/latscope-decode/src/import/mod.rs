@@ -106,13 +106,24 @@ fn json_error(file: &str, e: &serde_json::Error) -> DecodeError {
     line_error(file, e.line(), format!("{e} (column {})", e.column()))
 }
 
+/// Why a result of another schema is not read: a newer latscope wrote it (upgrade), or an older or unknown
+/// one did (re-run the measurement with this latscope).
+fn schema_mismatch(schema: &str) -> String {
+    let ours = latscope_model::wire::SCHEMA;
+    let version = |s: &str| s.strip_prefix("latscope/").and_then(|v| v.parse::<u32>().ok());
+    match (version(schema), version(ours)) {
+        (Some(theirs), Some(mine)) if theirs > mine => format!(
+            "schema '{schema}' was written by a newer latscope than this one (which reads '{ours}'); upgrade latscope \
+             to read it"
+        ),
+        _ => format!("schema '{schema}' is not '{ours}'; measure again with this latscope to get a result it reads"),
+    }
+}
+
 fn load_latscope(file: &str, text: &str) -> Result<Loaded, DecodeError> {
     let env: Envelope = serde_json::from_str(text).map_err(|e| json_error(file, &e))?;
     if env.schema != latscope_model::wire::SCHEMA {
-        return Err(file_error(
-            file,
-            format!("schema '{}' is not '{}'; re-run it with this latscope", env.schema, latscope_model::wire::SCHEMA),
-        ));
+        return Err(file_error(file, schema_mismatch(&env.schema)));
     }
     Ok(match env.kind {
         ResultKind::Timer => Loaded::Timer(Box::new(serde_json::from_str(text).map_err(|e| json_error(file, &e))?)),

@@ -13,7 +13,7 @@ pub struct ToolHistogram {
     pub cpu: u32,
     /// (bucket index, count): the bucket holds values in `index·unit … (index+1)·unit`.
     pub buckets: Vec<(u64, u64)>,
-    /// Size of one bucket, ns (1000 for µs histograms).
+    /// Size of one bucket, ns (1000 for us histograms).
     pub unit_ns: u64,
     /// Samples above the histogram's range (counted at `max`).
     pub overflows: u64,
@@ -107,7 +107,7 @@ pub fn timer_from_tool(
         r.all.min_ns = min;
     }
     warnings
-        .insert(0, format!("imported from {tool} output {file}; percentiles are at the tool's 1 µs bucket resolution"));
+        .insert(0, format!("imported from {tool} output {file}; percentiles are at the tool's 1 us bucket resolution"));
     r.warnings = warnings;
     r
 }
@@ -164,7 +164,7 @@ pub fn noise_from_tool(
     warnings.insert(
         0,
         format!(
-            "imported from oslat output {file}: noise is estimated from its 1 µs buckets at or above {} µs \
+            "imported from oslat output {file}: noise is estimated from its 1 us buckets at or above {} us \
              (oslat keeps no list of gaps)",
             threshold_ns / 1000
         ),
@@ -173,7 +173,7 @@ pub fn noise_from_tool(
     r
 }
 
-/// Reads `-i N`/`--interval=N` (µs) and `-p N`/`--priority=N` from a cyclictest command line.
+/// Reads `-i N`/`--interval=N` (us) and `-p N`/`--priority=N` from a cyclictest command line.
 pub fn cyclictest_options(cmdline: &str) -> (u64, u32) {
     let words: Vec<&str> = cmdline.split_whitespace().collect();
     let mut interval_us = 1000u64;

@@ -116,7 +116,7 @@ pub fn verdict(a: &RunInput, b: &RunInput, v: &Verdict) -> String {
                 Direction::Better => "better",
             };
             format!(
-                "{b}'s {what} is {ratio} {a}'s ({pb} µs vs {pa} µs, max {mb} vs {ma} µs): {b} is {direction}, \
+                "{b}'s {what} is {ratio} {a}'s ({pb} us vs {pa} us, max {mb} vs {ma} us): {b} is {direction}, \
                  significant ({reasons}; {evidence})",
                 b = b.letter,
                 a = a.letter,
@@ -130,7 +130,7 @@ pub fn verdict(a: &RunInput, b: &RunInput, v: &Verdict) -> String {
             )
         }
         Verdict::NotSignificant { test: t } => format!(
-            "no significant difference between {a} and {b} ({what} {pa} µs vs {pb} µs, {b}/{a} = {ratio}; {evidence})",
+            "no significant difference between {a} and {b} ({what} {pa} us vs {pb} us, {b}/{a} = {ratio}; {evidence})",
             a = a.letter,
             b = b.letter,
             pa = us(a.all.p99_ns),

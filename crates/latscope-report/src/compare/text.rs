@@ -19,13 +19,13 @@ fn diff(a: &ScopeStats, b: &ScopeStats) -> String {
     }
     let r = b.p99_ns as f64 / a.p99_ns as f64;
     let d = b.p99_ns as i64 - a.p99_ns as i64;
-    format!("{:+.1} µs ({r:.2}×)", d as f64 / 1e3)
+    format!("{:+.1} us ({r:.2}×)", d as f64 / 1e3)
 }
 
 /// Renders the comparison as text.
 pub fn render(c: &Comparison) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "Runs (times in µs; first run is the baseline):");
+    let _ = writeln!(out, "Runs (times in us; first run is the baseline):");
     for r in &c.runs {
         let _ = writeln!(out, "  {}  {} ({:?})", r.letter, r.name, r.measure);
     }
@@ -128,23 +128,23 @@ mod tests {
         let a = run("A", &[(4_000, 900), (5_000, 95), (9_000, 5)]);
         let b = run("B", &[(4_000, 900), (5_000, 50), (800_000, 50)]);
         let text = render(&Comparison::from(compare(vec![a, b]).expect("same kind")));
-        let expected = "Runs (times in µs; first run is the baseline):
+        let expected = "Runs (times in us; first run is the baseline):
   A  A.json (Timer)
   B  B.json (Timer)
 
 All CPUs
    run       count      min      p50      p99    p99.9       max  noise%             p99 vs A test vs A
      A        1000      4.0      4.0      5.0      9.0       9.0       -                      baseline
-     B        1000      4.0      4.0      800      800       800       -  +795.3 µs (159.96×) significant (tail)
+     B        1000      4.0      4.0      800      800       800       -  +795.3 us (159.96×) significant (tail)
 
 CPU 1
    run       count      min      p50      p99    p99.9       max  noise%             p99 vs A test vs A
      A        1000      4.0      4.0      5.0      9.0       9.0       -                      baseline
-     B        1000      4.0      4.0      800      800       800       -  +795.3 µs (159.96×) significant (tail)
+     B        1000      4.0      4.0      800      800       800       -  +795.3 us (159.96×) significant (tail)
 
 warning: B's tail difference is counted sample by sample: without per-window rows (measure with --window 1s) one burst of late samples cannot be told from a lasting difference
 
-Verdict: B's p99 is 160× A's (800 µs vs 5 µs, max 800 vs 9 µs): B is worse, significant (tail; KS D=0.05, Mann–Whitney p=0.724, share above 2× A's p99: 0.00 % → 5.00 %)
+Verdict: B's p99 is 160× A's (800 us vs 5 us, max 800 vs 9 us): B is worse, significant (tail; KS D=0.05, Mann–Whitney p=0.724, share above 2× A's p99: 0.00 % → 5.00 %)
 ";
         assert_eq!(text, expected, "\n{text}");
     }

@@ -23,7 +23,7 @@ pub fn percentile_label(x: f64) -> String {
     }
 }
 
-/// The step points (nines, latency µs) of one series: each bucket spans the quantiles it covers.
+/// The step points (nines, latency us) of one series: each bucket spans the quantiles it covers.
 /// Quantiles beyond what the sample count resolves (q = 1) are drawn at `x_max`.
 pub fn percentile_points(s: &HistSeries, x_max: f64) -> Vec<(f64, f64)> {
     let total = s.count();
@@ -73,7 +73,7 @@ pub fn cdf_svg(title: &str, series: &[HistSeries]) -> Result<String, PlotError> 
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&|v| fmt_us(*v))
             .x_desc("percentile (log-scaled tail: each step is one more nine)")
-            .y_desc("latency, µs (log scale)")
+            .y_desc("latency, us (log scale)")
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(err("percentile"))?;
@@ -83,7 +83,7 @@ pub fn cdf_svg(title: &str, series: &[HistSeries]) -> Result<String, PlotError> 
             chart
                 .draw_series(LineSeries::new(pts, c.stroke_width(2)))
                 .map_err(err("percentile"))?
-                .label(format!("{} (p99 {} µs, max {} µs)", s.label, fmt_us(p99), fmt_us(s.max_ns as f64 / 1e3)))
+                .label(format!("{} (p99 {} us, max {} us)", s.label, fmt_us(p99), fmt_us(s.max_ns as f64 / 1e3)))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
         }
         chart
@@ -124,7 +124,7 @@ mod tests {
         let last = pts.last().expect("points");
         assert_eq!(last.0, 4.0);
         assert!((last.1 - 90.0).abs() < 0.1, "{last:?}");
-        // 99.9 % of the samples are at 2 µs: the step at 2 µs ends at three nines.
+        // 99.9 % of the samples are at 2 us: the step at 2 us ends at three nines.
         assert!((pts[1].0 - 3.0).abs() < 1e-6 && (pts[1].1 - 2.0).abs() < 0.01, "{pts:?}");
     }
 

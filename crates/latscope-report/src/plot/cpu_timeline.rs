@@ -18,7 +18,7 @@ pub struct Mark {
 /// Everything the timeline draws.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Timeline {
-    /// Plot title (`CPU 1, worst wakeup: 812 µs late`).
+    /// Plot title (`CPU 1, worst wakeup: 812 us late`).
     pub title: String,
     /// Window start, trace clock.
     pub from: Nanos,
@@ -91,11 +91,11 @@ pub fn cpu_timeline_svg(t: &Timeline) -> Result<String, PlotError> {
             .disable_y_mesh()
             .y_label_formatter(&y_fmt)
             .x_label_formatter(&|v| super::fmt_us(*v))
-            .x_desc(format!("µs after {:.6} s (trace clock)", t.from.0 as f64 / 1e9))
+            .x_desc(format!("us after {:.6} s (trace clock)", t.from.0 as f64 / 1e9))
             .light_line_style(RGBColor(240, 240, 240))
             .draw()
             .map_err(err("cpu-timeline"))?;
-        // Pixels per µs, to decide which slices are wide enough for a label.
+        // Pixels per us, to decide which slices are wide enough for a label.
         let px_per_us = (SIZE.0 as f64 - 110.0) / span.max(1e-9);
         for s in &visible {
             let (x0, x1) = (us(s.start.max(t.from)), us(s.end.min(t.to)));
@@ -167,7 +167,7 @@ mod tests {
     #[test]
     fn draws_lanes_labels_and_marks() {
         let t = Timeline {
-            title: "CPU 1, worst wakeup 700 µs late".into(),
+            title: "CPU 1, worst wakeup 700 us late".into(),
             from: Nanos(1_000_000),
             to: Nanos(2_000_000),
             slices: vec![
@@ -177,14 +177,14 @@ mod tests {
             ],
             marks: vec![
                 Mark { ts: Nanos(1_100_000), label: "expected wakeup".into() },
-                Mark { ts: Nanos(1_805_000), label: "woke (+705 µs)".into() },
+                Mark { ts: Nanos(1_805_000), label: "woke (+705 us)".into() },
             ],
             measured_pid: Some(100),
         };
         let svg = cpu_timeline_svg(&t).expect("plot");
         assert!(xml_check::element_count(&svg) > 10);
         let texts = xml_check::texts(&svg);
-        for want in ["spinner (4242)", "latscope-timer (100)", "expected wakeup", "woke (+705 µs)", "IRQ / NMI"] {
+        for want in ["spinner (4242)", "latscope-timer (100)", "expected wakeup", "woke (+705 us)", "IRQ / NMI"] {
             assert!(texts.contains(want), "missing {want:?} in {texts}");
         }
     }

@@ -44,9 +44,9 @@ impl HistSeries {
 /// How the x axis of a latency histogram is scaled.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum XScale {
-    /// Linear µs with bins of this width (µs): the OSADL look, used when the tail is not too long.
+    /// Linear us with bins of this width (us): the OSADL look, used when the tail is not too long.
     Linear { bin_us: f64, max_us: f64 },
-    /// Log µs with this many bins per decade (bins never narrower than `resolution_us`): used when the
+    /// Log us with this many bins per decade (bins never narrower than `resolution_us`): used when the
     /// maximum is far beyond the median.
     Log { min_us: f64, max_us: f64, per_decade: f64, resolution_us: f64 },
 }
@@ -72,7 +72,7 @@ pub fn choose_scale(series: &[HistSeries]) -> XScale {
     }
 }
 
-/// The data's own resolution, µs: imported tools bin by 1 µs, so bins finer than that would draw a comb
+/// The data's own resolution, us: imported tools bin by 1 us, so bins finer than that would draw a comb
 /// of empty bins. The largest over the series of the smallest step between their buckets (series with
 /// at least 5 buckets; 0 when none).
 pub fn resolution_us(series: &[HistSeries]) -> f64 {
@@ -85,7 +85,7 @@ pub fn resolution_us(series: &[HistSeries]) -> f64 {
         / 1e3
 }
 
-/// Re-bins `buckets` for the x scale: returns (bin start µs, bin end µs, count) for every bin in range,
+/// Re-bins `buckets` for the x scale: returns (bin start us, bin end us, count) for every bin in range,
 /// empty bins included (so the line drops to the floor between populated bins).
 pub fn rebin(buckets: &[Bucket], scale: XScale) -> Vec<(f64, f64, u64)> {
     let edges: Vec<f64> = match scale {
@@ -136,8 +136,8 @@ pub fn histogram_svg(title: &str, series: &[HistSeries]) -> Result<String, PlotE
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(err("histogram"))?;
         let x_desc = match scale {
-            XScale::Linear { bin_us, .. } => format!("latency, µs (bins of {} µs)", fmt_us(bin_us)),
-            XScale::Log { .. } => "latency, µs (log scale)".to_string(),
+            XScale::Linear { bin_us, .. } => format!("latency, us (bins of {} us)", fmt_us(bin_us)),
+            XScale::Log { .. } => "latency, us (log scale)".to_string(),
         };
         // A label near the right edge goes left of its line so it is not clipped.
         let label_x = |mx: f64| match scale {
@@ -168,7 +168,7 @@ pub fn histogram_svg(title: &str, series: &[HistSeries]) -> Result<String, PlotE
                     chart
                         .draw_series(LineSeries::new(pts, c.stroke_width(2)))
                         .map_err(err("histogram"))?
-                        .label(format!("{} (max {} µs)", s.label, fmt_us(s.max_ns as f64 / 1e3)))
+                        .label(format!("{} (max {} us)", s.label, fmt_us(s.max_ns as f64 / 1e3)))
                         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
                     let mx = s.max_ns as f64 / 1e3;
                     chart
@@ -244,7 +244,7 @@ mod tests {
         assert!(matches!(scale, XScale::Linear { .. }), "{scale:?}");
         let bins = rebin(&s.buckets, scale);
         assert_eq!(bins.iter().map(|b| b.2).sum::<u64>(), 151);
-        let hot = bins.iter().find(|b| b.2 == 100).expect("bin with the 3 µs values");
+        let hot = bins.iter().find(|b| b.2 == 100).expect("bin with the 3 us values");
         assert!(hot.0 <= 3.0 && hot.1 > 3.0, "{hot:?}");
     }
 
@@ -259,7 +259,7 @@ mod tests {
 
     #[test]
     fn tool_resolution_avoids_a_comb_of_empty_bins() {
-        // 1 µs buckets as cyclictest writes them, with a long tail (log scale).
+        // 1 us buckets as cyclictest writes them, with a long tail (log scale).
         let values: Vec<(u64, u64)> = (5..40).map(|us| (us * 1000, 1000 - us)).chain([(5_000_000, 1)]).collect();
         let s = series("CPU 0", &values);
         assert!((resolution_us(std::slice::from_ref(&s)) - 1.0).abs() < 0.02);
@@ -267,7 +267,7 @@ mod tests {
         assert!(matches!(scale, XScale::Log { .. }), "{scale:?}");
         let bins = rebin(&s.buckets, scale);
         let body: Vec<&(f64, f64, u64)> = bins.iter().filter(|b| b.0 >= 5.0 && b.1 <= 39.0).collect();
-        assert!(body.iter().all(|b| b.2 > 0), "empty bins inside the 5–39 µs body: {body:?}");
+        assert!(body.iter().all(|b| b.2 > 0), "empty bins inside the 5–39 us body: {body:?}");
     }
 
     #[test]
@@ -285,7 +285,7 @@ mod tests {
         let svg = histogram_svg("Timer latency", &[a, b]).expect("plot");
         assert!(xml_check::element_count(&svg) > 20);
         let texts = xml_check::texts(&svg);
-        for want in ["Timer latency", "CPU 0 (max 25 µs)", "CPU 1 (max 60 µs)", "max 60", "samples (log scale)"] {
+        for want in ["Timer latency", "CPU 0 (max 25 us)", "CPU 1 (max 60 us)", "max 60", "samples (log scale)"] {
             assert!(texts.contains(want), "missing text {want:?} in {texts}");
         }
     }

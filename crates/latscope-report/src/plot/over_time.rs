@@ -57,7 +57,7 @@ pub fn over_time_svg(title: &str, what: &str, series: &[TimeSeries]) -> Result<S
         chart
             .configure_mesh()
             .x_desc("time since start, s")
-            .y_desc(format!("{what}, µs (log scale)"))
+            .y_desc(format!("{what}, us (log scale)"))
             .y_label_formatter(&|v| fmt_us(*v))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()

@@ -27,24 +27,24 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
     let s = &a.source;
     writeln!(
         out,
-        "latscope analyze: {} ({}{}), {} events{} on {} CPU(s) over {}",
+        "latscope analyze: {} ({}{}), {}{} on {} over {}",
         s.name,
         s.format.as_deref().unwrap_or("unknown format"),
         s.tracer.as_deref().map(|t| format!(", tracer {t}")).unwrap_or_default(),
-        s.events,
+        crate::human::counted(s.events, "event", "events"),
         match s.stacks {
             0 => String::new(),
             1 => " and 1 kernel stack".into(),
             n => format!(" and {n} kernel stacks"),
         },
-        s.cpus.len(),
+        crate::human::counted(s.cpus.len() as u64, "CPU", "CPUs"),
         human(s.span)
     )?;
     if !s.warnings.is_empty() {
         writeln!(
             out,
-            "  {} decoder warning(s) (skipped lines or approximations); first: {}",
-            s.warnings.len(),
+            "  {} (skipped lines or approximations); first: {}",
+            crate::human::counted(s.warnings.len() as u64, "decoder warning", "decoder warnings"),
             s.warnings[0]
         )?;
     }
@@ -148,7 +148,13 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         writeln!(out)?;
     }
     if let Some(t) = &a.throttling {
-        writeln!(out, "RT throttling: {} gap(s), median {}, longest {}", t.count, human(t.median), human(t.max))?;
+        writeln!(
+            out,
+            "RT throttling: {}, median {}, longest {}",
+            crate::human::counted(t.count as u64, "gap", "gaps"),
+            human(t.median),
+            human(t.max)
+        )?;
         for g in &t.gaps {
             writeln!(
                 out,
@@ -255,7 +261,11 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         writeln!(out)?;
     }
     if let Some(f) = &a.funcgraph {
-        writeln!(out, "Function graph: {} root call(s); slowest:", f.roots)?;
+        writeln!(
+            out,
+            "Function graph: {}; slowest:",
+            crate::human::counted(f.roots as u64, "root call", "root calls")
+        )?;
         for r in f.slowest.iter().take(3) {
             write_tree(out, r, 1, 3)?;
         }

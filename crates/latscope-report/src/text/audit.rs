@@ -127,7 +127,7 @@ mod tests {
     fn groups_by_severity_worst_first() {
         let findings = vec![
             Finding::new("memory.thp", Severity::Ok, "transparent huge pages: madvise", "fine"),
-            Finding::new("sched.rt_throttling", Severity::Warn, "RT throttling on at 950000/1000000 µs", "stops RT")
+            Finding::new("sched.rt_throttling", Severity::Warn, "RT throttling on at 950000/1000000 us", "stops RT")
                 .evidence("kernel.sched_rt_runtime_us", "950000", "/proc/sys/kernel/sched_rt_runtime_us")
                 .fix(Fix::new(FixKind::Sysctl, "kernel.sched_rt_runtime_us=-1")),
             Finding::new("console.loglevel", Severity::Fail, "serial console ttyS0 gets everything", "irqs off")

@@ -17,6 +17,11 @@ pub fn label(c: &Explanation) -> String {
 /// Writes the causes of every CPU's gaps.
 pub fn write_noise_causes(out: &mut dyn Write, n: &NoiseCauses) -> io::Result<()> {
     writeln!(out)?;
+    if n.events == 0 && n.cpus.is_empty() {
+        // Nothing was traced: the gaps are measured, what ran in them is not known.
+        writeln!(out, "What ran in the gaps: not known, no trace was taken")?;
+        return n.notes.iter().try_for_each(|note| writeln!(out, "  note: {note}"));
+    }
     write!(out, "What ran in the gaps (from the trace, {} events", n.events)?;
     if n.lost_events > 0 {
         write!(out, ", {} lost", n.lost_events)?;
@@ -36,8 +41,11 @@ fn write_cpu(out: &mut dyn Write, c: &CpuNoiseCauses) -> io::Result<()> {
     let diff = if measured == 0.0 { 0.0 } else { (attributed - measured) * 100.0 / measured };
     writeln!(
         out,
-        "  CPU {}: {} gaps, {} attributed of {} measured ({diff:+.1}%)",
-        c.cpu, c.gaps, c.attributed_ns, c.measured_noise_ns
+        "  CPU {}: {}, {} attributed of {} measured ({diff:+.1}%)",
+        c.cpu,
+        crate::human::counted(c.gaps, "gap", "gaps"),
+        c.attributed_ns,
+        c.measured_noise_ns
     )?;
     if c.outside_trace > 0 {
         writeln!(out, "    {} more gaps fell outside the trace's window and are not attributed", c.outside_trace)?;

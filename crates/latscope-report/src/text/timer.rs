@@ -239,7 +239,10 @@ fn write_verdict(out: &mut dyn Write, r: &TimerResult) -> io::Result<()> {
         .cpus
         .iter()
         .filter(|c| c.stats.above_threshold.is_some_and(|a| a > 0))
-        .map(|c| format!("CPU {} {} times (max {})", c.cpu, c.stats.above_threshold.unwrap_or(0), ns(c.stats.max_ns)))
+        .map(|c| {
+            let n = c.stats.above_threshold.unwrap_or(0);
+            format!("CPU {} {} (max {})", c.cpu, crate::human::counted(n, "time", "times"), ns(c.stats.max_ns))
+        })
         .collect();
     if over.is_empty() {
         writeln!(out, "No wakeup was later than the threshold of {}.", ns(t))
@@ -325,7 +328,7 @@ mod tests {
         let fast = text.lines().find(|l| l.trim_start().starts_with("[2us, 5us)")).expect("fast bin");
         assert!(fast.matches('#').count() == 40, "{fast}");
         assert!(text.contains("due 101.500000000 (+1.5s into the run), missed 2 periods"), "{text}");
-        assert!(text.contains("Threshold 1ms exceeded: CPU 1 1 times (max 2.05ms)."), "{text}");
+        assert!(text.contains("Threshold 1ms exceeded: CPU 1 1 time (max 2.05ms)."), "{text}");
     }
 
     #[test]

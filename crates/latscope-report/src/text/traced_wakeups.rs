@@ -112,6 +112,11 @@ pub fn note(w: &TracedWakeup) -> Option<String> {
 /// Writes the traced explanation of the worst wakeups.
 pub fn write_traced_wakeups(out: &mut dyn Write, t: &TimerTrace) -> io::Result<()> {
     writeln!(out)?;
+    if t.events == 0 && t.worst.is_empty() {
+        // Nothing was traced: the samples are there, the trace to explain them is not.
+        writeln!(out, "Worst wakeups, from the trace: not explained, no trace was taken")?;
+        return t.notes.iter().try_for_each(|n| writeln!(out, "  note: {n}"));
+    }
     write!(out, "Worst wakeups, from the trace ({} events", t.events)?;
     match t.stacks {
         0 => {}

@@ -2,6 +2,7 @@
 //! most important first.
 
 use super::explain::{self, WakeupView};
+use crate::human::counted;
 use latscope_model::{Cause, CauseKind, Nanos, Observation, Source};
 
 fn us(ns: Nanos) -> String {
@@ -97,18 +98,21 @@ fn observation(source: Source, o: &Observation) -> Vec<String> {
             )
         }
         Observation::Part(e) if source == Source::Noise => format!(
-            "traced: {} in {} gaps, {} in total ({:.1} % of the noise), longest {}",
+            "traced: {} in {}, {} in total ({:.1} % of the noise), longest {}",
             super::noise_causes::label(e),
-            e.count,
+            counted(e.count, "gap", "gaps"),
             e.magnitude,
             e.share.unwrap_or(0.0),
             e.max.unwrap_or(e.magnitude)
         ),
         Observation::Part(e) => format!("{} {}{}", explain::label(e), e.magnitude, explain::times(e)),
-        Observation::OtherParts { count, total_ns } => format!("{count} other parts: {}", us(*total_ns)),
+        Observation::OtherParts { count, total_ns } => {
+            format!("{}: {}", counted(*count, "other part", "other parts"), us(*total_ns))
+        }
         Observation::Uncovered { ns } => format!("not covered by a trace event: {}", us(*ns)),
         Observation::ThrottleGaps { matched, median_gap_ns, median_interval_ns, total_ns } => format!(
-            "{matched} gaps of ~{} every ~{}, {} in total",
+            "{} of ~{} every ~{}, {} in total",
+            counted(*matched, "gap", "gaps"),
             us(*median_gap_ns),
             us(*median_interval_ns),
             us(*total_ns)
@@ -119,17 +123,24 @@ fn observation(source: Source, o: &Observation) -> Vec<String> {
             period_us.map_or("?".into(), |v| v.to_string())
         ),
         Observation::LongestGap { cpu, gap_ns, gaps, threshold_ns, per_second, noise_pct } => format!(
-            "longest gap {} on CPU {cpu}; {gaps} gaps above {} ({per_second:.1}/s), {noise_pct:.3} % of the CPU",
+            "longest gap {} on CPU {cpu}; {} above {} ({per_second:.1}/s), {noise_pct:.3} % of the CPU",
             us(*gap_ns),
+            counted(*gaps, "gap", "gaps"),
             us(*threshold_ns)
         ),
-        Observation::Interrupts { id, description, delta } => format!("{delta} interrupts from {id} ({description})"),
+        Observation::Interrupts { id, description, delta } => {
+            format!("{} from {id} ({description})", counted(*delta, "interrupt", "interrupts"))
+        }
         Observation::Steal { ns } => {
             format!("steal time {} (the hypervisor ran something else on this vCPU)", us(*ns))
         }
         Observation::SchedOtherSpinner => "the spinner ran as SCHED_OTHER: every other runnable task's time counts \
                                            as noise (a real-time thread would preempt them; --noise-priority N \
                                            measures that)"
+            .into(),
+        Observation::SchedOtherTimer => "the timer threads ran as SCHED_OTHER, not SCHED_FIFO: any other runnable \
+                                         task delays their wakeups (as root, or with CAP_SYS_NICE, they run as \
+                                         real-time threads)"
             .into(),
         Observation::SilentGaps { pct } => format!("{pct:.0} % of the traced gaps carry no kernel event"),
         Observation::Hypervisor { name } => format!("the machine runs under {name}"),
@@ -155,7 +166,8 @@ pub fn render(causes: &[Cause]) -> String {
         out.push_str("no cause of latency stood out.\n");
         return out;
     }
-    out.push_str(&format!("{} cause(s) of latency on this machine, most important first\n", causes.len()));
+    let n = counted(causes.len() as u64, "cause", "causes");
+    out.push_str(&format!("{n} of latency on this machine, most important first\n"));
     for (i, c) in causes.iter().enumerate() {
         out.push_str(&format!("  {}. {} [{}]\n", i + 1, title(c), c.source.as_str()));
         for e in evidence(c) {

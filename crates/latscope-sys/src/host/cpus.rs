@@ -19,10 +19,16 @@ pub fn check_online(wanted: &CpuList) -> Result<(), SysError> {
     let online = online_cpus()?;
     for cpu in wanted.iter() {
         if !online.contains(cpu) {
-            return Err(SysError::Invalid(format!(
-                "CPU {cpu} is not online (online CPUs: {online}); pick CPUs from that list, or bring it up with \
-                 'echo 1 > /sys/devices/system/cpu/cpu{cpu}/online'"
-            )));
+            // Only a CPU that exists can be brought online.
+            let exists = std::path::Path::new(&format!("/sys/devices/system/cpu/cpu{cpu}")).exists();
+            return Err(SysError::Invalid(if exists {
+                format!(
+                    "CPU {cpu} is not online (online CPUs: {online}); pick CPUs from that list, or bring it up with \
+                     'echo 1 > /sys/devices/system/cpu/cpu{cpu}/online'"
+                )
+            } else {
+                format!("CPU {cpu} does not exist on this machine (online CPUs: {online}); pick CPUs from that list")
+            }));
         }
     }
     Ok(())

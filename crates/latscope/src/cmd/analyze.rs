@@ -1,20 +1,25 @@
 //! `latscope analyze TRACE`: explain a trace (irqs-off sections, late timers, wakeup latency breakdown,
 //! RT throttling, function-graph diff) leading with the verdict; `--json`; exit 2 over `--threshold`.
 
-use crate::cmd::report::{write_perfetto, write_report_dir};
+use crate::args::{self, OutputArgs};
+use crate::cmd::report::{say_written, write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
-use crate::output::JsonSink;
+use crate::output::{write_file, write_text, Kind};
 use latscope_analyze::analysis::{analyze, analyze_diff, AnalyzeOptions};
 use latscope_analyze::wakeup::{TaskFilter, WakeupSelection};
 use latscope_decode::DecodedTrace;
-use latscope_model::parse_duration;
+use latscope_model::Nanos;
 use latscope_report::json::write_json;
 use latscope_report::text::analysis::write_analysis;
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `latscope analyze`.
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_arg("json", |a| a.help("Also write the analysis as JSON to FILE (`-` for stdout; the text report then goes to stderr)")),
+    mut_arg("report", |a| a.help("Also write an HTML report directory (index.html with the CPU timelines, analysis.json)")),
+    mut_arg("perfetto", |a| a.help("Also write the trace as a Perfetto / chrome://tracing JSON file (`-` for stdout)"))
+)]
 pub struct Args {
     /// Trace file: ftrace text (trace, trace_pipe, latency tracers, function_graph), trace-cmd report text
     /// or .dat, Android systrace. Not needed with `--diff`.
@@ -30,20 +35,17 @@ pub struct Args {
     #[arg(long, value_name = "COMM|PID")]
     pub task: Option<String>,
     /// Exit with status 2 when a finding (latency, irqs-off section, lateness, wakeup) exceeds this (`100us`).
-    #[arg(long, value_name = "DUR")]
-    pub threshold: Option<String>,
-    /// Also write the analysis as JSON to FILE (`-` for stdout; the text report then goes to stderr).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = args::duration())]
+    pub threshold: Option<Nanos>,
     /// Only the verdicts, without the detail sections.
     #[arg(long)]
     pub brief: bool,
-    /// Also write an HTML report directory (index.html with the CPU timelines, analysis.json)
-    #[arg(long, value_name = "DIR")]
-    pub report: Option<PathBuf>,
-    /// Also write the trace as a Perfetto / chrome://tracing JSON file
-    #[arg(long, value_name = "FILE")]
-    pub perfetto: Option<PathBuf>,
+    /// Print no text (use with --json, --report or --perfetto; the exit code still says whether --threshold
+    /// was exceeded)
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub outputs: OutputArgs,
 }
 
 fn decode(path: &Path) -> Result<DecodedTrace, CliError> {
@@ -52,10 +54,7 @@ fn decode(path: &Path) -> Result<DecodedTrace, CliError> {
 
 /// Runs `latscope analyze`.
 pub fn run(args: Args) -> CmdResult {
-    let threshold = match &args.threshold {
-        Some(t) => Some(parse_duration(t).map_err(|e| CliError(format!("--threshold {t}: {e}")))?),
-        None => None,
-    };
+    let threshold = args.threshold;
     if args.top == 0 {
         return Err(CliError::msg("--top 0: give at least 1"));
     }
@@ -65,7 +64,8 @@ pub fn run(args: Args) -> CmdResult {
         // A trace is explained without assuming it came from this machine.
         remedy: Default::default(),
     };
-    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
+    let outputs = args.outputs.outputs();
+    outputs.check()?;
     let (mut analysis, trace) = match (&args.diff, &args.trace) {
         (Some(pair), _) if pair.len() == 2 => {
             let normal = decode(&pair[0])?;
@@ -82,27 +82,23 @@ pub fn run(args: Args) -> CmdResult {
         (None, None) => return Err(CliError::msg("give a trace file to analyse (or --diff NORMAL ABNORMAL)")),
     };
     latscope_report::sentences::analysis(&mut analysis);
-    let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
-    if to_stdout_json {
-        write_analysis(&mut io::stderr().lock(), &analysis, !args.brief)?;
-    } else {
-        let mut out = io::stdout().lock();
-        write_analysis(&mut out, &analysis, !args.brief)?;
-        out.flush()?;
+    if !args.quiet {
+        write_text(|out| write_analysis(out, &analysis, !args.brief), outputs.takes_stdout())?;
     }
-    if let Some(sink) = sink {
-        sink.write_with(|w| write_json(w, &analysis))?;
+    let o = &args.outputs;
+    if let Some(path) = &o.json {
+        write_file(Kind::Json, path, |w| write_json(w, &analysis))?;
     }
-    if let Some(dir) = &args.report {
+    if let Some(dir) = &o.report {
         let mut json = Vec::new();
         write_json(&mut json, &analysis)?;
         let page = latscope_report::pages::analysis_page(&analysis, &trace.events).render();
-        let index = write_report_dir(dir, &page, &[("analysis.json", json)])?;
-        eprintln!("latscope: report: {}", index.display());
+        let index = write_report_dir(dir, o.force, &page, &[("analysis.json", json)])?;
+        say_written("report", &index);
     }
-    if let Some(path) = &args.perfetto {
+    if let Some(path) = &o.perfetto {
         write_perfetto(path, &trace.events, None, None)?;
-        eprintln!("latscope: Perfetto trace: {} (open in ui.perfetto.dev)", path.display());
+        say_written("Perfetto trace", path);
     }
     Ok(if analysis.exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }

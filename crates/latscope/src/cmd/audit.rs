@@ -3,14 +3,13 @@
 
 use crate::args;
 use crate::error::{CliError, CmdResult, Outcome};
-use crate::output::{write_text, JsonSink};
+use crate::output::{is_stdout, write_file, write_text, Kind, Outputs};
 use latscope_analyze::audit::{findings_for, has_fail};
 use latscope_model::{AuditResult, CpuList, RunMetadata, SystemFacts};
 use latscope_report::fix_script::write_fix_script;
 use latscope_report::json::write_json;
 use latscope_report::text::audit::write_audit;
 use latscope_sys::host::{check_online, collect, run_metadata};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -52,9 +51,10 @@ pub fn run(args: Args) -> CmdResult {
         None => CpuList::default(),
     };
     // Open outputs first so a bad path fails before any work.
-    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
-    let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
-    let script = args.fix_script.as_deref().map(open_script).transpose()?;
+    let outputs =
+        Outputs::new(false).file(Kind::Json, args.json.as_deref()).file(Kind::FixScript, args.fix_script.as_deref());
+    outputs.check()?;
+    let to_stdout_json = outputs.takes_stdout();
 
     let (facts, mut metadata) = match saved {
         Some((facts, metadata)) => (facts, metadata.unwrap_or_default()),
@@ -75,31 +75,27 @@ pub fn run(args: Args) -> CmdResult {
     if !args.quiet {
         write_text(|out| write_audit(out, &result, args.verbose), to_stdout_json)?;
     }
-    if let Some((path, mut file)) = script {
-        write_fix_script(&mut file, &result)
-            .and_then(|()| file.flush())
-            .map_err(|e| CliError(format!("writing the fix script {}: {e}", path.display())))?;
-        if !args.quiet {
+    if let Some(path) = &args.fix_script {
+        write_file(Kind::FixScript, path, |w| write_fix_script(w, &result))?;
+        make_executable(path);
+        if !args.quiet && !is_stdout(path) {
             eprintln!("latscope: fix script written to {} (review it; nothing was applied)", path.display());
         }
     }
-    if let Some(sink) = sink {
-        sink.write_with(|w| write_json(w, &result))?;
+    if let Some(path) = &args.json {
+        write_file(Kind::Json, path, |w| write_json(w, &result))?;
     }
     Ok(if fail { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }
 
-/// Creates the fix script, executable by its owner.
-fn open_script(path: &Path) -> Result<(PathBuf, std::fs::File), CliError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o755)
-        .open(path)
-        .map(|f| (path.to_path_buf(), f))
-        .map_err(|e| CliError(format!("cannot write the fix script {}: {e}; pick a writable path", path.display())))
+/// Makes a new fix script executable by its owner (a device or FIFO is left as it is).
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(m) = std::fs::metadata(path).ok().filter(|m| m.is_file()) {
+        let mut p = m.permissions();
+        p.set_mode(p.mode() | 0o100);
+        let _ = std::fs::set_permissions(path, p);
+    }
 }
 
 /// Reads saved facts: an audit result (its `facts` and `metadata`) or a bare `SystemFacts` document.

@@ -2,15 +2,14 @@
 //! files), prints them side by side per CPU and overall with the statistical tests and a verdict per run,
 //! and with `--report DIR` draws the overlaid histograms and percentile plots. Wiring only.
 
-use crate::cmd::report::{read_result, write_report_dir};
+use crate::cmd::report::{read_result, say_written, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
-use crate::output::JsonSink;
+use crate::output::{write_file, write_text, Kind, Outputs};
 use latscope_analyze::compare::{compare, letter, RunInput};
 use latscope_decode::import::Loaded;
 use latscope_report::compare::Comparison;
 use latscope_report::json::write_json;
 use latscope_report::pages::compare_page;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `latscope compare`.
@@ -25,11 +24,19 @@ pub struct Args {
     /// Write the comparison as JSON to FILE (`-` for stdout; the table then goes to stderr)
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Write the --report into a non-empty directory that holds no latscope report (files of the same names
+    /// are replaced, the others kept)
+    #[arg(long)]
+    force: bool,
+    /// Print no table (use with --json or --report)
+    #[arg(short = 'q', long)]
+    quiet: bool,
 }
 
 /// Runs `latscope compare`.
 pub fn run(args: Args) -> CmdResult {
-    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
+    let outputs = Outputs::new(args.force).file(Kind::Json, args.json.as_deref()).report(args.report.as_deref());
+    outputs.check()?;
     let mut runs = Vec::new();
     let mut metadata = Vec::new();
     for (i, path) in args.inputs.iter().enumerate() {
@@ -58,20 +65,19 @@ pub fn run(args: Args) -> CmdResult {
     let c = Comparison::from(
         compare(runs).map_err(|m| CliError(format!("compare: {}", latscope_report::compare::mismatch(&m))))?,
     );
-    let text = latscope_report::compare::text::render(&c);
-    if sink.as_ref().is_some_and(JsonSink::is_stdout) {
-        std::io::stderr().write_all(text.as_bytes())?;
-    } else {
-        std::io::stdout().lock().write_all(text.as_bytes())?;
+    if !args.quiet {
+        let text = latscope_report::compare::text::render(&c);
+        write_text(|out| out.write_all(text.as_bytes()), outputs.takes_stdout())?;
     }
     if let Some(dir) = &args.report {
         let mut json = Vec::new();
         write_json(&mut json, &c)?;
-        let index = write_report_dir(dir, &compare_page(&c, metadata).render(), &[("comparison.json", json)])?;
-        eprintln!("latscope: report written to {}", index.display());
+        let page = compare_page(&c, metadata).render();
+        let index = write_report_dir(dir, args.force, &page, &[("comparison.json", json)])?;
+        say_written("report", &index);
     }
-    if let Some(sink) = sink {
-        sink.write_with(|w| write_json(w, &c))?;
+    if let Some(path) = &args.json {
+        write_file(Kind::Json, path, |w| write_json(w, &c))?;
     }
     Ok(Outcome::Ok)
 }

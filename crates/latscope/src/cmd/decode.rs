@@ -3,10 +3,10 @@
 
 use crate::error::{CliError, CmdResult, Outcome};
 use latscope_decode::{Format, Streamed};
-use latscope_model::{CpuList, Event};
+use latscope_model::{CpuId, CpuList, Event};
 use latscope_report::decode_stats::DecodeStats;
 use latscope_report::events::{write_json_line, write_text};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
@@ -49,9 +49,18 @@ pub fn run(args: Args) -> CmdResult {
         None => None,
     };
     let names: HashSet<&str> = args.events.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).collect();
-    let keep = |e: &Event| -> bool {
-        cpus.as_ref().map_or(true, |l| l.contains(e.cpu))
-            && (names.is_empty() || names.contains(e.kind.name().as_str()))
+    // What the trace holds, to say so when a filter matches nothing in it.
+    let mut seen = Seen::default();
+    let filtering = !names.is_empty() || cpus.is_some();
+    let mut keep = |e: &Event| -> bool {
+        if !filtering {
+            return true;
+        }
+        let name = e.kind.name();
+        let (on_cpu, named) =
+            (cpus.as_ref().map_or(true, |l| l.contains(e.cpu)), names.is_empty() || names.contains(name.as_str()));
+        seen.note(e, &name, on_cpu, named);
+        on_cpu && named
     };
     let file = args.file.display().to_string();
     let stdout = std::io::stdout();
@@ -65,6 +74,7 @@ pub fn run(args: Args) -> CmdResult {
             }
         })
         .map_err(CliError::msg)?;
+        seen.check(&file, &names, cpus.as_ref())?;
         let warnings: Vec<String> = s.warnings.iter().map(|w| format!("{}: {}", w.location, w.message)).collect();
         stats.finish(
             format_name(&s),
@@ -106,6 +116,7 @@ pub fn run(args: Args) -> CmdResult {
         None => {}
     }
     out.flush()?;
+    seen.check(&file, &names, cpus.as_ref())?;
     if !s.warnings.is_empty() {
         eprintln!(
             "latscope: {}: {} warning(s) (lines or records skipped, or approximations); first: {}: {} \
@@ -117,6 +128,66 @@ pub fn run(args: Args) -> CmdResult {
         );
     }
     Ok(Outcome::Ok)
+}
+
+/// What a trace held, for the filters of `--events` and `--cpu`.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Event names in the trace.
+    names: BTreeSet<String>,
+    /// CPUs with events in the trace.
+    cpus: BTreeSet<CpuId>,
+    /// Events kept by both filters.
+    kept: u64,
+}
+
+impl Seen {
+    fn note(&mut self, e: &Event, name: &str, on_cpu: bool, named: bool) {
+        if !self.names.contains(name) {
+            self.names.insert(name.to_string());
+        }
+        self.cpus.insert(e.cpu);
+        if on_cpu && named {
+            self.kept += 1;
+        }
+    }
+
+    /// A filter that names what the trace does not hold is an error when nothing was printed, a warning
+    /// otherwise; either says what the trace does hold.
+    fn check(&self, file: &str, names: &HashSet<&str>, cpus: Option<&CpuList>) -> Result<(), CliError> {
+        let mut missing = Vec::new();
+        let mut absent: Vec<&str> = names.iter().copied().filter(|n| !self.names.contains(*n)).collect();
+        absent.sort_unstable();
+        if !absent.is_empty() {
+            let have: Vec<&str> = self.names.iter().map(String::as_str).collect();
+            missing.push(format!(
+                "--events: {} {} not in the trace (its events: {})",
+                absent.join(", "),
+                if absent.len() == 1 { "is" } else { "are" },
+                if have.is_empty() { "none".to_string() } else { have.join(", ") }
+            ));
+        }
+        if let Some(list) = cpus {
+            let none: Vec<String> = list.iter().filter(|c| !self.cpus.contains(c)).map(|c| c.to_string()).collect();
+            if !none.is_empty() {
+                let have: Vec<String> = self.cpus.iter().map(ToString::to_string).collect();
+                missing.push(format!(
+                    "--cpu: the trace has no event on CPU {} (its CPUs: {})",
+                    none.join(", "),
+                    if have.is_empty() { "none".to_string() } else { have.join(", ") }
+                ));
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let why = missing.join("; ");
+        if self.kept == 0 {
+            return Err(CliError(format!("{file}: nothing to print: {why}")));
+        }
+        eprintln!("latscope: {file}: {why}");
+        Ok(())
+    }
 }
 
 fn format_name(s: &Streamed) -> String {

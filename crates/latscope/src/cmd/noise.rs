@@ -10,9 +10,9 @@
 use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg, StacksArg};
 use crate::beside::Beside;
 use crate::capture;
-use crate::cmd::report::{write_noise_report, write_perfetto};
+use crate::cmd::report::{say_written, write_noise_report, write_perfetto};
 use crate::error::{CliError, CmdResult, Outcome};
-use crate::output::{stderr_is_terminal, stdout_is_terminal, write_text, JsonSink};
+use crate::output::{stderr_is_terminal, stdout_is_terminal, write_file, write_text, Kind};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::noise::{summarize, CpuLoop, LoopRun};
@@ -76,10 +76,7 @@ pub struct Args {
 fn plan(args: &Args) -> Result<(NoiseConfig, NoiseOptions), CliError> {
     let cpus = args.cpus.resolve()?;
     let policy = args.priority.priority;
-    let duration = args.duration.duration;
-    if duration.is_some_and(|d| d.0 == 0) {
-        return Err(CliError("--duration must be longer than 0, e.g. 10s".into()));
-    }
+    let duration = args.duration.nonzero()?;
     let threshold = args.threshold;
     if threshold.0 == 0 {
         return Err(CliError("--threshold must be longer than 0, e.g. 5us".into()));
@@ -111,23 +108,24 @@ fn plan(args: &Args) -> Result<(NoiseConfig, NoiseOptions), CliError> {
 /// Runs `latscope noise`.
 pub fn run(args: Args) -> CmdResult {
     let (config, options) = plan(&args)?;
-    let sink = args.outputs.json.as_deref().map(JsonSink::open).transpose()?;
-    let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
+    let outputs = args.outputs.outputs();
+    outputs.check()?;
+    let to_stdout_json = outputs.takes_stdout();
     let live = (!args.quiet).then_some(to_stdout_json);
     let (mut result, events) = measure(&config, options, &collect(), args.trace, args.stacks.no_stacks, live)?;
     latscope_report::sentences::noise(&mut result);
 
     write_text(|out| write_noise(out, &result), to_stdout_json)?;
-    if let Some(sink) = sink {
-        sink.write_with(|w| write_json(w, &result))?;
+    if let Some(path) = &args.outputs.json {
+        write_file(Kind::Json, path, |w| write_json(w, &result))?;
     }
     if let Some(dir) = &args.outputs.report {
-        let index = write_noise_report(dir, &result, "noise")?;
-        eprintln!("latscope: report: {}", index.display());
+        let index = write_noise_report(dir, args.outputs.force, &result, "noise")?;
+        say_written("report", &index);
     }
     if let Some(path) = &args.outputs.perfetto {
         write_perfetto(path, &events, None, Some(&result))?;
-        eprintln!("latscope: Perfetto trace: {} (open in ui.perfetto.dev)", path.display());
+        say_written("Perfetto trace", path);
     }
     let exceeded = result.cpus.iter().any(|c| c.stopped_on_threshold);
     Ok(if exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
@@ -157,10 +155,8 @@ pub(crate) fn measure(
         let mut skipped = Vec::new();
         // No stack at the start: the spinners' own ticks are not worth ~3 µs each (see below).
         let c = capture::start(&config.cpus, span, "trace of the noise run", true, &mut skipped);
+        // Said once, with the trace's attribution in the summary.
         trace_notes.extend(skipped.iter().map(|m| format!("missing {m}")));
-        for n in &trace_notes {
-            eprintln!("latscope: {n}");
-        }
         c
     } else {
         None
@@ -223,7 +219,6 @@ fn attribute_gaps(
 ) -> (NoiseCauses, Vec<Event>) {
     let mut out = NoiseCauses::default();
     let Some(c) = capture else {
-        notes.push("no trace was taken: see the missing features above".into());
         out.notes = notes;
         return (out, Vec::new());
     };
@@ -305,7 +300,10 @@ fn show_live(handle: &NoiseHandle<'_>, live: Option<bool>) {
         let parts: Vec<String> = handle
             .live()
             .iter()
-            .map(|l| format!("CPU {}: {} gaps, noise {}, max {}", l.cpu, l.gaps, l.noise, l.max_gap))
+            .map(|l| {
+                let gaps = latscope_report::human::counted(l.gaps, "gap", "gaps");
+                format!("CPU {}: {gaps}, noise {}, max {}", l.cpu, l.noise, l.max_gap)
+            })
             .collect();
         let line = format!("[{}s] {}", ticks / 10, parts.join(" | "));
         let text = if terminal { format!("\r\x1b[K{line}") } else { format!("{line}\n") };

@@ -1,12 +1,17 @@
 //! `latscope record`: record the latency event set (optionally while a command runs) into a trace-cmd
-//! `.dat` (v6) file, for `latscope analyze`/`decode` or `trace-cmd report` elsewhere.
+//! `.dat` (v6) file, for `latscope analyze`/`decode` or `trace-cmd report` elsewhere; `--json` says what it
+//! recorded. The pages spool beside the output while recording; the file is written through the output
+//! module (a regular file replaced only when complete, a device or FIFO written through). A command that
+//! fails makes `record` exit with its code.
 
 use crate::args::{CpuArgs, DurationArg, StacksArg};
 use crate::capture::decoder_for;
 use crate::error::{CliError, CmdResult, Outcome};
+use crate::output::{self, is_stdout, write_file, write_text, Kind, Outputs};
 use crate::signal;
-use latscope_decode::{write_dat_v6, DatCpu, DatInput, Missed, PageSource};
-use latscope_model::{CpuId, Nanos};
+use latscope_decode::{write_dat_v6, DatCpu, DatInput, DecodeError, Missed, PageSource};
+use latscope_model::{CpuId, Nanos, RecordResult, RecordedCpu};
+use latscope_report::json::write_json;
 use latscope_sys::tracefs::{
     kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, EventSelection, Retention, StackSpec,
 };
@@ -24,9 +29,13 @@ use std::time::{Duration, Instant};
     mut_arg("duration", |a| a.help("Stop after this long (e.g. `10s`); without it, record until COMMAND exits or Ctrl-C"))
 )]
 pub struct Args {
-    /// The `.dat` file to write (trace-cmd format, version 6).
+    /// The `.dat` file to write (trace-cmd format, version 6; `-` for stdout, the summary then goes to stderr).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: PathBuf,
+    /// Also write what was recorded (per CPU pages, events, lost events; events by name; the command's end)
+    /// as JSON to FILE (`-` for stdout)
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
     #[command(flatten)]
     cpus: CpuArgs,
     #[command(flatten)]
@@ -51,9 +60,12 @@ pub struct Args {
 pub fn run(args: Args) -> CmdResult {
     // The capture checks the CPUs itself (and traces every online one without -c).
     let cpus = args.cpus.cpus.clone();
-    let duration = args.duration.duration;
+    let duration = args.duration.nonzero()?;
     let events = EventSelection::parse(&args.events).map_err(CliError::msg)?;
     let output = args.output.clone();
+    let outputs = Outputs::new(false).file(Kind::Recording, Some(&output)).file(Kind::Json, args.json.as_deref());
+    outputs.check()?;
+    let stdout_taken = outputs.takes_stdout();
     let spool = SpoolDir::create(&output)?;
     let cfg = CaptureConfig {
         cpus,
@@ -76,7 +88,7 @@ pub fn run(args: Args) -> CmdResult {
     {
         let mut err = std::io::stderr().lock();
         render_capture_report(&mut err, capture.report())?;
-        writeln!(err, "latscope: recording into {} … (Ctrl-C to stop)", output.display())?;
+        writeln!(err, "latscope: recording into {} … (Ctrl-C to stop)", shown(&output))?;
     }
     let child = match args.command.split_first() {
         Some((prog, rest)) => Some(
@@ -87,23 +99,57 @@ pub fn run(args: Args) -> CmdResult {
         ),
         None => None,
     };
-    let status = wait(child, duration)?;
+    let ended = wait(child, duration)?;
     let data = capture.finish().map_err(CliError::msg)?;
-    let written = write_file(&output, &data, !args.no_kallsyms)?;
+    let written = write_dat(&output, &data, !args.no_kallsyms)?;
     let counts = count_events(&data)?;
-    render_summary(&mut std::io::stdout().lock(), &output, &data, written, &counts, status.as_deref())?;
-    Ok(Outcome::Ok)
+    let mut result = recorded(&output, &data, written, &counts);
+    result.command = args.command.clone();
+    result.command_status = ended.as_ref().map(|e| e.status.clone());
+    let mut text = Vec::new();
+    render_summary(&mut text, &result)?;
+    write_text(|out| out.write_all(&text), stdout_taken)?;
+    if let Some(path) = &args.json {
+        write_file(Kind::Json, path, |w| write_json(w, &result))?;
+    }
+    Ok(match ended.and_then(|e| e.failure) {
+        Some(code) => Outcome::Child(code),
+        None => Outcome::Ok,
+    })
+}
+
+/// How the recorded command ended.
+struct Ended {
+    /// `exit status: 1`, with `(stopped by latscope)` when latscope ended it.
+    status: String,
+    /// The exit code to pass on when it failed on its own (128 + signal when a signal ended it).
+    failure: Option<u8>,
+}
+
+fn shown(path: &Path) -> String {
+    if is_stdout(path) {
+        "standard output".into()
+    } else {
+        path.display().to_string()
+    }
 }
 
 /// Waits for the command to exit, the duration to pass, or SIGINT/SIGTERM, whichever is first; a
 /// command still running then gets SIGTERM. Returns how the command ended.
-fn wait(mut child: Option<Child>, duration: Option<Nanos>) -> Result<Option<String>, CliError> {
+fn wait(mut child: Option<Child>, duration: Option<Nanos>) -> Result<Option<Ended>, CliError> {
+    use std::os::unix::process::ExitStatusExt;
     let start = Instant::now();
     let limit = duration.map(|d| Duration::from_nanos(d.0));
     loop {
         if let Some(c) = child.as_mut() {
             if let Some(st) = c.try_wait()? {
-                return Ok(Some(st.to_string()));
+                let failure = match (st.code(), st.signal()) {
+                    (Some(0), _) => None,
+                    (Some(code), _) => Some(u8::try_from(code).unwrap_or(1)),
+                    (None, Some(sig)) => Some(128 + u8::try_from(sig).unwrap_or(0).min(127)),
+                    (None, None) => Some(1),
+                };
+                return Ok(Some(Ended { status: st.to_string(), failure }));
             }
         }
         let expired = limit.is_some_and(|l| start.elapsed() >= l);
@@ -116,16 +162,21 @@ fn wait(mut child: Option<Child>, duration: Option<Nanos>) -> Result<Option<Stri
     // SAFETY: kill with a pid we spawned and have not reaped.
     unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
     let st = c.wait()?;
-    Ok(Some(format!("{st} (stopped by latscope)")))
+    Ok(Some(Ended { status: format!("{st} (stopped by latscope)"), failure: None }))
 }
 
-/// The spool directory next to the output (same file system), removed on drop.
+/// The spool directory `.NAME.latscope-PID` next to a regular output (same file system; in the temporary
+/// directory for a device, FIFO or stdout), removed on drop; one that a killed `record` left is removed by
+/// the next ([`output::spool_parent`]).
 struct SpoolDir(PathBuf);
 
 impl SpoolDir {
     fn create(output: &Path) -> Result<SpoolDir, CliError> {
-        let parent = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+        let parent = output::spool_parent(output)?;
+        let name = match output.file_name() {
+            Some(n) if !is_stdout(output) => n.to_string_lossy().into_owned(),
+            _ => "trace".into(),
+        };
         let dir = parent.join(format!(".{name}.latscope-{}", std::process::id()));
         std::fs::create_dir(&dir)
             .map_err(|e| CliError(format!("cannot create {}: {e}; pick a writable output directory", dir.display())))?;
@@ -139,8 +190,9 @@ impl Drop for SpoolDir {
     }
 }
 
-/// Writes the `.dat` to a temporary name and renames it into place; returns its size.
-pub(crate) fn write_file(output: &Path, data: &CaptureData, kallsyms: bool) -> Result<u64, CliError> {
+/// Writes the `.dat` (see [`write_file`]: nothing is left of a regular file that could not be written,
+/// on a full disk either); returns its size.
+pub(crate) fn write_dat(output: &Path, data: &CaptureData, kallsyms: bool) -> Result<u64, CliError> {
     let syms = if kallsyms { kallsyms_text(true) } else { String::new() };
     let mut cpus = Vec::new();
     for c in &data.cpus {
@@ -177,14 +229,13 @@ pub(crate) fn write_file(output: &Path, data: &CaptureData, kallsyms: bool) -> R
         uname: &uname,
         version: &version,
     };
-    let tmp = output.with_extension("dat.partial");
-    let file = std::fs::File::create(&tmp)
-        .map_err(|e| CliError(format!("cannot write {}: {e}; pick a writable path", tmp.display())))?;
-    let mut w = std::io::BufWriter::new(file);
-    let summary = write_dat_v6(&mut w, input, &output.display().to_string()).map_err(CliError::msg)?;
-    drop(w);
-    std::fs::rename(&tmp, output)
-        .map_err(|e| CliError(format!("cannot rename {} to {}: {e}", tmp.display(), output.display())))?;
+    let name = shown(output);
+    let summary = write_file(Kind::Recording, output, |w| {
+        write_dat_v6(w, input, &name).map_err(|e| match e {
+            DecodeError::Write { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        })
+    })?;
     Ok(summary.bytes)
 }
 
@@ -258,65 +309,72 @@ pub fn render_capture_report(w: &mut dyn Write, r: &CaptureReport) -> std::io::R
     if let (Some(inst), Some(clock)) = (&r.instance, &r.clock) {
         writeln!(
             w,
-            "latscope: tracing {} events on CPUs {} (instance {inst}, clock {clock}{})",
+            "latscope: tracing {} events on {} (instance {inst}, clock {clock}{})",
             r.events.len(),
-            r.cpus,
+            crate::args::cpus_label(&r.cpus),
             if r.filters.is_empty() { String::new() } else { format!(", {} filtered", r.filters.len()) }
         )?;
     }
     Ok(())
 }
 
-fn render_summary(
-    w: &mut dyn Write,
-    output: &Path,
-    data: &CaptureData,
-    bytes: u64,
-    counts: &Counts,
-    status: Option<&str>,
-) -> std::io::Result<()> {
-    if let Some(s) = status {
+/// What the recording holds, as `--json` writes it and the summary shows it.
+fn recorded(output: &Path, data: &CaptureData, bytes: u64, counts: &Counts) -> RecordResult {
+    let mut r = RecordResult::new(output.display().to_string());
+    r.bytes = bytes;
+    r.format = "trace-cmd .dat v6".into();
+    r.clock = data.formats.clock.clone();
+    for c in &data.cpus {
+        let lost = c.stats.as_ref().map_or(0, |s| s.lost());
+        let flagged = counts.lost_flagged.get(&c.cpu).copied().unwrap_or(0);
+        r.cpus.push(RecordedCpu {
+            cpu: c.cpu,
+            pages: c.pages_read,
+            events: counts.per_cpu.get(&c.cpu).copied().unwrap_or(0),
+            lost: lost.max(flagged),
+            overrun: c.stats.as_ref().map_or(0, |s| s.overrun),
+            lost_uncounted: counts.lost_unknown.contains(&c.cpu),
+            error: c.error.as_ref().map(ToString::to_string),
+        });
+    }
+    r.events = counts.per_event.clone();
+    let lost_total: u64 = data.cpus.iter().map(|c| c.stats.as_ref().map_or(0, |s| s.lost())).sum();
+    if lost_total > 0 {
+        r.warnings.push(format!("{lost_total} events were lost; record fewer CPUs/events or raise --buffer-kb"));
+    }
+    r.warnings.extend(counts.warnings.iter().take(5).cloned());
+    r
+}
+
+fn render_summary(w: &mut dyn Write, r: &RecordResult) -> std::io::Result<()> {
+    if let Some(s) = &r.command_status {
         writeln!(w, "command: {s}")?;
     }
     writeln!(
         w,
-        "wrote {} ({:.1} MiB, trace-cmd .dat v6, clock {})",
-        output.display(),
-        bytes as f64 / 1048576.0,
-        data.formats.clock
+        "wrote {} ({:.1} MiB, {}, clock {})",
+        shown(Path::new(&r.output)),
+        r.bytes as f64 / 1048576.0,
+        r.format,
+        r.clock
     )?;
     writeln!(w, "{:>5} {:>8} {:>10} {:>10} {:>10}", "CPU", "pages", "events", "lost", "overrun")?;
-    for c in &data.cpus {
-        let lost = c.stats.as_ref().map_or(0, |s| s.lost());
-        let overrun = c.stats.as_ref().map_or(0, |s| s.overrun);
-        let flagged = counts.lost_flagged.get(&c.cpu).copied().unwrap_or(0);
-        writeln!(
-            w,
-            "{:>5} {:>8} {:>10} {:>10} {:>10}",
-            c.cpu.to_string(),
-            c.pages_read,
-            counts.per_cpu.get(&c.cpu).copied().unwrap_or(0),
-            lost.max(flagged),
-            overrun
-        )?;
-        if counts.lost_unknown.contains(&c.cpu) {
+    for c in &r.cpus {
+        writeln!(w, "{:>5} {:>8} {:>10} {:>10} {:>10}", c.cpu.to_string(), c.pages, c.events, c.lost, c.overrun)?;
+        if c.lost_uncounted {
             writeln!(w, "      CPU {}: some pages say events were lost before them, without a count", c.cpu)?;
         }
         if let Some(e) = &c.error {
             writeln!(w, "      CPU {} reader stopped early: {e}", c.cpu)?;
         }
     }
-    let mut by_count: Vec<(&String, &u64)> = counts.per_event.iter().collect();
+    let mut by_count: Vec<(&String, &u64)> = r.events.iter().collect();
     by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let list: Vec<String> = by_count.iter().map(|(n, c)| format!("{n} {c}")).collect();
     if !list.is_empty() {
         writeln!(w, "events: {}", list.join(", "))?;
     }
-    let lost_total: u64 = data.cpus.iter().map(|c| c.stats.as_ref().map_or(0, |s| s.lost())).sum();
-    if lost_total > 0 {
-        writeln!(w, "warning: {lost_total} events were lost; record fewer CPUs/events or raise --buffer-kb")?;
-    }
-    for warning in counts.warnings.iter().take(5) {
+    for warning in &r.warnings {
         writeln!(w, "warning: {warning}")?;
     }
     Ok(())

@@ -4,6 +4,7 @@
 //! other commands use (`--report DIR`, `--perfetto FILE`). Wiring only.
 
 use crate::error::{CliError, CmdResult, Outcome};
+use crate::output::{self, Kind};
 use latscope_decode::import::{load, Loaded};
 use latscope_model::noise_result::NoiseResult;
 use latscope_model::wire::ResultKind;
@@ -27,6 +28,9 @@ pub struct Args {
     /// Print nothing but the report's path
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Write into a non-empty directory that holds no latscope report (files of the same names are replaced)
+    #[arg(long)]
+    force: bool,
 }
 
 /// Serialises a result as latscope JSON.
@@ -45,40 +49,33 @@ pub fn read_result(path: &Path) -> Result<Loaded, CliError> {
     load(&path.display().to_string(), &text).map_err(CliError::msg)
 }
 
-/// Writes a report directory: `index.html`, every plot as `<id>.svg`, and `extra` files (name, bytes).
-/// Returns the path of `index.html`.
-pub fn write_report_dir(dir: &Path, files: &ReportFiles, extra: &[(&str, Vec<u8>)]) -> Result<PathBuf, CliError> {
-    let fail = |what: &Path, e: std::io::Error| {
-        CliError(format!(
-            "cannot write the report {}: {e}; pick a writable directory with --report DIR",
-            what.display()
-        ))
-    };
-    std::fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
-    for (name, svg) in &files.svgs {
-        let p = dir.join(name);
-        std::fs::write(&p, svg).map_err(|e| fail(&p, e))?;
-    }
-    for (name, bytes) in extra {
-        let p = dir.join(name);
-        std::fs::write(&p, bytes).map_err(|e| fail(&p, e))?;
-    }
-    let index = dir.join("index.html");
-    std::fs::write(&index, &files.index_html).map_err(|e| fail(&index, e))?;
-    Ok(index)
+/// Writes a report directory (see [`output::write_report`]): `index.html`, every plot as `<id>.svg`, and
+/// `extra` files (name, bytes); `force`: into a directory that holds no latscope report. Returns the path of
+/// `index.html`.
+pub fn write_report_dir(
+    dir: &Path,
+    force: bool,
+    files: &ReportFiles,
+    extra: &[(&str, Vec<u8>)],
+) -> Result<PathBuf, CliError> {
+    let mut all: Vec<(String, Vec<u8>)> = vec![("index.html".to_string(), files.index_html.clone().into_bytes())];
+    all.extend(files.svgs.iter().map(|(n, svg)| (n.clone(), svg.clone().into_bytes())));
+    all.extend(extra.iter().map(|(n, b)| (n.to_string(), b.clone())));
+    output::write_report(dir, force, &all)
 }
 
 /// Writes the report directory of a timer result (for `latscope timer --report DIR` too).
-pub fn write_timer_report(dir: &Path, r: &TimerResult, name: &str) -> Result<PathBuf, CliError> {
-    write_report_dir(dir, &pages::timer_page(r, name).render(), &[("result.json", json_bytes!(r)?)])
+pub fn write_timer_report(dir: &Path, force: bool, r: &TimerResult, name: &str) -> Result<PathBuf, CliError> {
+    write_report_dir(dir, force, &pages::timer_page(r, name).render(), &[("result.json", json_bytes!(r)?)])
 }
 
 /// Writes the report directory of a noise result (for `latscope noise --report DIR` too).
-pub fn write_noise_report(dir: &Path, r: &NoiseResult, name: &str) -> Result<PathBuf, CliError> {
-    write_report_dir(dir, &pages::noise_page(r, name).render(), &[("result.json", json_bytes!(r)?)])
+pub fn write_noise_report(dir: &Path, force: bool, r: &NoiseResult, name: &str) -> Result<PathBuf, CliError> {
+    write_report_dir(dir, force, &pages::noise_page(r, name).render(), &[("result.json", json_bytes!(r)?)])
 }
 
-/// Writes a Perfetto / chrome://tracing JSON file of trace events and measurements (`--perfetto FILE`).
+/// Writes a Perfetto / chrome://tracing JSON file of trace events and measurements (`--perfetto FILE`,
+/// `-` for stdout).
 pub fn write_perfetto(
     path: &Path,
     events: &[Event],
@@ -93,13 +90,16 @@ pub fn write_perfetto(
     if let Some(n) = noise {
         p.add_noise(n);
     }
-    let file = std::fs::File::create(path).map_err(|e| {
-        CliError(format!("cannot write the Perfetto trace {}: {e}; pick a writable path", path.display()))
-    })?;
-    let mut w = std::io::BufWriter::new(file);
-    p.write(&mut w)
-        .and_then(|()| w.flush())
-        .map_err(|e| CliError(format!("writing the Perfetto trace {}: {e}", path.display())))
+    output::write_file(Kind::Perfetto, path, |mut w| p.write(&mut w))
+}
+
+/// Says where an output went, in the one wording every command uses: `latscope: report written to DIR/index.html`.
+pub fn say_written(what: &str, path: &Path) {
+    if output::is_stdout(path) {
+        return;
+    }
+    let open = if what == "Perfetto trace" { " (open in ui.perfetto.dev)" } else { "" };
+    eprintln!("latscope: {what} written to {}{open}", path.display());
 }
 
 /// The default report directory for an input file: `<file name without extension>-report` beside it.
@@ -113,25 +113,32 @@ pub fn run(args: Args) -> CmdResult {
     let loaded = read_result(&args.input)?;
     let name = args.input.file_name().map_or_else(|| args.input.display().to_string(), |n| n.to_string_lossy().into());
     let dir = args.report.clone().unwrap_or_else(|| default_dir(&args.input));
+    let force = args.force;
+    output::Outputs::new(force).report(Some(&dir)).check()?;
     let mut text = Vec::new();
     let index = match &loaded {
         Loaded::Timer(r) => {
             latscope_report::text::timer::write_timer(&mut text, r)?;
-            write_timer_report(&dir, r, &name)?
+            write_timer_report(&dir, force, r, &name)?
         }
         Loaded::Noise(r) => {
             latscope_report::text::noise::write_noise(&mut text, r)?;
-            write_noise_report(&dir, r, &name)?
+            write_noise_report(&dir, force, r, &name)?
         }
         Loaded::Audit(r) => {
             latscope_report::text::audit::write_audit(&mut text, r, false)?;
-            write_report_dir(&dir, &pages::audit_page(r, &name).render(), &[("result.json", json_bytes!(r)?)])?
+            write_report_dir(&dir, force, &pages::audit_page(r, &name).render(), &[("result.json", json_bytes!(r)?)])?
         }
         Loaded::Other(ResultKind::Run, v) => {
             let r: RunResult = serde_json::from_value((**v).clone())
                 .map_err(|e| CliError(format!("{}: not a valid latscope run result: {e}", args.input.display())))?;
             text.extend_from_slice(latscope_report::text::verdict::render(&r.causes).as_bytes());
-            write_report_dir(&dir, &pages::run_page(&r, Vec::new()).render(), &[("result.json", json_bytes!(&r)?)])?
+            write_report_dir(
+                &dir,
+                force,
+                &pages::run_page(&r, Vec::new()).render(),
+                &[("result.json", json_bytes!(&r)?)],
+            )?
         }
         Loaded::Other(kind, _) => {
             return Err(CliError(format!(
@@ -141,10 +148,12 @@ pub fn run(args: Args) -> CmdResult {
         }
     };
     let mut out = std::io::stdout().lock();
-    if !args.quiet {
+    if args.quiet {
+        writeln!(out, "{}", index.display())?;
+    } else {
         out.write_all(&text)?;
         writeln!(out)?;
+        writeln!(out, "report written to {}", index.display())?;
     }
-    writeln!(out, "report: {}", index.display())?;
     Ok(Outcome::Ok)
 }

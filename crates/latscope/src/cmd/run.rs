@@ -3,11 +3,12 @@
 //! and remedy) and write the report directory (HTML + SVG plots, result JSON, Perfetto trace). Runs what
 //! it can without root or tracefs and says what it skipped. Wiring only: every step is a library call.
 
-use crate::args::{self, CpuArgs, PriorityArg, StacksArg};
+use crate::args::{self, CpuArgs, OutputArgs, PriorityArg, StacksArg};
 use crate::beside::Beside;
 use crate::capture;
-use crate::cmd::report::{write_perfetto, write_report_dir};
+use crate::cmd::report::write_report_dir;
 use crate::error::{CliError, CmdResult, Outcome};
+use crate::output::{self, write_file, write_text, Kind};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::ranking;
@@ -21,6 +22,7 @@ use latscope_model::{
 };
 use latscope_report::json::write_json;
 use latscope_report::pages::{run_page, worst_case_timelines};
+use latscope_report::perfetto::PerfettoTrace;
 use latscope_report::slices::{self, CpuSlices};
 use latscope_sys::host::{collect, run_metadata};
 use latscope_sys::measure::{
@@ -28,19 +30,38 @@ use latscope_sys::measure::{
 };
 use latscope_sys::tracefs::Capture;
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 /// Arguments of `latscope run`.
 #[derive(clap::Args, Debug)]
-#[command(mut_arg("priority", |a| a.help("SCHED_FIFO priority of the timer threads (0 = SCHED_OTHER)")))]
+#[command(
+    mut_arg("priority", |a| a.help("SCHED_FIFO priority of the timer threads (0 = SCHED_OTHER)")),
+    mut_arg("report", |a| a.help(
+        "Where to write the report (index.html, plots, result.json, trace.perfetto.json); default: \
+         `./latscope-report-<date>-<time>` (`-2`, `-3` … appended when taken)"
+    )),
+    mut_arg("json", |a| a.help("Also write the whole result as JSON to FILE (`-` for stdout; the verdict then goes to stderr)")),
+    mut_arg("perfetto", |a| a.help(
+        "Also write the Perfetto trace to FILE (`-` for stdout), besides the report's trace.perfetto.json"
+    ))
+)]
 pub struct Args {
     /// How long each measurement (timer, then noise) runs
-    #[arg(short = 'D', long, value_name = "DUR", default_value = "30s", value_parser = args::duration())]
+    #[arg(
+        short = 'D',
+        long,
+        value_name = "DUR",
+        default_value = "30s",
+        allow_hyphen_values = true,
+        value_parser = args::duration()
+    )]
     duration: Nanos,
-    /// Where to write the report; default: `./latscope-report-<date>-<time>`
-    #[arg(long = "report", value_name = "DIR")]
-    report: Option<PathBuf>,
+    /// Count timer wakeups later than this; exceeding it makes the exit code 2
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = args::duration())]
+    threshold: Option<Nanos>,
+    /// No progress lines; only the verdict and where the report went
+    #[arg(short = 'q', long)]
+    quiet: bool,
     #[command(flatten)]
     cpus: CpuArgs,
     #[command(flatten)]
@@ -54,9 +75,8 @@ pub struct Args {
     no_trace: bool,
     #[command(flatten)]
     stacks: StacksArg,
-    /// Also write the whole result as JSON to FILE
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    outputs: OutputArgs,
 }
 
 /// Timer interval, window and kept worst wakeups of the run.
@@ -64,8 +84,15 @@ const INTERVAL: Nanos = Nanos::from_ms(1);
 const WINDOW: Nanos = Nanos::from_secs(1);
 const TIMELINES: usize = 3;
 
-fn say(msg: &str) {
-    eprintln!("latscope run: {msg}");
+/// Progress on stderr (none with `-q`).
+struct Progress(bool);
+
+impl Progress {
+    fn say(&self, msg: &str) {
+        if !self.0 {
+            eprintln!("latscope run: {msg}");
+        }
+    }
 }
 
 /// `2026-11-22T21:40:10Z` → `20261122-214010`.
@@ -90,17 +117,19 @@ pub fn run(args: Args) -> CmdResult {
     }
     let cpus = args.cpus.resolve()?;
     let (timer_policy, noise_policy) = (args.priority.priority, args.noise_priority);
+    let progress = Progress(args.quiet);
+    let say = |m: &str| progress.say(m);
     let facts = collect();
     let remedy = RemedyContext::from_facts(&facts);
     let metadata = run_metadata(std::env::args().collect(), &facts);
-    let dir = args
-        .report
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("latscope-report-{}", stamp(&metadata.start_time))));
-    // Fail on an unwritable report directory before measuring for a minute.
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        CliError(format!("cannot create the report directory {}: {e}; pick another with --report DIR", dir.display()))
-    })?;
+    // Every output is checked before measuring for a minute; the default directory is made unique now.
+    let o = &args.outputs;
+    o.outputs().check()?;
+    let dir = match &o.report {
+        Some(d) => d.clone(),
+        None => output::new_report_dir(&format!("latscope-report-{}", stamp(&metadata.start_time)))?,
+    };
+    let stdout_taken = o.outputs().takes_stdout();
     let started = std::time::Instant::now();
     let mut result = RunResult::new(metadata.clone(), duration.0);
 
@@ -122,7 +151,8 @@ pub fn run(args: Args) -> CmdResult {
     let mut beside = Beside::start(&cpus, &mut result.warnings);
     if !stopped() {
         say(&format!(
-            "measuring timer latency on CPU {cpus} for {duration}{} …",
+            "measuring timer latency on {} for {duration}{} …",
+            args::cpus_label(&cpus),
             if args.no_trace { "" } else { " with tracing" }
         ));
         let capture = if args.no_trace {
@@ -132,10 +162,13 @@ pub fn run(args: Args) -> CmdResult {
             start_capture(&cpus, duration, args.stacks.no_stacks, &mut result)
         };
         let stacks = capture.as_ref().map(|c| (c, args.stacks.no_stacks));
-        let measured_timer = measure_timer(&cpus, duration, timer_policy, stacks, &mut result);
+        let measured_timer = measure_timer(&cpus, duration, timer_policy, args.threshold, stacks, &mut result);
         beside.look_again(&mut result.warnings);
         match measured_timer {
             Ok(MeasuredTimer { result: t, tids, policy }) => {
+                if policy != timer_policy {
+                    say("SCHED_FIFO was refused: the timer threads ran as SCHED_OTHER");
+                }
                 measured = tids;
                 timer_prio = Some(policy.kernel_prio());
                 say(&format!(
@@ -159,7 +192,8 @@ pub fn run(args: Args) -> CmdResult {
     // 3. Noise.
     if !stopped() {
         say(&format!(
-            "measuring OS noise on CPU {cpus} for {duration}{} …",
+            "measuring OS noise on {} for {duration}{} …",
+            args::cpus_label(&cpus),
             if args.no_trace { "" } else { " with tracing" }
         ));
         match measure_noise(&cpus, duration, noise_policy, &audit.facts, !args.no_trace, args.stacks.no_stacks) {
@@ -197,32 +231,62 @@ pub fn run(args: Args) -> CmdResult {
     };
     let mut json = Vec::new();
     write_json(&mut json, &result)?;
-    let index = write_report_dir(&dir, &run_page(&result, timelines).render(), &[("result.json", json.clone())])?;
-    let perfetto = dir.join("trace.perfetto.json");
+    let mut files = vec![("result.json", json.clone())];
     let traced = !events.is_empty() || !noise_events.is_empty() || result.timer.is_some();
+    let mut perfetto = Vec::new();
     if traced {
         // The timer trace, then the noise trace: two spans of one clock, in order.
         events.append(&mut noise_events);
-        write_perfetto(&perfetto, &events, result.timer.as_ref(), result.noise.as_ref())?;
+        perfetto = perfetto_bytes(&events, result.timer.as_ref(), result.noise.as_ref())?;
+        files.push(("trace.perfetto.json", perfetto.clone()));
     }
-    if let Some(path) = &args.json {
-        std::fs::write(path, &json).map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?;
+    let index = write_report_dir(&dir, o.force, &run_page(&result, timelines).render(), &files)?;
+    if let Some(path) = &o.json {
+        write_file(Kind::Json, path, |w| w.write_all(&json))?;
+    }
+    if let Some(path) = &o.perfetto {
+        write_file(Kind::Perfetto, path, |w| w.write_all(&perfetto))?;
     }
 
-    let mut out = std::io::stdout().lock();
-    writeln!(out)?;
-    out.write_all(latscope_report::text::verdict::render(&result.causes).as_bytes())?;
+    let mut text = Vec::new();
+    writeln!(text)?;
+    text.write_all(latscope_report::text::verdict::render(&result.causes).as_bytes())?;
     for m in &result.skipped {
-        writeln!(out, "skipped: {m}")?;
+        writeln!(text, "skipped: {m}")?;
     }
     for w in &result.warnings {
-        writeln!(out, "note: {w}")?;
+        writeln!(text, "note: {w}")?;
     }
-    writeln!(out, "report: {}", index.display())?;
+    writeln!(text, "report written to {}", index.display())?;
     if traced {
-        writeln!(out, "trace:  {} (open in ui.perfetto.dev)", perfetto.display())?;
+        writeln!(
+            text,
+            "Perfetto trace written to {} (open in ui.perfetto.dev)",
+            dir.join("trace.perfetto.json").display()
+        )?;
     }
-    Ok(Outcome::Ok)
+    write_text(|out| out.write_all(&text), stdout_taken)?;
+    let exceeded = result.timer.as_ref().is_some_and(TimerResult::exceeded_threshold);
+    Ok(if exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
+}
+
+/// The Perfetto trace of the run, as bytes (it goes into the report and, with `--perfetto`, to a file).
+fn perfetto_bytes(
+    events: &[Event],
+    timer: Option<&TimerResult>,
+    noise: Option<&NoiseResult>,
+) -> Result<Vec<u8>, CliError> {
+    let mut p = PerfettoTrace::new();
+    p.add_events(events);
+    if let Some(t) = timer {
+        p.add_timer(t);
+    }
+    if let Some(n) = noise {
+        p.add_noise(n);
+    }
+    let mut out = Vec::new();
+    p.write(&mut out)?;
+    Ok(out)
 }
 
 /// The worst measured wakeups explained from the trace, worst first, each matched to its own measuring
@@ -266,6 +330,7 @@ fn measure_timer(
     cpus: &CpuList,
     duration: Nanos,
     policy: Policy,
+    threshold: Option<Nanos>,
     stacks: Option<(&Capture, bool)>,
     result: &mut RunResult,
 ) -> Result<MeasuredTimer, CliError> {
@@ -273,16 +338,14 @@ fn measure_timer(
         let mut c = TimerConfig::new(cpus.clone(), INTERVAL, policy);
         c.duration = Some(duration);
         c.window = Some(WINDOW);
+        c.threshold = threshold;
         c
     };
     let (run, policy) = match start_timer(config(policy), signal::stop_flag()) {
         Ok(r) => (r, policy),
         Err(e) if policy != Policy::Other => {
-            result.skipped.push(MissingFeature::new(
-                "SCHED_FIFO timer threads",
-                e.to_string(),
-                "run as root or give latscope CAP_SYS_NICE",
-            ));
+            // The error says how to enable it already.
+            result.skipped.push(MissingFeature::new("SCHED_FIFO timer threads", e.to_string(), ""));
             (start_timer(config(Policy::Other), signal::stop_flag()).map_err(CliError::msg)?, Policy::Other)
         }
         Err(e) => return Err(CliError::msg(e)),
@@ -304,7 +367,7 @@ fn measure_timer(
             worst: &c.worst,
         })
         .collect();
-    let summary = summarize_timer(&samples, start, None);
+    let summary = summarize_timer(&samples, start, threshold);
     let mut md = result.metadata.clone();
     md.duration_ns = m.end.saturating_sub(start).0;
     let options = TimerOptions {
@@ -313,6 +376,7 @@ fn measure_timer(
         priority: u32::from(policy.priority()),
         duration_ns: Some(duration.0),
         window_ns: Some(WINDOW.0),
+        threshold_ns: threshold.map(|t| t.0),
         ..TimerOptions::default()
     };
     let mut t = TimerResult::new(md, options);
@@ -320,6 +384,7 @@ fn measure_timer(
     t.stopped_by = m.stopped_by;
     t.cpus = summary.cpus;
     t.all = summary.all;
+    result.warnings.extend(crate::cmd::timer::overrun_warnings(&t));
     let tids = m.cpus.iter().map(|c| (c.cpu, c.tid)).collect();
     Ok(MeasuredTimer { result: t, tids, policy })
 }

@@ -7,9 +7,9 @@
 use crate::args::{self, CpuArgs, DurationArg, OutputArgs, PriorityArg, StacksArg};
 use crate::beside::Beside;
 use crate::capture;
-use crate::cmd::report::{write_perfetto, write_timer_report};
+use crate::cmd::report::{say_written, write_perfetto, write_timer_report};
 use crate::error::{CliError, CmdResult, Outcome};
-use crate::output::{stderr_is_terminal, stdout_is_terminal, write_text, JsonSink};
+use crate::output::{stderr_is_terminal, stdout_is_terminal, write_file, write_text, Kind};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::remedy::RemedyContext;
@@ -32,15 +32,22 @@ use std::time::Duration;
 pub struct Args {
     #[command(flatten)]
     cpus: CpuArgs,
-    /// Timer period (units ns, us, ms, s), e.g. 1ms or 1333us
-    #[arg(short = 'i', long, value_name = "DUR", default_value = "1ms", value_parser = args::duration())]
+    /// Timer period (ns, us, ms, s, m, h), e.g. 1ms or 1333us; at least 10us
+    #[arg(
+        short = 'i',
+        long,
+        value_name = "DUR",
+        default_value = "1ms",
+        allow_hyphen_values = true,
+        value_parser = args::duration()
+    )]
     interval: Nanos,
     #[command(flatten)]
     priority: PriorityArg,
     #[command(flatten)]
     duration: DurationArg,
     /// Count wakeups later than this; exceeding it makes the exit code 2
-    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = args::duration())]
     threshold: Option<Nanos>,
     /// End the run at the first wakeup later than --threshold
     #[arg(long)]
@@ -76,11 +83,9 @@ struct Plan {
 fn plan(args: &Args) -> Result<Plan, CliError> {
     let cpus = args.cpus.resolve()?;
     let interval = args.interval;
-    if interval.0 == 0 {
-        return Err(CliError("--interval: the period must be longer than 0, e.g. 1ms".into()));
-    }
+    check_interval(interval, clock::resolution())?;
     let policy = args.priority.priority;
-    let duration = args.duration.duration;
+    let duration = args.duration.nonzero()?;
     if duration.is_some_and(|d| d < interval) {
         return Err(CliError("--duration is shorter than one --interval; measure for at least one period".into()));
     }
@@ -116,11 +121,55 @@ fn plan(args: &Args) -> Result<Plan, CliError> {
     Ok(Plan { config, options })
 }
 
+/// The shortest period latscope measures: one wakeup (timer interrupt, switch, clock read) takes
+/// microseconds on any machine, so a shorter period only counts overruns.
+pub const MIN_INTERVAL: Nanos = Nanos::from_us(10);
+
+/// Refuses a period below what the clock (`resolution`, from clock_getres) and the kernel can deliver.
+fn check_interval(interval: Nanos, resolution: Nanos) -> Result<(), CliError> {
+    let floor = MIN_INTERVAL.max(resolution);
+    if interval < floor {
+        let why = if resolution > MIN_INTERVAL {
+            format!("the clock ticks every {resolution} here (clock_getres: no high-resolution timers)")
+        } else {
+            "a wakeup alone (timer interrupt, context switch, clock read) takes microseconds".to_string()
+        };
+        return Err(CliError(format!(
+            "-i/--interval {interval} is shorter than any period this machine can keep: {why}; give at least {floor}, \
+             e.g. -i 100us or -i 1ms"
+        )));
+    }
+    Ok(())
+}
+
+/// The share of missed periods above which a run says its interval was not kept.
+const OVERRUN_WARN_SHARE: f64 = 0.02;
+
+/// One warning per CPU whose overruns pass a few percent of its wakeups: the interval was not kept.
+pub(crate) fn overrun_warnings(r: &TimerResult) -> Vec<String> {
+    let interval = Nanos(r.options.interval_ns);
+    r.cpus
+        .iter()
+        .filter(|c| c.stats.count > 0 && c.stats.overruns as f64 > OVERRUN_WARN_SHARE * c.stats.count as f64)
+        .map(|c| {
+            format!(
+                "CPU {}: {} missed periods (overruns) for {} wakeups ({:.0} %): the {interval} interval was not kept \
+                 and the statistics describe a slower timer; use a longer -i/--interval",
+                c.cpu,
+                c.stats.overruns,
+                c.stats.count,
+                100.0 * c.stats.overruns as f64 / c.stats.count as f64
+            )
+        })
+        .collect()
+}
+
 /// Runs `latscope timer`.
 pub fn run(args: Args) -> CmdResult {
     let plan = plan(&args)?;
-    let sink = args.outputs.json.as_deref().map(JsonSink::open).transpose()?;
-    let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
+    let outputs = args.outputs.outputs();
+    outputs.check()?;
+    let to_stdout_json = outputs.takes_stdout();
     // The configuration around the numbers, read before the measuring threads start.
     let facts = collect();
     let mut metadata = run_metadata(std::env::args().collect(), &facts);
@@ -136,18 +185,14 @@ pub fn run(args: Args) -> CmdResult {
     if plan.config.policy == Policy::Other {
         warnings.push("measuring as SCHED_OTHER (-p 0): any other task can delay the wakeups".into());
     }
-    for w in &warnings {
-        eprintln!("latscope: {w}");
-    }
+    // Said once, in the summary (and the JSON).
 
     let mut tracing = if args.trace {
         let mut skipped = Vec::new();
         let no_stacks = args.stacks.no_stacks;
         let c = capture::start(&plan.config.cpus, TRACE_SPAN, "trace of the timer run", no_stacks, &mut skipped);
+        // Said once, in the trace section of the summary.
         let notes: Vec<String> = skipped.iter().map(|m| format!("missing {m}")).collect();
-        for n in &notes {
-            eprintln!("latscope: {n}");
-        }
         Some(Tracing { trigger: c.map(|c| Trigger::new(c, args.stop_on_threshold)), notes })
     } else {
         None
@@ -192,6 +237,7 @@ pub fn run(args: Args) -> CmdResult {
     result.all = summary.all;
     result.warnings = warnings;
     result.findings = findings;
+    result.warnings.extend(overrun_warnings(&result));
     for c in result.cpus.iter().filter(|c| c.windows_dropped > 0) {
         result
             .warnings
@@ -206,16 +252,16 @@ pub fn run(args: Args) -> CmdResult {
 
     latscope_report::sentences::timer(&mut result);
     write_text(|out| write_timer(out, &result), to_stdout_json)?;
-    if let Some(sink) = sink {
-        sink.write_with(|w| write_json(w, &result))?;
+    if let Some(path) = &args.outputs.json {
+        write_file(Kind::Json, path, |w| write_json(w, &result))?;
     }
     if let Some(dir) = &args.outputs.report {
-        let index = write_timer_report(dir, &result, "timer")?;
-        eprintln!("latscope: report: {}", index.display());
+        let index = write_timer_report(dir, args.outputs.force, &result, "timer")?;
+        say_written("report", &index);
     }
     if let Some(path) = &args.outputs.perfetto {
         write_perfetto(path, &events, Some(&result), None)?;
-        eprintln!("latscope: Perfetto trace: {} (open in ui.perfetto.dev)", path.display());
+        say_written("Perfetto trace", path);
     }
     Ok(if result.exceeded_threshold() { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }
@@ -238,7 +284,6 @@ fn explain(
 ) -> (TimerTrace, Vec<Event>) {
     let Tracing { trigger, mut notes } = tracing;
     let Some(trigger) = trigger else {
-        notes.push("no trace was taken: see the missing features above".into());
         return (TimerTrace { notes, ..TimerTrace::default() }, Vec::new());
     };
     let mut t = TimerTrace { marks: trigger.marks(), frozen: trigger.is_frozen(), ..TimerTrace::default() };

@@ -13,7 +13,7 @@ mod textfile;
 
 use crate::args::{self, CpuArgs, DurationArg, PriorityArg, StacksArg};
 use crate::error::{CliError, CmdResult, Outcome};
-use crate::output::{write_text, JsonSink};
+use crate::output::{is_stdout, write_file, write_text, Kind};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::monitor_stats::MonitorStats;
@@ -240,11 +240,10 @@ pub fn run(args: Args) -> CmdResult {
     result.warnings = warnings;
     result.findings = findings;
     latscope_report::sentences::timer(&mut result);
-    let sink = args.json.as_deref().map(JsonSink::open).transpose()?;
-    let to_stdout_json = sink.as_ref().is_some_and(JsonSink::is_stdout);
+    let to_stdout_json = args.json.as_deref().is_some_and(is_stdout);
     write_text(|out| write_timer(out, &result), to_stdout_json)?;
-    if let Some(sink) = sink {
-        sink.write_with(|w| write_json(w, &result))?;
+    if let Some(path) = &args.json {
+        write_file(Kind::Json, path, |w| write_json(w, &result))?;
     }
     log("monitor: stopped; tracing and real-time settings restored");
     Ok(if result.exceeded_threshold() { Outcome::ThresholdExceeded } else { Outcome::Ok })

@@ -8,7 +8,7 @@
 
 use super::log;
 use crate::capture;
-use crate::cmd::record::write_file as write_dat;
+use crate::cmd::record::write_dat;
 use crate::cmd::report::{write_perfetto, write_timer_report};
 use crate::error::CliError;
 use latscope_analyze::monitor_stats::MonitorStats;
@@ -253,7 +253,8 @@ impl Recorder {
         latscope_report::sentences::timer(&mut result);
 
         let dir = self.capture_dir(p.cpu.0);
-        write_timer_report(&dir, &result, &format!("breach on CPU {}", p.cpu))?;
+        // The recorder's own directory: its files are latscope's.
+        write_timer_report(&dir, true, &result, &format!("breach on CPU {}", p.cpu))?;
         write_perfetto(&dir.join("trace.perfetto.json"), &decoded.events, Some(&result), None)?;
         write_dat(&dir.join("trace.dat"), &data, true)?;
         {
