@@ -109,7 +109,7 @@ fn threshold_exit_codes() {
     assert_eq!(under.status.code(), Some(0));
     let bad = latscope(&["analyze", seed, "--threshold", "20"]);
     assert_eq!(bad.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--threshold 20"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--threshold '20' has no unit"));
 }
 
 #[test]

@@ -153,12 +153,12 @@ pub(crate) fn overrun_warnings(r: &TimerResult) -> Vec<String> {
         .filter(|c| c.stats.count > 0 && c.stats.overruns as f64 > OVERRUN_WARN_SHARE * c.stats.count as f64)
         .map(|c| {
             format!(
-                "CPU {}: {} missed periods (overruns) for {} wakeups ({:.0} %): the {interval} interval was not kept \
-                 and the statistics describe a slower timer; use a longer -i/--interval",
+                "CPU {}: {} missed periods (overruns) for {} wakeups, {:.0} % of the periods: the {interval} interval \
+                 was not kept and the statistics describe a slower timer; use a longer -i/--interval",
                 c.cpu,
                 c.stats.overruns,
                 c.stats.count,
-                100.0 * c.stats.overruns as f64 / c.stats.count as f64
+                100.0 * c.stats.overruns as f64 / (c.stats.overruns + c.stats.count) as f64
             )
         })
         .collect()
