@@ -176,14 +176,15 @@ fn a_written_report_is_said_one_way() {
 /// failure; item 19: `record --json` says what it recorded.
 #[test]
 fn record_refuses_zero_and_passes_on_the_commands_failure() {
-    let out = run(&["record", "-o", "/tmp/never-written.dat", "-D", "0s"]);
+    let d = scratch("record");
+    let never = d.join("never.dat");
+    let out = run(&["record", "-o", never.to_str().expect("utf-8"), "-D", "0s"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("-D/--duration must be longer than 0"), "{}", text(&out.stderr));
-    assert!(!std::path::Path::new("/tmp/never-written.dat").exists());
+    assert!(!never.exists());
     if !live::ready(&[Need::Root, Need::Tracefs, Need::Cpu(1)]) {
         return;
     }
-    let d = scratch("record");
     let dat = d.join("f.dat");
     let out = run(&[
         "record",

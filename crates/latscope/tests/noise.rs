@@ -260,7 +260,8 @@ fn ctrl_c_and_stop_on_threshold() {
     // SAFETY: sending SIGINT to our own child.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let out = child.wait_with_output().expect("wait");
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    // 130 after SIGINT, as shells expect (issue 15 item 18), with the summary written.
+    assert_eq!(out.status.code(), Some(130), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("(interrupted)"), "{text}");
 

@@ -83,7 +83,7 @@ fn missing_events_are_named_and_the_recording_continues() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("missing event nosuchsys/nosuchevent: not in this kernel's tracefs"), "{stderr}");
-    assert!(stderr.contains("tracing 1 events on CPUs 0"), "{stderr}");
+    assert!(stderr.contains("tracing 1 event on CPU 0"), "{stderr}");
     assert!(stdout.contains("wrote"), "{stdout}");
     assert!(file.exists());
     let _ = std::fs::remove_dir_all(&dir);

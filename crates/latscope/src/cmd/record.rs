@@ -309,8 +309,8 @@ pub fn render_capture_report(w: &mut dyn Write, r: &CaptureReport) -> std::io::R
     if let (Some(inst), Some(clock)) = (&r.instance, &r.clock) {
         writeln!(
             w,
-            "latscope: tracing {} events on {} (instance {inst}, clock {clock}{})",
-            r.events.len(),
+            "latscope: tracing {} on {} (instance {inst}, clock {clock}{})",
+            latscope_report::human::counted(r.events.len() as u64, "event", "events"),
             crate::args::cpus_label(&r.cpus),
             if r.filters.is_empty() { String::new() } else { format!(", {} filtered", r.filters.len()) }
         )?;
