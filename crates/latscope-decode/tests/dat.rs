@@ -62,6 +62,7 @@ fn str_field(e: &Event, name: &str) -> Option<String> {
 const FACTS: &[(&str, u32, usize, u64, u64)] = &[
     ("buildroot-4.13.9-i686-function-v6.dat", 6, 11397, 3263408978039, 3263571898375),
     ("buildroot-5.15.18-i686-sched_switch-v6.dat", 6, 102, 585229563745, 595143089974),
+    ("debian-6.1.0-56-rt-amd64-qemu-flags-v7.dat", 7, 4472, 27022154058, 27887651078),
     ("local-6.18-x86_64-sched_irq_timer-v7.dat", 7, 3242, 3173638928950, 3174492483397),
     ("local-6.18-x86_64-sched_syscalls-v7-zstd.dat", 7, 4851, 3174726915101, 3175798845676),
     ("local-6.18-x86_64-printk-stacks-v6.dat", 6, 41241, 8040930705564, 8043993910043),
@@ -84,6 +85,30 @@ fn every_fixture_decodes_with_its_count_and_time_span() {
         assert_eq!(ev.last().map(|e| e.ts), Some(Nanos(last)), "{name}");
         assert!(t.events.windows(2).all(|w| w[0].ts <= w[1].ts), "{name}: not time-ordered");
     }
+}
+
+/// Debian's 6.1 PREEMPT_RT kernel, one buffer read twice: as the kernel's own text and as raw pages. The
+/// flags of every event agree (the RT layout of 5.17 – 6.6-rc6-rt9: 0x20 need-resched-lazy, 0x80 BH off),
+/// and both moved bits occur. The old table read `d.L.` as `dp.` and `D...` as `dl.`.
+#[test]
+fn rt_6_1_dat_flags_agree_with_the_kernel_text() {
+    let dat = decode("debian-6.1.0-56-rt-amd64-qemu-flags-v7.dat");
+    let text = latscope_decode::decode_file(&fixture("debian-6.1.0-56-rt-amd64-qemu-flags.txt")).expect("text");
+    let per_cpu = |t: &DecodedTrace, cpu: u32| -> Vec<(u64, latscope_model::Flags)> {
+        real(t).into_iter().filter(|e| e.cpu == CpuId(cpu)).map(|e| (e.ts.0 / 1000, e.flags)).collect()
+    };
+    let mut seen = 0u16;
+    for cpu in [0, 1] {
+        let (d, t) = (per_cpu(&dat, cpu), per_cpu(&text, cpu));
+        assert_eq!(d.len(), t.len(), "CPU {cpu}: the same events");
+        assert!(d.len() > 1000, "CPU {cpu}: {} events", d.len());
+        for (i, (x, y)) in d.iter().zip(&t).enumerate() {
+            assert_eq!(x.1.bits, y.1.bits, "CPU {cpu} event {i} at {} µs: .dat {:?}, kernel text {:?}", y.0, x.1, y.1);
+            seen |= y.1.bits;
+        }
+    }
+    use latscope_model::Flags;
+    assert!(seen & Flags::NEED_RESCHED_LAZY != 0 && seen & Flags::BH_OFF != 0, "both moved bits occur");
 }
 
 #[test]

@@ -44,6 +44,7 @@ impl CompiledFormat {
     pub fn new(format: EventFormat, long_size: usize) -> CompiledFormat {
         let get = |n: &str| format.field(n).cloned();
         let common_lazy = get("common_preempt_lazy_count");
+        let common_migrate = get("common_migrate_disable");
         let sized = |n: &str, size: u32| format.field(n).filter(|f| f.size == size).map(|f| f.offset as usize);
         let common_fast = match (sized("common_flags", 1), sized("common_preempt_count", 1), sized("common_pid", 4)) {
             (Some(f), Some(p), Some(pid)) => Some((f, p, pid)),
@@ -55,8 +56,8 @@ impl CompiledFormat {
             common_flags: get("common_flags"),
             common_preempt: get("common_preempt_count"),
             common_pid: get("common_pid"),
-            common_migrate: get("common_migrate_disable"),
-            flag_layout: if common_lazy.is_some() { FlagLayout::RtPatch } else { FlagLayout::Mainline },
+            flag_layout: FlagLayout::of_common_fields(common_lazy.is_some(), common_migrate.is_some()),
+            common_migrate,
             common_lazy,
             payload: (0..format.fields.len()).filter(|&i| !format.fields[i].name.starts_with("common_")).collect(),
             format,
