@@ -1,5 +1,13 @@
 //! Private tracefs instances (`instances/latscope-<pid>`): created by a guard that removes them, and the
 //! clean-up of instances left behind by latscope runs that were killed.
+//!
+//! Kernels before 6.7 keep one kernel-wide "ring buffer expanded" flag: the top-level buffer is allocated
+//! at its minimum on boot (`buffer_size_kb` shows `7 (expanded: 1408)`) and grows to the expanded size on
+//! first use, but resizing *any* instance sets the flag, after which the top-level buffer never grows and
+//! stays at 7 KB per CPU (seen on Debian's 6.1 kernels). The flag cannot be cleared from user space, so
+//! when an instance leaves the top-level buffer in that state, removing it gives the top-level buffer the
+//! size it would have taken on first use — what enabling an event in an instance does on these kernels
+//! anyway. On later kernels the flag is per instance and the top-level buffer is left alone.
 
 use crate::SysError;
 use std::path::{Path, PathBuf};
@@ -13,6 +21,8 @@ pub struct Instance {
     name: String,
     path: PathBuf,
     removed: bool,
+    /// The tracefs root and the top-level buffer's expanded size, when it was not expanded yet at creation.
+    top_unexpanded: Option<(PathBuf, String)>,
 }
 
 impl Instance {
@@ -24,8 +34,11 @@ impl Instance {
         for n in 1..100u32 {
             let name = if n == 1 { format!("{PREFIX}{pid}") } else { format!("{PREFIX}{pid}-{n}") };
             let path = dir.join(&name);
+            let top_unexpanded = top_buffer_state(tracefs_root)
+                .and_then(|t| expanded_size(&t))
+                .map(|size| (tracefs_root.to_path_buf(), size));
             match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(Instance { name, path, removed: false }),
+                Ok(()) => return Ok(Instance { name, path, removed: false, top_unexpanded }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
                     let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
@@ -61,10 +74,12 @@ impl Instance {
             match std::fs::remove_dir(&self.path) {
                 Ok(()) => {
                     self.removed = true;
+                    self.restore_top_buffer();
                     return Ok(());
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     self.removed = true;
+                    self.restore_top_buffer();
                     return Ok(());
                 }
                 Err(e) => {
@@ -79,6 +94,42 @@ impl Instance {
             source,
             hint: "; a file of the instance is still open; the next latscope run removes it".to_string(),
         })
+    }
+}
+
+impl Instance {
+    /// When the top-level buffer was waiting to expand and no longer is, yet has not grown (the kernel-wide
+    /// flag was set through this instance), gives it its expanded size: see the module comment.
+    fn restore_top_buffer(&mut self) {
+        let Some((root, size)) = self.top_unexpanded.take() else { return };
+        let Some(now) = top_buffer_state(&root) else { return };
+        if stuck_unexpanded(&now, &size) {
+            let _ = std::fs::write(root.join("buffer_size_kb"), &size);
+        }
+    }
+}
+
+/// The top-level `buffer_size_kb` text.
+fn top_buffer_state(root: &Path) -> Option<String> {
+    std::fs::read_to_string(root.join("buffer_size_kb")).ok()
+}
+
+/// `1408` of `7 (expanded: 1408)`: the size a buffer not yet expanded takes on first use.
+fn expanded_size(shown: &str) -> Option<String> {
+    let after = shown.split_once("expanded:")?.1;
+    let n: String = after.trim().chars().take_while(char::is_ascii_digit).collect();
+    (!n.is_empty()).then_some(n)
+}
+
+/// Whether the top-level buffer shows a plain size below `expanded` (the flag set, the buffer not grown).
+fn stuck_unexpanded(shown: &str, expanded: &str) -> bool {
+    let t = shown.trim();
+    if t.contains("expanded") {
+        return false;
+    }
+    match (t.parse::<u64>(), expanded.parse::<u64>()) {
+        (Ok(now), Ok(full)) => now < full,
+        _ => false,
     }
 }
 
@@ -177,5 +228,28 @@ mod tests {
         }
         assert!(!inst.join(format!("latscope-{me}-2")).exists());
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_top_level_buffer_left_unexpanded_gets_its_first_use_size() {
+        // A fake tracefs root whose buffer_size_kb a "kernel" (this test) rewrites as 6.1 does.
+        let root = std::env::temp_dir().join(format!("latscope-expand-test-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("instances")).expect("mkdir");
+        let top = root.join("buffer_size_kb");
+        std::fs::write(&top, "7 (expanded: 1408)\n").expect("write");
+        {
+            let _g = Instance::create(&root).expect("create");
+            // Resizing the instance set the kernel-wide flag: the top level now shows a plain 7.
+            std::fs::write(&top, "7\n").expect("write");
+        }
+        assert_eq!(std::fs::read_to_string(&top).expect("read").trim(), "1408");
+        // Already expanded at creation (or on kernels with a per-instance flag): left alone.
+        std::fs::write(&top, "7\n").expect("write");
+        drop(Instance::create(&root).expect("create"));
+        assert_eq!(std::fs::read_to_string(&top).expect("read").trim(), "7");
+        let _ = std::fs::remove_dir_all(&root);
+        assert_eq!(expanded_size("7 (expanded: 1408)\n").as_deref(), Some("1408"));
+        assert!(!stuck_unexpanded("7 (expanded: 1408)", "1408") && !stuck_unexpanded("1408", "1408"));
+        assert!(stuck_unexpanded("7\n", "1408"));
     }
 }
