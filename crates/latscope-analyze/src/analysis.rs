@@ -89,6 +89,9 @@ pub struct Analysis {
     pub anchored_wakeup: bool,
     /// Tick storms, most expiries first.
     pub tick_storms: Vec<TickStorm>,
+    /// Priority inheritance (`sched_pi_setprio`): the tasks boosted because a higher-priority task waited
+    /// on a lock they held.
+    pub pi: crate::pi_boost::PiReport,
     /// Function-graph trees, when the trace has them.
     pub funcgraph: Option<FuncGraphReport>,
     /// `--diff NORMAL ABNORMAL`: the aligned trees.
@@ -196,6 +199,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         anchor,
         anchored_wakeup,
         tick_storms: storms,
+        pi: crate::pi_boost::pi_boosts(events),
         funcgraph,
         diff: None,
         irq_stats: irq_stats(&timeline),

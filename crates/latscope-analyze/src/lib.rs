@@ -18,6 +18,7 @@ pub mod monitor_stats;
 pub mod noise;
 pub mod noise_attribution;
 pub mod patterns;
+pub mod pi_boost;
 pub mod ranking;
 pub mod remedy;
 pub mod reported;

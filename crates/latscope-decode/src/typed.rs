@@ -221,6 +221,12 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
             orig_cpu: cpu(f.int("orig_cpu")?)?,
             dest_cpu: cpu(f.int("dest_cpu")?)?,
         },
+        "sched_pi_setprio" => EventKind::SchedPiSetprio {
+            comm: f.task_name("comm").unwrap_or_default(),
+            pid: f.int("pid")? as i32,
+            oldprio: f.int("oldprio")? as i32,
+            newprio: f.int("newprio")? as i32,
+        },
         "irq_disable" | "irq_enable" | "preempt_disable" | "preempt_enable"
             if sys.is_empty() || sys == "preemptirq" =>
         {

@@ -163,6 +163,9 @@ pub enum EventKind {
     SchedWakeup { kind: WakeupKind, comm: TaskName, pid: Pid, prio: i32, target_cpu: Option<CpuId> },
     /// `sched:sched_migrate_task`
     SchedMigrate { comm: TaskName, pid: Pid, prio: i32, orig_cpu: CpuId, dest_cpu: CpuId },
+    /// `sched:sched_pi_setprio`: priority inheritance changed `pid`'s priority (kernel prio numbers: a
+    /// boost lowers the number to a waiter's, the end of the boost raises it back).
+    SchedPiSetprio { comm: TaskName, pid: Pid, oldprio: i32, newprio: i32 },
     /// `preemptirq:*` with the caller and its parent (`console_unlock+0xc0/0x510`).
     Preemptirq { toggle: Toggle, caller: Text, parent: Text },
     /// `nmi:nmi_handler`
@@ -229,6 +232,7 @@ impl EventKind {
             }
             .into(),
             EventKind::SchedMigrate { .. } => "sched_migrate_task".into(),
+            EventKind::SchedPiSetprio { .. } => "sched_pi_setprio".into(),
             EventKind::Preemptirq { toggle, .. } => match toggle {
                 Toggle::IrqDisable => "irq_disable",
                 Toggle::IrqEnable => "irq_enable",

@@ -147,6 +147,29 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         }
         writeln!(out)?;
     }
+    if !a.pi.boosts.is_empty() {
+        writeln!(
+            out,
+            "Priority inheritance: {} sched_pi_setprio event(s); each boost means a higher-priority task waited \
+             on a lock (an rt_mutex; on PREEMPT_RT also every spinlock) that this task held",
+            a.pi.events
+        )?;
+        for b in a.pi.boosts.iter().take(10) {
+            writeln!(
+                out,
+                "  {}:{} on CPU {} boosted {} time(s) from {} to {}, {} boosted in all (longest {})",
+                b.task.comm,
+                b.task.pid,
+                b.cpu.0,
+                b.count,
+                prio_words(b.task.prio.unwrap_or(120)),
+                prio_words(b.top_prio),
+                human(b.boosted),
+                human(b.longest)
+            )?;
+        }
+        writeln!(out)?;
+    }
     if let Some(t) = &a.throttling {
         writeln!(
             out,
@@ -309,4 +332,13 @@ fn write_tree(out: &mut dyn Write, n: &CallNode, depth: usize, max: usize) -> io
         }
     }
     Ok(())
+}
+
+/// A kernel priority as users set it: `SCHED_FIFO 50` for prio 49, `normal (prio 120)` from 100 on.
+fn prio_words(prio: i32) -> String {
+    if (0..100).contains(&prio) {
+        format!("SCHED_FIFO/RR {}", 99 - prio)
+    } else {
+        format!("normal (prio {prio})")
+    }
 }

@@ -118,6 +118,9 @@ pub fn default_events(cpus: Option<&CpuList>) -> Vec<EventSpec> {
         }
         v.push(e);
     }
+    // Priority inheritance: a task boosted by a higher-priority waiter on an rt_mutex it holds (on
+    // PREEMPT_RT every spinlock_t is one). Rare outside RT kernels, so it costs nothing there.
+    v.push(EventSpec::new("sched", "sched_pi_setprio", CORE));
     v.push(EventSpec::new("nmi", "nmi_handler", X86_NMI));
     v.push(EventSpec::new("syscalls", "sys_enter_clock_nanosleep", SYSCALLS));
     v.push(EventSpec::new("syscalls", "sys_exit_clock_nanosleep", SYSCALLS));
