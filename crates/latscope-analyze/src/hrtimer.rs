@@ -60,8 +60,74 @@ pub struct LateExpiry {
     /// Name of that interrupt (`local_timer`, `irq 3 arch_timer`).
     pub irq_name: Option<String>,
     /// What held the IRQ back first (see [`crate::held_back::decide`]), then what ran between the expiry
-    /// and the IRQ entry: irqs-off sections first, the rest longest first.
+    /// and the IRQ entry: irqs-off sections first, the rest longest first. When the timer ran in a timer
+    /// thread ([`LateExpiry::thread`]): what ran while that thread waited for the CPU, longest first.
     pub before: Vec<Explanation>,
+    /// The kernel thread the timer expired in, when not in the interrupt itself: on PREEMPT_RT the timers
+    /// not marked hard (those of normal tasks among them) expire in `ktimers/N` (SCHED_FIFO 1), elsewhere
+    /// softirq work can be deferred to `ksoftirqd/N`. Its wait for the CPU is the timer's lateness.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread: Option<TimerThread>,
+}
+
+/// A timer thread's wakeup and switch-in before it ran a late timer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TimerThread {
+    /// The thread (`ktimers/1`) with the priority it was switched in with.
+    pub task: TaskRef,
+    /// When it was woken (`sched_waking`, else `sched_wakeup`).
+    pub woken: Nanos,
+    /// When it got the CPU.
+    pub switched_in: Nanos,
+    /// Indices of the wakeup and switch-in events.
+    pub evidence: Vec<usize>,
+}
+
+/// Whether a task is a kernel thread that runs deferred timer work.
+fn is_timer_thread(comm: &str) -> bool {
+    comm.starts_with("ktimers/") || comm.starts_with("ksoftirqd/")
+}
+
+/// When the expiry at `x` ran in a timer thread: that thread's last wakeup and switch-in before it.
+fn timer_thread(events: &[Event], x: &HrtimerExpiry) -> Option<TimerThread> {
+    let e = events.get(x.index)?;
+    if e.pid == 0 || !is_timer_thread(e.comm.as_str()) {
+        return None;
+    }
+    let earliest = x.expires_at?;
+    let mut switched: Option<(Nanos, usize, i32)> = None;
+    // The wakeup: `sched_waking` (the request) when traced, else `sched_wakeup`.
+    let mut woken: Option<(Nanos, usize)> = None;
+    let found = |woken: (Nanos, usize), (at, si, prio): (Nanos, usize, i32)| TimerThread {
+        task: TaskRef::new(e.comm, e.pid, Some(prio)),
+        woken: woken.0,
+        switched_in: at,
+        evidence: vec![woken.1, si],
+    };
+    for (i, ev) in events[..x.index].iter().enumerate().rev() {
+        if ev.ts < earliest {
+            break;
+        }
+        match &ev.kind {
+            EventKind::SchedSwitch { next_pid, next_prio, .. }
+                if switched.is_none() && *next_pid == e.pid && ev.cpu == x.cpu =>
+            {
+                switched = Some((ev.ts, i, *next_prio));
+            }
+            // The thread went to sleep before this wakeup: the wakeup seen so far is the one.
+            EventKind::SchedSwitch { prev_pid, .. } if *prev_pid == e.pid && switched.is_some() => {
+                return Some(found(woken?, switched?));
+            }
+            EventKind::SchedWakeup { pid, kind, .. } if *pid == e.pid && switched.is_some() => {
+                woken = Some((ev.ts, i));
+                if *kind == latscope_model::event::WakeupKind::Waking {
+                    return Some(found(woken?, switched?));
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(found(woken?, switched?))
 }
 
 /// A timer lateness that a module printed itself (`delta: 9656`, `8 overruns`), from `print` events.
@@ -337,11 +403,19 @@ pub fn explain_late(
     remedy: &crate::remedy::RemedyContext,
 ) -> LateExpiry {
     let Some(cpu) = timeline.cpu(x.cpu) else {
-        return LateExpiry { expiry: x.clone(), irq_entry: None, irq_name: None, before: Vec::new() };
+        return LateExpiry { expiry: x.clone(), irq_entry: None, irq_name: None, before: Vec::new(), thread: None };
     };
     let ctx = cpu.context_at(x.ts);
     let irq_entry = ctx.map(|c| c.start);
     let irq_name = ctx.map(|c| c.activity.label());
+    if let Some(t) = timer_thread(events, x) {
+        // The thread's wait is the lateness: what held the CPU meanwhile, longest first. An irqs-off
+        // section inside it only delayed the thread's wakeup, not its turn on the CPU.
+        let segments = cpu.segments_in(t.woken, t.switched_in);
+        let mut before = activity_components(&segments, x.cpu, Some(t.task.pid));
+        before.sort_by_key(|c| std::cmp::Reverse(c.magnitude));
+        return LateExpiry { expiry: x.clone(), irq_entry, irq_name, before, thread: Some(t) };
+    }
     let mut before = Vec::new();
     if let (Some(expires), Some(entry)) = (x.expires_at, irq_entry.or(Some(x.ts))) {
         if entry > expires {
@@ -350,7 +424,7 @@ pub fn explain_late(
             before = crate::held_back::decide(raw, entry - expires, x.cpu, arrival, remedy);
         }
     }
-    LateExpiry { expiry: x.clone(), irq_entry, irq_name, before }
+    LateExpiry { expiry: x.clone(), irq_entry, irq_name, before, thread: None }
 }
 
 /// What happened in `[start, end)` on `cpu`: irqs-off sections overlapping it first, then what ran (by
@@ -455,6 +529,42 @@ fn same_activity(a: &Activity, b: &Activity) -> bool {
 mod tests {
     use super::*;
     use crate::testing::ev;
+
+    #[test]
+    fn a_timer_run_by_ktimers_is_late_by_the_threads_wait_not_by_irqs_off() {
+        // PREEMPT_RT: a normal task's sleep timer expires in ktimers/1 (FIFO 1), which a FIFO 96 spinner
+        // keeps off CPU 1 for 300 ms; a short irqs-off section (flags column) sits in the spinner.
+        let events = crate::testing::trace(
+            "
+             sleeper-140  [001] d..2..  10.000000: hrtimer_start: hrtimer=00000000deadbeef function=hrtimer_wakeup expires=10002000000 softexpires=10002000000 mode=REL
+             sleeper-140  [001] d..2..  10.000100: sched_switch: prev_comm=sleeper prev_pid=140 prev_prio=120 prev_state=S ==> next_comm=spin next_pid=133 next_prio=3
+                spin-133  [001] d.h1..  10.002000: local_timer_entry: vector=236
+                spin-133  [001] d.h1..  10.002010: hrtimer_expire_entry: hrtimer=00000000aaaaaaaa function=tick_sched_timer now=10002010000
+                spin-133  [001] d.h1..  10.002020: hrtimer_expire_exit: hrtimer=00000000aaaaaaaa
+                spin-133  [001] d.h4..  10.002030: sched_waking: comm=ktimers/1 pid=28 prio=98 target_cpu=001
+                spin-133  [001] d.h1..  10.002040: local_timer_exit: vector=236
+                spin-133  [001] d..1..  10.100000: irq_handler_entry: irq=4 name=ttyS0
+                spin-133  [001] d..1..  10.100050: irq_handler_exit: irq=4 ret=handled
+                spin-133  [001] d..2..  10.302040: sched_switch: prev_comm=spin prev_pid=133 prev_prio=3 prev_state=R ==> next_comm=ktimers/1 next_pid=28 next_prio=98
+           ktimers/1-28   [001] ..s.1.  10.302050: softirq_entry: vec=8 [action=HRTIMER]
+           ktimers/1-28   [001] ..s.1.  10.302060: hrtimer_expire_entry: hrtimer=00000000deadbeef function=hrtimer_wakeup now=10302060000
+           ktimers/1-28   [001] ..s.1.  10.302070: hrtimer_expire_exit: hrtimer=00000000deadbeef
+           ktimers/1-28   [001] ..s.1.  10.302080: softirq_exit: vec=8 [action=HRTIMER]
+            ",
+        );
+        let tl = Timeline::build(&events);
+        let all = expiries(&events);
+        let late = all.iter().find(|x| x.function.to_string() == "hrtimer_wakeup").expect("the sleeper's timer");
+        assert_eq!(late.lateness, Some(Nanos(300_060_000)));
+        let l = explain_late(&tl, &events, late, &Default::default());
+        let t = l.thread.as_ref().expect("ran in ktimers/1");
+        assert_eq!((t.task.comm.as_str(), t.task.pid, t.task.prio), ("ktimers/1", 28, Some(98)));
+        assert_eq!((t.woken, t.switched_in), (Nanos(10_002_030_000), Nanos(10_302_040_000)));
+        assert_eq!(l.before[0].cause, CauseKind::BlockingTask);
+        assert_eq!(l.before[0].culprit.pid(), Some(133));
+        assert!(l.before[0].magnitude > Nanos(290_000_000), "{:?}", l.before[0]);
+        assert!(l.before.iter().all(|c| c.cause != CauseKind::IrqsOff));
+    }
 
     #[test]
     fn printed_lateness_of_seed_002_module() {

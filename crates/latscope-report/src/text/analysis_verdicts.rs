@@ -277,6 +277,19 @@ fn late_timer(a: &Analysis, e: &Explanation) -> String {
         l.expiry.cpu.0,
         human(l.expiry.lateness.unwrap_or_default())
     );
+    if let Some(t) = &l.thread {
+        // PREEMPT_RT's ktimers/N (or ksoftirqd/N): the timer waited for its thread, not for an interrupt.
+        text.push_str(&format!(
+            "; it expires in the kernel thread {}, which was woken {} after the expiry and then waited {} for \
+             CPU {} behind higher-priority work",
+            explain::task(&t.task),
+            human(t.woken.saturating_sub(l.expiry.expires_at.unwrap_or(t.woken))),
+            human(t.switched_in - t.woken),
+            l.expiry.cpu.0
+        ));
+        text.push_str(&explain::held_back(l.before.first()));
+        return text;
+    }
     match l.before.first() {
         Some(c) => {
             text.push_str(&format!("; before the {} entered", l.irq_name.as_deref().unwrap_or("interrupt")));
