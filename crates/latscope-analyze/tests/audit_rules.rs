@@ -241,3 +241,22 @@ fn unknown_facts_are_not_judged_as_fine() {
     assert!(f.iter().any(|x| x.id == "sched.rt_throttling" && x.severity == Severity::Info));
     assert!(f.iter().any(|x| x.id == "kernel.preemption" && x.severity == Severity::Info));
 }
+
+#[test]
+fn rt_kernel_wording_is_true_to_threaded_irqs_and_rcuc() {
+    // rt_box runs PREEMPT_RT: device handlers are irq/N threads and RCU callbacks run in rcuc/N there.
+    let f = findings_for(&fixture("rt_box"), &CpuList::default());
+    let irq = find(&f, "irq.affinity");
+    assert!(irq.why.contains("irq/N") && !irq.why.contains("preempts whatever runs there"), "{}", irq.why);
+    let rcu = find(&f, "isolation.rcu_nocbs");
+    assert!(rcu.why.contains("rcuc/N") && !rcu.why.contains("in softirq"), "{}", rcu.why);
+    // latscope does not start the kernel's tracers: the audit must not say it uses them.
+    let tracers = find(&f, "tracer.available");
+    assert!(!tracers.why.contains("can use these"), "{}", tracers.why);
+    assert!(tracers.why.contains("does not start"), "{}", tracers.why);
+    // Elsewhere the softirq wording stays.
+    let laptop = findings_for(&fixture("laptop"), &CpuList::default());
+    if let Some(r) = laptop.iter().find(|x| x.id == "isolation.rcu_nocbs") {
+        assert!(r.why.contains("softirq"), "{}", r.why);
+    }
+}

@@ -102,8 +102,14 @@ fn rcu_nocbs(s: &Scope, out: &mut Vec<Finding>) {
             "isolation.rcu_nocbs",
             Severity::Info,
             format!("RCU callbacks run on measured {}", cpus_label(&not)),
-            "RCU callback batches run in softirq on the CPU that queued them, sometimes for hundreds of \
-             microseconds.",
+            if s.is_preempt_rt() {
+                "On PREEMPT_RT, RCU callback batches run in the rcuc/N kernel thread (SCHED_FIFO 1 by default, \
+                 kernel.rcu.kthread_prio) on the CPU that queued them: a measuring thread of higher priority \
+                 delays them, one of lower priority waits behind them, sometimes for hundreds of microseconds."
+            } else {
+                "RCU callback batches run in softirq on the CPU that queued them, sometimes for hundreds of \
+                 microseconds."
+            },
         )
         .on_cpus(not)
         .evidence("rcu_nocbs=", b.rcu_nocbs.clone().unwrap_or_else(|| "not set".into()), s.facts.boot.from.clone())
@@ -150,7 +156,13 @@ fn irq_affinity(s: &Scope, out: &mut Vec<Finding>) {
         "irq.affinity",
         Severity::Warn,
         format!("{} device IRQs can fire on measured {}", hits.len(), cpus_label(&s.cpus)),
-        "A device interrupt on a measured CPU preempts whatever runs there, for the length of its handler.",
+        if s.is_preempt_rt() {
+            "On PREEMPT_RT a device interrupt on a measured CPU runs a short hard-IRQ entry there and wakes its \
+             handler thread (irq/N-name, SCHED_FIFO 50 by default), which preempts the measuring thread only \
+             when its priority is higher; the entry and the wakeup cost time on that CPU either way."
+        } else {
+            "A device interrupt on a measured CPU preempts whatever runs there, for the length of its handler."
+        },
     )
     .on_cpus(s.cpus.clone());
     for (irq, name, on, count, file) in hits.iter().take(8) {

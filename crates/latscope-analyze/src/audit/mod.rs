@@ -35,6 +35,11 @@ impl<'a> Scope<'a> {
         Scope { facts, cpus, online, housekeeping }
     }
 
+    /// Whether the kernel is PREEMPT_RT (interrupt handlers and softirqs run in threads).
+    pub fn is_preempt_rt(&self) -> bool {
+        self.facts.kernel.preemption.get().is_some_and(|m| m == "rt")
+    }
+
     /// CPUs to isolate in a suggested fix: the measured ones when others remain for housekeeping,
     /// otherwise every online CPU but the first.
     pub fn to_isolate(&self) -> CpuList {

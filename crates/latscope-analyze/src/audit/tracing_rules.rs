@@ -1,10 +1,12 @@
-//! Tracing rules: the tracers, events and BPF support latscope would use, and the kernel option that
-//! enables each one that is missing; tracing already switched on (top level, instances) as a latency risk.
+//! Tracing rules: the kernel's latency tracers whose output `latscope analyze` reads, the events latscope
+//! records or analyses, BPF support, the kernel option that enables each one that is missing, and tracing
+//! already switched on (top level, instances) as a latency risk.
 
 use super::{show, Scope};
 use latscope_model::{Finding, Fix, FixKind, Severity};
 
-/// Tracers latscope uses: (tracer, CONFIG option, what is lost without it).
+/// The kernel's latency tracers: (tracer, CONFIG option, what the kernel cannot do without it). latscope
+/// does not start them; `latscope analyze` decodes their output recorded with trace-cmd or rtla.
 pub const TRACERS: &[(&str, &str, &str)] = &[
     ("irqsoff", "CONFIG_IRQSOFF_TRACER", "find the longest irqs-off section with its call trace"),
     ("preemptoff", "CONFIG_PREEMPT_TRACER", "find the longest preemption-off section"),
@@ -16,13 +18,20 @@ pub const TRACERS: &[(&str, &str, &str)] = &[
     ("hwlat", "CONFIG_HWLAT_TRACER", "detect hardware/firmware (SMI) latency"),
 ];
 
-/// Event subsystems latscope records: (system, CONFIG option, what is lost without it).
+/// Event subsystems: (system, CONFIG option, what is lost without it). The first four are in the set
+/// latscope records; `preemptirq` is not (too many events), but `latscope analyze` uses it when a trace
+/// has it (`latscope record --events default,preemptirq`).
 pub const EVENT_SYSTEMS: &[(&str, &str, &str)] = &[
     ("sched", "CONFIG_CONTEXT_SWITCH_TRACER", "follow wakeups and context switches"),
     ("irq", "CONFIG_TRACEPOINTS", "see interrupt handlers and softirqs"),
     ("timer", "CONFIG_TRACEPOINTS", "see hrtimer expiries"),
     ("irq_vectors", "CONFIG_X86_LOCAL_APIC", "see local timer and IPI vectors (x86)"),
-    ("preemptirq", "CONFIG_PREEMPTIRQ_TRACEPOINTS", "see every irqs-off section as events"),
+    (
+        "preemptirq",
+        "CONFIG_PREEMPTIRQ_TRACEPOINTS",
+        "see irqs-off sections as events when you record them (`latscope record --events default,preemptirq`; \
+         not recorded by default)",
+    ),
 ];
 
 /// Runs the tracing rules.
@@ -134,7 +143,10 @@ fn tracers(s: &Scope, out: &mut Vec<Finding>) {
             format!("tracer.{name}"),
             Severity::Info,
             format!("tracer {name} not available ({config})"),
-            format!("Without it latscope cannot {lost}; it falls back to events, which show less."),
+            format!(
+                "Without it the kernel cannot {lost}. latscope does not start this tracer itself; with it, \
+                 `latscope analyze` decodes its output (trace-cmd record -p {name}, or rtla for timerlat and osnoise)."
+            ),
         )
         .evidence("available_tracers", value, from);
         if let Some(v) = s.facts.kernel.config(config) {
@@ -147,7 +159,9 @@ fn tracers(s: &Scope, out: &mut Vec<Finding>) {
             "tracer.available",
             Severity::Ok,
             format!("tracers available: {}", present.join(", ")),
-            "latscope can use these for deeper analysis.",
+            "latscope does not start these tracers itself (its timer, noise and record commands use trace events); \
+             `latscope analyze` decodes their output recorded with trace-cmd record -p TRACER (or rtla for \
+             timerlat and osnoise).",
         ));
     }
 }
