@@ -35,7 +35,11 @@ pub fn classify<'a>(body: &'a str, tracer: &str, comm: &str, interner: &RefCell<
     }
     let first_end = t.bytes().position(|b| b == b' ' || b == b'\t').unwrap_or(t.len());
     let first = &t[..first_end];
-    if let Some(name) = first.strip_suffix(':') {
+    // The wakeup tracers' records start with a pid and a colon (`17: 98:I ==> [000] 15: 98:R ktimers/0`,
+    // priorities under 100 padded with a space): a context switch, not a printk `ip: text`.
+    let pid_record = first.strip_suffix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
+        && switch_record(t).is_some();
+    if let Some(name) = first.strip_suffix(':').filter(|_| !pid_record) {
         let rest = t[first_end..].trim_ascii_start();
         if is_ident(name) {
             return Some(named(name, rest, interner));
@@ -246,6 +250,15 @@ mod tests {
             Body::Kind(EventKind::Print { ip: Some(_), .. })
         ));
         assert!(matches!(c("0: C|360|x|1"), Body::Kind(EventKind::Print { ip: Some(_), .. })));
+        // wakeup_rt on 6.1-rt: a pid first, priorities under 100 padded: rcu_preempt gives the CPU to ktimers/0.
+        assert!(matches!(
+            c("17: 98:I ==> [000]    15: 98:R ktimers/0"),
+            Body::Kind(EventKind::SchedSwitch { prev_pid: 17, prev_prio: 98, next_pid: 15, next_prio: 98, .. })
+        ));
+        assert!(matches!(
+            c("0:120:R   + [000]    15: 98:R ktimers/0"),
+            Body::Kind(EventKind::SchedWakeup { pid: 15, prio: 98, .. })
+        ));
         assert!(matches!(
             c("#1     context    irq timer_latency       932 ns"),
             Body::Kind(EventKind::Timerlat { .. })
