@@ -2,7 +2,7 @@
 CARGO ?= cargo
 DURATION ?= 10s
 
-.PHONY: all deps build run test lint doc bench clean
+.PHONY: all deps build run test test-kernels lint doc bench clean
 
 all: build
 
@@ -22,8 +22,14 @@ lint:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 
 # Live tests that cannot run (no root, tracefs, CPU 1 or a tool) fail here instead of skipping.
+# The guest tests (crates/latscope/tests/kernels.rs: Debian's 6.1 RT and standard kernels under qemu TCG,
+# about 2 minutes here) are part of the workspace's tests.
 test: deps lint
 	LATSCOPE_REQUIRE_LIVE=1 $(CARGO) test --workspace --release --locked
+
+# Only the guest tests: scripts/kernel-vm.sh boots each kernel (cached in ~/.cache/latscope-kernels).
+test-kernels: deps
+	LATSCOPE_REQUIRE_LIVE=1 $(CARGO) test --release --locked -p latscope --test kernels
 
 bench: build
 	scripts/bench-all.sh

@@ -21,6 +21,12 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 # Prometheus (server and promtool) scrapes `latscope monitor` and checks its exposition and rules in the tests.
 need_prometheus=0
 { command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || need_prometheus=1
+# The guest tests (make test-kernels, part of make test) boot Debian kernels under qemu with a busybox
+# initramfs holding rtla and trace-cmd; scripts/kernel-vm.sh downloads the kernels with apt-get download.
+command -v qemu-system-x86_64 >/dev/null 2>&1 || need_apt+=(qemu-system-x86)
+dpkg -s busybox-static >/dev/null 2>&1 || need_apt+=(busybox-static)
+command -v cpio >/dev/null 2>&1 || need_apt+=(cpio)
+command -v rtla >/dev/null 2>&1 || need_apt+=(rtla)
 # Headless Chromium opens the HTML reports in the report tests (make test fails without it).
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 

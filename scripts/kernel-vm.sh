@@ -104,7 +104,8 @@ base_cpio() {
     if [ ! -f "$out" ]; then
         root=$(mktemp -d)
         mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,lib/modules,guest,etc,root}
-        cp "$busybox" "$root/bin/busybox"
+        copy_with_libs "$root" "$busybox"
+        [ "$busybox" = /bin/busybox ] || mv "$root$busybox" "$root/bin/busybox"
         for applet in $("$busybox" --list); do
             [ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
         done

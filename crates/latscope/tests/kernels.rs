@@ -1,0 +1,231 @@
+//! Guest tests: latscope on Debian's PREEMPT_RT kernel and the standard kernel of the same release, booted
+//! under qemu TCG by `scripts/kernel-vm.sh` (`make test-kernels`). Each kernel boots once per test binary
+//! and runs `tests/guest/kernel-facts.sh`; the tests assert on what it left, decoded and analysed with the
+//! latscope under test. TCG timings mean nothing: only what happened is asserted, never how long it took.
+//! Without qemu (or busybox, cpio, rtla, trace-cmd, chrt) the tests skip, and fail under
+//! `LATSCOPE_REQUIRE_LIVE=1`.
+
+mod live;
+
+use live::Need;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+const NEEDS: &[Need] = &[
+    Need::Tool("qemu-system-x86_64"),
+    Need::Tool("busybox"),
+    Need::Tool("cpio"),
+    Need::Tool("rtla"),
+    Need::Tool("trace-cmd"),
+    Need::Tool("chrt"),
+];
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// One boot at a time: two TCG guests on a 2-CPU machine would only slow each other down.
+static BOOTING: Mutex<()> = Mutex::new(());
+static RT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+static STD: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+
+/// The output directory of the guest script on `kernel` (`rt` or `std`), booting it on first use; `None`
+/// when this machine cannot boot guests (the test then returns; under LATSCOPE_REQUIRE_LIVE=1 it failed).
+fn guest(kernel: &'static str) -> Option<&'static Path> {
+    if !live::ready(NEEDS) {
+        return None;
+    }
+    let cell = if kernel == "rt" { &RT } else { &STD };
+    let result = cell.get_or_init(|| {
+        let _one = BOOTING.lock().unwrap_or_else(|e| e.into_inner());
+        // The guest keeps both host CPUs busy: take the live tests' machine-wide turn meanwhile.
+        let _turn = live::turn::take();
+        let out = std::env::temp_dir().join(format!("latscope-guest-{kernel}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let status = Command::new(repo().join("scripts/kernel-vm.sh"))
+            .args(["run", "tests/guest/kernel-facts.sh"])
+            .arg(&out)
+            .current_dir(repo())
+            .env("LATSCOPE_GUEST_KERNEL", kernel)
+            .env("LATSCOPE_BIN", env!("CARGO_BIN_EXE_latscope"))
+            .status()
+            .map_err(|e| format!("cannot run scripts/kernel-vm.sh: {e}"))?;
+        if status.success() {
+            Ok(out)
+        } else {
+            let log = std::fs::read_to_string(out.join("guest.log")).unwrap_or_default();
+            Err(format!("the {kernel} guest failed ({status}); guest log:\n{log}\nsee {}", out.display()))
+        }
+    });
+    match result {
+        Ok(p) => Some(p.as_path()),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{}/{name}: {e}", dir.display()))
+}
+
+/// Runs latscope with `args`; its stdout.
+fn latscope(args: &[&str], file: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).arg(file).output().expect("run latscope");
+    assert!(out.status.success(), "latscope {args:?} {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `latscope decode --format json FILE`: per CPU, each event's name and flag bits, in order.
+fn decoded_flags(file: &Path) -> BTreeMap<u64, Vec<(String, u64)>> {
+    let mut per_cpu: BTreeMap<u64, Vec<(String, u64)>> = BTreeMap::new();
+    for line in latscope(&["decode", "--format", "json"], file).lines() {
+        let v: Value = serde_json::from_str(line).expect("one JSON object per line");
+        let (Some(cpu), Some(bits)) = (v["cpu"].as_u64(), v["flags"]["bits"].as_u64()) else { continue };
+        let name = v["kind"]["event"].as_str().unwrap_or("?").to_string();
+        // The .dat marks where the ring buffer overwrote older events; the text says it in its header.
+        if name == "lost" {
+            continue;
+        }
+        per_cpu.entry(cpu).or_default().push((name, bits));
+    }
+    per_cpu
+}
+
+/// The bits of `latscope_model::Flags` these tests look at (the JSON carries the bit set).
+const BH_OFF: u64 = 1 << 2;
+const NEED_RESCHED_LAZY: u64 = 1 << 5;
+
+/// The same buffer read as the kernel's text and as raw pages (.dat) decodes to the same flags, event by
+/// event: the .dat flag table matches the kernel generation. Returns the union of the bits seen.
+fn dat_flags_agree_with_the_kernel_text(dir: &Path) -> u64 {
+    let text = decoded_flags(&dir.join("flags-kernel.txt"));
+    let dat = decoded_flags(&dir.join("flags.dat"));
+    assert_eq!(text.keys().collect::<Vec<_>>(), dat.keys().collect::<Vec<_>>(), "the same CPUs");
+    let mut compared = 0;
+    let mut seen = 0u64;
+    let mut wrong: BTreeMap<(u64, u64), usize> = BTreeMap::new();
+    for (cpu, t) in &text {
+        let d = &dat[cpu];
+        assert_eq!(t.len(), d.len(), "CPU {cpu}: the text and the .dat hold the same events");
+        for ((tn, tb), (dn, db)) in t.iter().zip(d) {
+            assert_eq!(tn, dn, "CPU {cpu}: events in the same order");
+            compared += 1;
+            seen |= tb;
+            if tb != db {
+                *wrong.entry((*tb, *db)).or_default() += 1;
+            }
+        }
+    }
+    assert!(compared > 500, "only {compared} events compared");
+    assert!(wrong.is_empty(), "flags that differ, (text bits, .dat bits) → count: {wrong:?}");
+    seen
+}
+
+#[test]
+fn rt_dat_flags_agree_with_the_kernel_text() {
+    let Some(dir) = guest("rt") else { return };
+    assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
+    let seen = dat_flags_agree_with_the_kernel_text(dir);
+    // The guest's load makes both bits that moved between generations show up.
+    assert!(seen & NEED_RESCHED_LAZY != 0, "no need-resched-lazy event in the RT trace");
+    assert!(seen & BH_OFF != 0, "no BH-disabled event in the RT trace");
+}
+
+#[test]
+fn std_dat_flags_agree_with_the_kernel_text() {
+    let Some(dir) = guest("std") else { return };
+    assert!(!read(dir, "uname").contains("PREEMPT_RT"), "the std guest runs the standard kernel");
+    dat_flags_agree_with_the_kernel_text(dir);
+}
+
+/// After `latscope record` the top-level buffer behaves as on a fresh boot: still waiting to expand, or at
+/// the size it takes on first use, not stuck at its boot minimum. No instance is left, and the RT
+/// throttling setting is unchanged.
+fn tracing_state_as_found(dir: &Path) {
+    assert!(read(dir, "record.log").contains("record rc=0"), "latscope record failed:\n{}", read(dir, "record.log"));
+    let before = read(dir, "top-buffer-before");
+    let after = read(dir, "top-buffer-after");
+    let expanded = before.split_once("expanded:").map(|(_, n)| n.trim().trim_end_matches(')').trim().to_string());
+    match expanded {
+        // Grown (the kernel rounds the expanded size up to whole pages) or still waiting to.
+        Some(size) => assert!(
+            after.trim() == before.trim()
+                || after.trim().parse::<u64>().is_ok_and(|a| size.parse::<u64>().is_ok_and(|s| a >= s)),
+            "top-level buffer_size_kb was '{}' before latscope record and '{}' after (stuck unexpanded)",
+            before.trim(),
+            after.trim()
+        ),
+        None => assert_eq!(after.trim(), before.trim()),
+    }
+    assert_eq!(read(dir, "instances-after").trim(), "", "no tracefs instance left");
+    assert_eq!(read(dir, "rt-runtime-after"), read(dir, "rt-runtime"));
+}
+
+#[test]
+fn rt_top_level_buffer_as_on_a_fresh_boot() {
+    let Some(dir) = guest("rt") else { return };
+    tracing_state_as_found(dir);
+}
+
+#[test]
+fn std_top_level_buffer_as_on_a_fresh_boot() {
+    let Some(dir) = guest("std") else { return };
+    tracing_state_as_found(dir);
+}
+
+/// On PREEMPT_RT the serial console's IRQ thread (irq/4-ttyS0, SCHED_FIFO 50) waits on the port lock, an
+/// rt_mutex, that the writing shell holds, and boosts it: `latscope record` records `sched_pi_setprio` and
+/// `analyze` names the boosted task and the real-time priority it inherited.
+#[test]
+fn rt_priority_inheritance_is_recorded_and_named() {
+    let Some(dir) = guest("rt") else { return };
+    let a: Value = serde_json::from_str(&read(dir, "rt-scenario.json")).expect("analysis JSON");
+    let boosts = a["pi"]["boosts"].as_array().expect("pi.boosts");
+    let rt_boost = boosts.iter().find(|b| {
+        let own = b["task"]["prio"].as_i64().unwrap_or(0);
+        let top = b["top_prio"].as_i64().unwrap_or(999);
+        own >= 100 && top < 100 && b["count"].as_u64().unwrap_or(0) > 0
+    });
+    assert!(rt_boost.is_some(), "no normal task boosted to a real-time priority: {boosts:?}");
+    assert!(read(dir, "analyze.txt").contains("Priority inheritance:"), "{}", read(dir, "analyze.txt"));
+}
+
+/// On PREEMPT_RT a normal task's sleep timer expires in `ktimers/1` (SCHED_FIFO 1); the guest's SCHED_FIFO
+/// 96 spinner holds CPU 1 for 400 ms, so the timer is late because that thread waited behind it, which
+/// `analyze` must say instead of blaming a short irqs-off section.
+#[test]
+fn rt_ktimers_deferral_is_explained_as_the_threads_wait() {
+    let Some(dir) = guest("rt") else { return };
+    let a: Value = serde_json::from_str(&read(dir, "rt-scenario.json")).expect("analysis JSON");
+    let late = a["hrtimers"]["late"].as_array().expect("hrtimers.late");
+    let in_ktimers: Vec<&Value> = late
+        .iter()
+        .filter(|l| l["thread"]["task"]["comm"].as_str().is_some_and(|c| c.starts_with("ktimers/")))
+        .collect();
+    assert!(!in_ktimers.is_empty(), "no late timer ran in ktimers/N: {late:?}");
+    let worst = in_ktimers[0];
+    let first = &worst["before"][0];
+    assert_eq!(first["cause"], "blocking_task", "{worst}");
+    // The spinner: SCHED_FIFO 96 is kernel prio 3.
+    assert_eq!(first["culprit"]["task"]["prio"], 3, "{worst}");
+    let text = read(dir, "analyze.txt");
+    assert!(text.contains("expires in the kernel thread ktimers/"), "{text}");
+}
+
+/// wakeup_rt's context-switch records (`17: 98:I ==> [000] 15: 98:R ktimers/0`) decode as context
+/// switches and wakeups, none as a print event.
+#[test]
+fn rt_wakeup_rt_records_decode_as_switches() {
+    let Some(dir) = guest("rt") else { return };
+    let text = read(dir, "wakeup_rt.txt");
+    assert!(text.contains("# tracer: wakeup_rt") && text.contains("==>"), "{text}");
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for line in latscope(&["decode", "--format", "json"], &dir.join("wakeup_rt.txt")).lines() {
+        let v: Value = serde_json::from_str(line).expect("JSON");
+        *kinds.entry(v["kind"]["event"].as_str().unwrap_or("?").to_string()).or_default() += 1;
+    }
+    assert!(kinds.get("sched_switch").is_some_and(|&n| n > 0), "{kinds:?}");
+    assert!(!kinds.contains_key("print"), "{kinds:?}");
+}
