@@ -54,6 +54,7 @@ echo 0 >$T/trace
 step "wakeup_rt"
 echo 1408 >$T/buffer_size_kb
 echo 0 >$T/options/function-trace
+echo 1 >$T/tracing_on
 echo wakeup_rt >$T/current_tracer
 chrt -f 50 taskset -c 1 sh -c 'i=0; while [ $i -lt 300 ]; do usleep 1000; i=$((i+1)); done'
 cat $T/trace >$out/wakeup_rt.txt

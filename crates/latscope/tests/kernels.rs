@@ -206,10 +206,12 @@ fn rt_ktimers_deferral_is_explained_as_the_threads_wait() {
         .collect();
     assert!(!in_ktimers.is_empty(), "no late timer ran in ktimers/N: {late:?}");
     let worst = in_ktimers[0];
-    let first = &worst["before"][0];
-    assert_eq!(first["cause"], "blocking_task", "{worst}");
-    // The spinner: SCHED_FIFO 96 is kernel prio 3.
-    assert_eq!(first["culprit"]["task"]["prio"], 3, "{worst}");
+    let before = worst["before"].as_array().expect("before");
+    assert!(before.iter().all(|c| c["cause"] != "irqs_off"), "an irqs-off section blamed: {worst}");
+    // The task that held the CPU longest while ktimers/1 waited is the spinner: SCHED_FIFO 96, kernel prio 3.
+    // (Under TCG the timer interrupts in between take tens of ms too; they are listed, by their own time.)
+    let task = before.iter().find(|c| c["cause"] == "blocking_task").expect("a task held the CPU");
+    assert_eq!(task["culprit"]["task"]["prio"], 3, "{worst}");
     let text = read(dir, "analyze.txt");
     assert!(text.contains("expires in the kernel thread ktimers/"), "{text}");
 }
@@ -224,8 +226,13 @@ fn rt_wakeup_rt_records_decode_as_switches() {
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     for line in latscope(&["decode", "--format", "json"], &dir.join("wakeup_rt.txt")).lines() {
         let v: Value = serde_json::from_str(line).expect("JSON");
-        *kinds.entry(v["kind"]["event"].as_str().unwrap_or("?").to_string()).or_default() += 1;
+        let kind = v["kind"]["event"].as_str().unwrap_or("?");
+        assert!(
+            !(kind == "print" && v["kind"]["text"].as_str().is_some_and(|t| t.contains("==>") || t.contains(" + "))),
+            "a switch or wakeup record decoded as print: {line}"
+        );
+        *kinds.entry(kind.to_string()).or_default() += 1;
     }
     assert!(kinds.get("sched_switch").is_some_and(|&n| n > 0), "{kinds:?}");
-    assert!(!kinds.contains_key("print"), "{kinds:?}");
+    assert!(kinds.get("sched_wakeup").is_some_and(|&n| n > 0), "{kinds:?}");
 }
