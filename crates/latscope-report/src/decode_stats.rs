@@ -217,6 +217,7 @@ fn static_name(k: &EventKind) -> Option<&'static str> {
             WakeupKind::WakeupNew => "sched_wakeup_new",
         },
         EventKind::SchedMigrate { .. } => "sched_migrate_task",
+        EventKind::SchedPiSetprio { .. } => "sched_pi_setprio",
         EventKind::Preemptirq { toggle, .. } => match toggle {
             Toggle::IrqDisable => "irq_disable",
             Toggle::IrqEnable => "irq_enable",

@@ -101,6 +101,9 @@ pub fn body(k: &EventKind) -> String {
         EventKind::SchedMigrate { comm, pid, prio, orig_cpu, dest_cpu } => {
             write!(s, "{name}: comm={comm} pid={pid} prio={prio} orig_cpu={} dest_cpu={}", orig_cpu.0, dest_cpu.0)
         }
+        EventKind::SchedPiSetprio { comm, pid, oldprio, newprio } => {
+            write!(s, "{name}: comm={comm} pid={pid} oldprio={oldprio} newprio={newprio}")
+        }
         EventKind::Preemptirq { caller, parent, .. } => write!(s, "{name}: caller={caller} parent={parent}"),
         EventKind::NmiHandler { handler, delta, handled } => {
             write!(s, "{name}: {handler}() delta_ns: {} handled: {handled}", delta.0)

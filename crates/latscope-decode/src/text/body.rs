@@ -37,8 +37,8 @@ pub fn classify<'a>(body: &'a str, tracer: &str, comm: &str, interner: &RefCell<
     let first = &t[..first_end];
     // The wakeup tracers' records start with a pid and a colon (`17: 98:I ==> [000] 15: 98:R ktimers/0`,
     // priorities under 100 padded with a space): a context switch, not a printk `ip: text`.
-    let pid_record = first.strip_suffix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
-        && switch_record(t).is_some();
+    let pid_record =
+        first.strip_suffix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())) && switch_record(t).is_some();
     if let Some(name) = first.strip_suffix(':').filter(|_| !pid_record) {
         let rest = t[first_end..].trim_ascii_start();
         if is_ident(name) {
