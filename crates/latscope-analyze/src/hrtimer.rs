@@ -536,20 +536,20 @@ mod tests {
         // keeps off CPU 1 for 300 ms; a short irqs-off section (flags column) sits in the spinner.
         let events = crate::testing::trace(
             "
-             sleeper-140  [001] d..2..  10.000000: hrtimer_start: hrtimer=00000000deadbeef function=hrtimer_wakeup expires=10002000000 softexpires=10002000000 mode=REL
-             sleeper-140  [001] d..2..  10.000100: sched_switch: prev_comm=sleeper prev_pid=140 prev_prio=120 prev_state=S ==> next_comm=spin next_pid=133 next_prio=3
-                spin-133  [001] d.h1..  10.002000: local_timer_entry: vector=236
-                spin-133  [001] d.h1..  10.002010: hrtimer_expire_entry: hrtimer=00000000aaaaaaaa function=tick_sched_timer now=10002010000
-                spin-133  [001] d.h1..  10.002020: hrtimer_expire_exit: hrtimer=00000000aaaaaaaa
-                spin-133  [001] d.h4..  10.002030: sched_waking: comm=ktimers/1 pid=28 prio=98 target_cpu=001
-                spin-133  [001] d.h1..  10.002040: local_timer_exit: vector=236
-                spin-133  [001] d..1..  10.100000: irq_handler_entry: irq=4 name=ttyS0
-                spin-133  [001] d..1..  10.100050: irq_handler_exit: irq=4 ret=handled
-                spin-133  [001] d..2..  10.302040: sched_switch: prev_comm=spin prev_pid=133 prev_prio=3 prev_state=R ==> next_comm=ktimers/1 next_pid=28 next_prio=98
-           ktimers/1-28   [001] ..s.1.  10.302050: softirq_entry: vec=8 [action=HRTIMER]
-           ktimers/1-28   [001] ..s.1.  10.302060: hrtimer_expire_entry: hrtimer=00000000deadbeef function=hrtimer_wakeup now=10302060000
-           ktimers/1-28   [001] ..s.1.  10.302070: hrtimer_expire_exit: hrtimer=00000000deadbeef
-           ktimers/1-28   [001] ..s.1.  10.302080: softirq_exit: vec=8 [action=HRTIMER]
+             sleeper-140  [001] d..2  10.000000: hrtimer_start: hrtimer=00000000deadbeef function=hrtimer_wakeup expires=10002000000 softexpires=10002000000 mode=REL
+             sleeper-140  [001] d..2  10.000100: sched_switch: prev_comm=sleeper prev_pid=140 prev_prio=120 prev_state=S ==> next_comm=spin next_pid=133 next_prio=3
+                spin-133  [001] d.h1  10.002000: local_timer_entry: vector=236
+                spin-133  [001] d.h1  10.002010: hrtimer_expire_entry: hrtimer=00000000aaaaaaaa function=tick_sched_timer now=10002010000
+                spin-133  [001] d.h1  10.002020: hrtimer_expire_exit: hrtimer=00000000aaaaaaaa
+                spin-133  [001] d.h4  10.002030: sched_waking: comm=ktimers/1 pid=28 prio=98 target_cpu=001
+                spin-133  [001] d.h1  10.002040: local_timer_exit: vector=236
+                spin-133  [001] d..1  10.100000: irq_handler_entry: irq=4 name=ttyS0
+                spin-133  [001] d..1  10.100050: irq_handler_exit: irq=4 ret=handled
+                spin-133  [001] d..2  10.302040: sched_switch: prev_comm=spin prev_pid=133 prev_prio=3 prev_state=R ==> next_comm=ktimers/1 next_pid=28 next_prio=98
+           ktimers/1-28   [001] ..s1  10.302050: softirq_entry: vec=8 [action=HRTIMER]
+           ktimers/1-28   [001] ..s1  10.302060: hrtimer_expire_entry: hrtimer=00000000deadbeef function=hrtimer_wakeup now=10302060000
+           ktimers/1-28   [001] ..s1  10.302070: hrtimer_expire_exit: hrtimer=00000000deadbeef
+           ktimers/1-28   [001] ..s1  10.302080: softirq_exit: vec=8 [action=HRTIMER]
             ",
         );
         let tl = Timeline::build(&events);

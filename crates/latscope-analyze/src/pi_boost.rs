@@ -88,11 +88,11 @@ mod tests {
         // As 6.1-rt prints them: the serial console's IRQ thread (FIFO 50, prio 49) boosting a writer.
         let events = trace(
             "
-            sh-131 [001] d..2.. 15.000100: sched_pi_setprio: comm=sh pid=131 oldprio=120 newprio=49
-            sh-131 [001] d..2.. 15.000400: sched_pi_setprio: comm=sh pid=131 oldprio=49 newprio=120
-            sh-131 [001] d..2.. 15.002000: sched_pi_setprio: comm=sh pid=131 oldprio=120 newprio=49
-            sh-131 [001] d..2.. 15.002100: sched_pi_setprio: comm=sh pid=131 oldprio=49 newprio=120
-            rcu-17 [000] d..2.. 15.003000: sched_pi_setprio: comm=kworker/0:1 pid=40 oldprio=120 newprio=98
+            sh-131 [001] d..2 15.000100: sched_pi_setprio: comm=sh pid=131 oldprio=120 newprio=49
+            sh-131 [001] d..2 15.000400: sched_pi_setprio: comm=sh pid=131 oldprio=49 newprio=120
+            sh-131 [001] d..2 15.002000: sched_pi_setprio: comm=sh pid=131 oldprio=120 newprio=49
+            sh-131 [001] d..2 15.002100: sched_pi_setprio: comm=sh pid=131 oldprio=49 newprio=120
+            rcu-17 [000] d..2 15.003000: sched_pi_setprio: comm=kworker/0:1 pid=40 oldprio=120 newprio=98
         ",
         );
         let r = pi_boosts(&events);
