@@ -71,7 +71,7 @@ pub struct PriorityArg {
 }
 
 /// `--json`, `--report`, `--perfetto` (and `--force`): where a measuring command writes its result besides
-/// the text. Every one is checked before the measurement starts ([`OutputArgs::check`]).
+/// the text. Every one is checked before the measurement starts ([`Outputs::check`]).
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct OutputArgs {
     /// Write the result as JSON to FILE (`-` for stdout; the text summary then goes to stderr)
