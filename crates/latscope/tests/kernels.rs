@@ -128,8 +128,8 @@ fn rt_dat_flags_agree_with_the_kernel_text() {
     let Some(dir) = guest("rt") else { return };
     assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
     let seen = dat_flags_agree_with_the_kernel_text(dir);
-    // The guest's load makes both bits that moved between generations show up.
-    assert!(seen & NEED_RESCHED_LAZY != 0, "no need-resched-lazy event in the RT trace");
+    // BH-off (`D`) events occur in every guest run (threaded IRQs); need-resched-lazy only in some, so that
+    // bit's decoding is checked on the recorded 6.1-rt fixture (latscope-decode tests/dat.rs) instead.
     assert!(seen & BH_OFF != 0, "no BH-disabled event in the RT trace");
 }
 
@@ -200,11 +200,10 @@ fn rt_ktimers_deferral_is_explained_as_the_threads_wait() {
     let Some(dir) = guest("rt") else { return };
     let a: Value = serde_json::from_str(&read(dir, "rt-scenario.json")).expect("analysis JSON");
     let late = a["hrtimers"]["late"].as_array().expect("hrtimers.late");
-    let in_ktimers: Vec<&Value> = late
-        .iter()
-        .filter(|l| l["thread"]["task"]["comm"].as_str().is_some_and(|c| c.starts_with("ktimers/")))
-        .collect();
-    assert!(!in_ktimers.is_empty(), "no late timer ran in ktimers/N: {late:?}");
+    let in_ktimers: Vec<&Value> =
+        late.iter().filter(|l| l["thread"]["task"]["comm"] == "ktimers/1" && l["expiry"]["cpu"] == 1).collect();
+    // Only CPU 1 holds the spinner; ktimers/0's lateness on CPU 0 has other causes (idle, rcu_preempt).
+    assert!(!in_ktimers.is_empty(), "no late timer on CPU 1 ran in ktimers/1: {late:?}");
     let worst = in_ktimers[0];
     let before = worst["before"].as_array().expect("before");
     assert!(before.iter().all(|c| c["cause"] != "irqs_off"), "an irqs-off section blamed: {worst}");
