@@ -93,9 +93,8 @@ fn decoded_flags(file: &Path) -> BTreeMap<u64, Vec<(String, u64)>> {
     per_cpu
 }
 
-/// The bits of `latscope_model::Flags` these tests look at (the JSON carries the bit set).
+/// The bit of `latscope_model::Flags` these tests look at (the JSON carries the bit set).
 const BH_OFF: u64 = 1 << 2;
-const NEED_RESCHED_LAZY: u64 = 1 << 5;
 
 /// The same buffer read as the kernel's text and as raw pages (.dat) decodes to the same flags, event by
 /// event: the .dat flag table matches the kernel generation. Returns the union of the bits seen.
