@@ -123,6 +123,7 @@ fn dat_flags_agree_with_the_kernel_text(dir: &Path) -> u64 {
 }
 
 #[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
 fn rt_dat_flags_agree_with_the_kernel_text() {
     let Some(dir) = guest("rt") else { return };
     assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
@@ -133,6 +134,7 @@ fn rt_dat_flags_agree_with_the_kernel_text() {
 }
 
 #[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
 fn std_dat_flags_agree_with_the_kernel_text() {
     let Some(dir) = guest("std") else { return };
     assert!(!read(dir, "uname").contains("PREEMPT_RT"), "the std guest runs the standard kernel");
@@ -163,12 +165,14 @@ fn tracing_state_as_found(dir: &Path) {
 }
 
 #[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
 fn rt_top_level_buffer_as_on_a_fresh_boot() {
     let Some(dir) = guest("rt") else { return };
     tracing_state_as_found(dir);
 }
 
 #[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
 fn std_top_level_buffer_as_on_a_fresh_boot() {
     let Some(dir) = guest("std") else { return };
     tracing_state_as_found(dir);
@@ -178,6 +182,7 @@ fn std_top_level_buffer_as_on_a_fresh_boot() {
 /// rt_mutex, that the writing shell holds, and boosts it: `latscope record` records `sched_pi_setprio` and
 /// `analyze` names the boosted task and the real-time priority it inherited.
 #[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
 fn rt_priority_inheritance_is_recorded_and_named() {
     let Some(dir) = guest("rt") else { return };
     let a: Value = serde_json::from_str(&read(dir, "rt-scenario.json")).expect("analysis JSON");
@@ -195,6 +200,7 @@ fn rt_priority_inheritance_is_recorded_and_named() {
 /// 96 spinner holds CPU 1 for 400 ms, so the timer is late because that thread waited behind it, which
 /// `analyze` must say instead of blaming a short irqs-off section.
 #[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
 fn rt_ktimers_deferral_is_explained_as_the_threads_wait() {
     let Some(dir) = guest("rt") else { return };
     let a: Value = serde_json::from_str(&read(dir, "rt-scenario.json")).expect("analysis JSON");
@@ -221,6 +227,7 @@ fn rt_ktimers_deferral_is_explained_as_the_threads_wait() {
 /// wakeup_rt's context-switch records (`17: 98:I ==> [000] 15: 98:R ktimers/0`) decode as context
 /// switches and wakeups, none as a print event.
 #[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
 fn rt_wakeup_rt_records_decode_as_switches() {
     let Some(dir) = guest("rt") else { return };
     let text = read(dir, "wakeup_rt.txt");
