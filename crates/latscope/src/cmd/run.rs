@@ -14,7 +14,6 @@ use latscope_analyze::audit::findings_for;
 use latscope_analyze::ranking;
 use latscope_analyze::remedy::RemedyContext;
 use latscope_analyze::sample_explain::{explain_samples, worst_samples};
-use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
 use latscope_model::facts::SystemFacts;
 use latscope_model::noise_result::{NoiseOptions, NoiseResult};
 use latscope_model::{
@@ -355,19 +354,7 @@ fn measure_timer(
     }
     let start = run.start();
     let m = run.join().map_err(CliError::msg)?;
-    let samples: Vec<CpuSamples<'_>> = m
-        .cpus
-        .iter()
-        .map(|c| CpuSamples {
-            cpu: c.cpu,
-            histogram: &c.histogram,
-            overruns: c.overruns,
-            windows: &c.windows,
-            windows_dropped: c.windows_dropped,
-            worst: &c.worst,
-        })
-        .collect();
-    let summary = summarize_timer(&samples, start, threshold);
+    let summary = crate::cmd::timer::summarize(&m, start, threshold);
     let mut md = result.metadata.clone();
     md.duration_ns = m.end.saturating_sub(start).0;
     let options = TimerOptions {

@@ -14,7 +14,7 @@ use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::remedy::RemedyContext;
 use latscope_analyze::sample_explain::{explain_samples, worst_samples};
-use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
+use latscope_analyze::timer_summary::{summarize_timer, CpuSamples, TimerSummary};
 use latscope_model::{Event, Nanos, TimerOptions, TimerResult, TimerTrace};
 use latscope_report::json::write_json;
 use latscope_report::live::{LiveRow, LiveTable};
@@ -216,19 +216,7 @@ pub fn run(args: Args) -> CmdResult {
         beside.threads().mark_wakeups(&mut trace.worst);
     }
 
-    let samples: Vec<CpuSamples<'_>> = m
-        .cpus
-        .iter()
-        .map(|c| CpuSamples {
-            cpu: c.cpu,
-            histogram: &c.histogram,
-            overruns: c.overruns,
-            windows: &c.windows,
-            windows_dropped: c.windows_dropped,
-            worst: &c.worst,
-        })
-        .collect();
-    let summary = summarize_timer(&samples, start, plan.config.threshold);
+    let summary = summarize(&m, start, plan.config.threshold);
     metadata.duration_ns = m.cpus.iter().map(|c| c.last_actual.0).max().unwrap_or(start.0).saturating_sub(start.0);
     let mut result = TimerResult::new(metadata, plan.options);
     result.start_monotonic_ns = start.0;
@@ -355,4 +343,22 @@ fn emit(text: &str, to_stderr: bool) {
         let _ = out.write_all(text.as_bytes());
         let _ = out.flush();
     }
+}
+
+/// The timer summary of a finished measurement, from the measuring threads' own histograms (timer, run and
+/// monitor all summarise this way).
+pub(crate) fn summarize(m: &TimerMeasurement, start: Nanos, threshold: Option<Nanos>) -> TimerSummary {
+    let samples: Vec<CpuSamples<'_>> = m
+        .cpus
+        .iter()
+        .map(|c| CpuSamples {
+            cpu: c.cpu,
+            histogram: &c.histogram,
+            overruns: c.overruns,
+            windows: &c.windows,
+            windows_dropped: c.windows_dropped,
+            worst: &c.worst,
+        })
+        .collect();
+    summarize_timer(&samples, start, threshold)
 }

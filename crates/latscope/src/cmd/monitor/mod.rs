@@ -17,7 +17,6 @@ use crate::output::{is_stdout, write_file, write_text, Kind};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::monitor_stats::MonitorStats;
-use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
 use latscope_model::{CpuMonitor, MonitorSnapshot, Nanos, Severity, TimerOptions, TimerResult};
 use latscope_report::json::write_json;
 use latscope_report::text::timer::write_timer;
@@ -204,19 +203,7 @@ pub fn run(args: Args) -> CmdResult {
     }
 
     // The exit summary is the timer's, from the measuring threads' own histograms.
-    let samples: Vec<CpuSamples<'_>> = m
-        .cpus
-        .iter()
-        .map(|c| CpuSamples {
-            cpu: c.cpu,
-            histogram: &c.histogram,
-            overruns: c.overruns,
-            windows: &c.windows,
-            windows_dropped: c.windows_dropped,
-            worst: &c.worst,
-        })
-        .collect();
-    let summary = summarize_timer(&samples, start, config.threshold);
+    let summary = crate::cmd::timer::summarize(&m, start, config.threshold);
     let counted: u64 = stats.iter().map(|s| s.total().count()).sum();
     let measured: u64 = m.cpus.iter().map(|c| c.histogram.count()).sum();
     if measured > counted {
