@@ -103,6 +103,9 @@ pub struct Analysis {
     pub threshold: Option<Nanos>,
     /// Whether a finding exceeded it.
     pub exceeded: bool,
+    /// What an rtla timerlat output said, when that was the input (`crate::rtla`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtla: Option<latscope_model::RtlaOutput>,
 }
 
 impl Analysis {
@@ -205,6 +208,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         irq_stats: irq_stats(&timeline),
         threshold: opts.threshold,
         exceeded: false,
+        rtla: None,
     };
     finish(&mut a);
     a

@@ -22,6 +22,7 @@ pub mod pi_boost;
 pub mod ranking;
 pub mod remedy;
 pub mod reported;
+pub mod rtla;
 pub mod sample_explain;
 pub mod stacks;
 pub use latscope_model::symbol;

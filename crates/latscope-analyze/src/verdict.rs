@@ -50,6 +50,8 @@ pub enum VerdictKind {
     /// A latency the trace states itself ([`crate::analysis::Analysis::anchor`]): the explanation of its
     /// wakeup when the trace has it, else [`CauseKind::NotTraced`].
     Reported,
+    /// An rtla timerlat auto-analysis, or the worst latency of an rtla table ([`crate::rtla`]).
+    Rtla,
     /// A tick storm ([`crate::analysis::Analysis::tick_storms`]).
     TickStorm,
     /// Events were lost: conclusions may be incomplete.

@@ -255,3 +255,20 @@ fn live_capture_script_and_analysis() {
     assert!(v["throttling"]["count"].as_u64().unwrap_or(0) >= 1, "RT throttling recognised");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// rtla timerlat outputs (#19 item 14) are read, not refused: the auto-analysis' culprit leads the verdict.
+#[test]
+fn rtla_outputs_are_analysed() {
+    let out = latscope(&["analyze", "fixtures/rtla-output/timerlat-aa-irq-nbsp-quoted-wrapped-2025.txt"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        text.contains("709.25 us") && text.contains("ip:3567") && text.contains("igb_update_mc_addr_list"),
+        "{text}"
+    );
+    let (v, code) = json_of(&["analyze", "fixtures/rtla-output/timerlat-top-aa-doc-6.x.txt", "--threshold", "40us"]);
+    assert_eq!(code, 2, "41.96 us is over 40 us");
+    assert_eq!(v["verdicts"][0]["kind"], "rtla");
+    assert_eq!(v["verdicts"][0]["explanation"]["within"][0]["culprit"]["task"]["comm"], "objtool");
+    assert_eq!(v["rtla"]["cpus"].as_array().map(Vec::len), Some(23));
+}

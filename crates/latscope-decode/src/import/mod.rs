@@ -7,6 +7,7 @@ mod cyclictest_hist;
 mod cyclictest_json;
 mod oslat_json;
 mod oslat_text;
+pub mod rtla;
 mod tool_histogram;
 
 use tool_histogram::{cyclictest_options, imported_metadata, noise_from_tool, timer_from_tool, ToolHistogram};

@@ -25,21 +25,32 @@ fn comp_line(out: &mut dyn Write, c: &Explanation) -> io::Result<()> {
 /// Writes the analysis as text.
 pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::Result<()> {
     let s = &a.source;
-    writeln!(
-        out,
-        "latscope analyze: {} ({}{}), {}{} on {} over {}",
-        s.name,
-        s.format.as_deref().unwrap_or("unknown format"),
-        s.tracer.as_deref().map(|t| format!(", tracer {t}")).unwrap_or_default(),
-        crate::human::counted(s.events, "event", "events"),
-        match s.stacks {
-            0 => String::new(),
-            1 => " and 1 kernel stack".into(),
-            n => format!(" and {n} kernel stacks"),
-        },
-        crate::human::counted(s.cpus.len() as u64, "CPU", "CPUs"),
-        human(s.span)
-    )?;
+    if let Some(r) = &a.rtla {
+        writeln!(
+            out,
+            "latscope analyze: {} ({}), {}",
+            s.name,
+            s.format.as_deref().unwrap_or("rtla"),
+            crate::human::counted(r.cpus.len() as u64, "CPU", "CPUs")
+        )?;
+        super::rtla::write_table(out, r)?;
+    } else {
+        writeln!(
+            out,
+            "latscope analyze: {} ({}{}), {}{} on {} over {}",
+            s.name,
+            s.format.as_deref().unwrap_or("unknown format"),
+            s.tracer.as_deref().map(|t| format!(", tracer {t}")).unwrap_or_default(),
+            crate::human::counted(s.events, "event", "events"),
+            match s.stacks {
+                0 => String::new(),
+                1 => " and 1 kernel stack".into(),
+                n => format!(" and {n} kernel stacks"),
+            },
+            crate::human::counted(s.cpus.len() as u64, "CPU", "CPUs"),
+            human(s.span)
+        )?;
+    }
     if !s.warnings.is_empty() {
         writeln!(
             out,

@@ -76,6 +76,7 @@ pub fn sentence(a: &Analysis, v: &Verdict) -> String {
         VerdictKind::FuncGraphDiff => diff(v),
         VerdictKind::FuncGraphSlowest => slowest(a, e),
         VerdictKind::Reported => reported(a, e),
+        VerdictKind::Rtla => super::rtla::sentence(a.rtla.as_ref(), v.magnitude, e),
         VerdictKind::TickStorm => match a.tick_storms.first() {
             Some(s) => format!(
                 "Tick storm on CPU {}: {} expired {} times in {}, every {} (about {} per second; a regular tick \

@@ -6,6 +6,7 @@ use crate::cmd::report::{say_written, write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{write_file, write_text, Kind};
 use latscope_analyze::analysis::{analyze, analyze_diff, AnalyzeOptions};
+use latscope_analyze::rtla::analyze_rtla;
 use latscope_analyze::wakeup::{TaskFilter, WakeupSelection};
 use latscope_decode::DecodedTrace;
 use latscope_model::Nanos;
@@ -52,6 +53,23 @@ fn decode(path: &Path) -> Result<DecodedTrace, CliError> {
     latscope_decode::decode_file(path).map_err(|e| CliError(format!("cannot analyse the trace: {e}")))
 }
 
+/// rtla timerlat output (a table or an auto-analysis) in `path`, when that is what it holds.
+fn rtla_output(path: &Path) -> Result<Option<latscope_model::RtlaOutput>, CliError> {
+    use latscope_decode::import::rtla;
+    use std::io::Read;
+    let cant = |e: std::io::Error| CliError(format!("cannot read {}: {e}", path.display()));
+    let mut head = Vec::new();
+    std::fs::File::open(path).map_err(cant)?.take(16384).read_to_end(&mut head).map_err(cant)?;
+    if head.starts_with(b"\x17\x08\x44tracing") || !rtla::is_rtla(&String::from_utf8_lossy(&head)) {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(path).map_err(cant)?;
+    let text = String::from_utf8_lossy(&bytes);
+    rtla::parse(&path.display().to_string(), &text)
+        .map(Some)
+        .map_err(|e| CliError(format!("cannot analyse the rtla output: {e}")))
+}
+
 /// Runs `latscope analyze`.
 pub fn run(args: Args) -> CmdResult {
     let threshold = args.threshold;
@@ -75,6 +93,10 @@ pub fn run(args: Args) -> CmdResult {
             (analyze_diff((&n, &normal), (&a, &abnormal), &opts), abnormal)
         }
         (Some(_), _) => return Err(CliError::msg("--diff takes two files: NORMAL ABNORMAL")),
+        (None, Some(path)) if rtla_output(path)?.is_some() => {
+            let r = rtla_output(path)?.unwrap_or_else(|| unreachable!("read above"));
+            (analyze_rtla(&path.display().to_string(), r, &opts), DecodedTrace::default())
+        }
         (None, Some(path)) => {
             let t = decode(path)?;
             (analyze(&path.display().to_string(), &t, &opts), t)

@@ -1,0 +1,137 @@
+//! rtla's own outputs (#19 item 14): `rtla timerlat top` and `hist` tables and the timerlat
+//! auto-analysis, as printed and as pasted (tabs lost on a web page, no-break spaces and a `> ` quote in
+//! a mail, a share wrapped before its `%)`).
+
+use latscope_decode::import::rtla::{is_rtla, parse};
+use latscope_model::{CpuId, Nanos, RtlaMode, RtlaOutput};
+use std::path::PathBuf;
+
+fn read(rel: &str) -> RtlaOutput {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rtla-output").join(rel);
+    let text = std::fs::read_to_string(&p).expect("fixture");
+    assert!(is_rtla(&text), "{rel} not recognised as rtla output");
+    parse(rel, &text).expect("parses")
+}
+
+fn ns(us: f64) -> Nanos {
+    Nanos((us * 1000.0).round() as u64)
+}
+
+#[test]
+fn top_with_auto_analysis_reads_every_cpu_and_the_blocking_thread() {
+    let o = read("timerlat-top-aa-doc-6.x.txt");
+    assert_eq!(o.mode, RtlaMode::Top);
+    assert_eq!(o.duration.as_deref(), Some("0 00:00:12"));
+    assert_eq!(o.cpus.len(), 23);
+    let c23 = o.cpus.iter().find(|c| c.cpu == CpuId(23)).expect("cpu 23");
+    let (irq, thr) = (c23.irq.expect("irq"), c23.thread.expect("thread"));
+    assert_eq!(
+        (irq.count, irq.max, thr.max, thr.avg),
+        (12320, Some(Nanos::from_us(28)), Some(Nanos::from_us(41)), Some(Nanos::from_us(11)))
+    );
+    assert!(o.stopped);
+    assert_eq!(o.analyses.len(), 1, "{:?}", o.analyses);
+    let a = &o.analyses[0];
+    assert_eq!(a.cpu, Some(CpuId(23)));
+    assert!(!a.irq_stop);
+    let d = a.irq_handler_delay.as_ref().expect("delay");
+    assert_eq!((d.duration, d.share), (ns(27.49), Some(65.52)));
+    assert_eq!(a.irq_latency, Some(ns(28.13)));
+    assert_eq!(a.timerlat_irq.as_ref().map(|p| p.duration), Some(ns(9.59)));
+    let b = a.blocking.as_ref().expect("blocking");
+    assert_eq!((b.comm.as_str(), b.pid), ("objtool", 49256));
+    assert_eq!(b.part.as_ref().map(|p| (p.duration, p.share)), Some((ns(3.79), Some(9.03))));
+    assert_eq!(b.stack.len(), 19);
+    assert_eq!((b.stack[0].as_str(), b.stack[6].as_str()), ("timerlat_irq", "_raw_spin_unlock_irqrestore"));
+    assert_eq!(a.total, Some(ns(41.96)));
+    assert_eq!(o.idle_irq_max, Some((ns(17.48), CpuId(4))));
+    assert!(o.skipped.is_empty(), "{:?}", o.skipped);
+}
+
+#[test]
+fn hist_reads_columns_and_summary_per_cpu() {
+    let o = read("timerlat-hist-doc-6.x.txt");
+    assert_eq!(o.mode, RtlaMode::Hist);
+    assert_eq!(o.duration.as_deref(), Some("0 00:10:00"));
+    assert_eq!(o.columns.len(), 10);
+    assert_eq!(o.buckets.len(), 47);
+    assert_eq!(o.buckets[1], (1, vec![318327, 35487, 388149, 30024, 94531, 48382, 83082, 71078, 388026, 55730]));
+    assert_eq!(o.cpus.len(), 5);
+    let c1 = &o.cpus[1];
+    assert_eq!(c1.cpu, CpuId(1));
+    let t = c1.thread.expect("thread");
+    assert_eq!(
+        (t.count, t.min, t.avg, t.max, t.over),
+        (600002, Some(Nanos::from_us(1)), Some(Nanos::from_us(5)), Some(Nanos::from_us(58)), 0)
+    );
+    assert_eq!(c1.irq.and_then(|s| s.max), Some(Nanos::from_us(15)));
+    assert!(o.analyses.is_empty() && !o.stopped);
+    assert!(o.skipped.is_empty(), "{:?}", o.skipped);
+}
+
+#[test]
+fn hist_with_user_columns_an_empty_cpu_and_tabbed_auto_analysis() {
+    let o = read("timerlat-hist-user-aa-idle-tabs-2024.txt");
+    assert_eq!(o.cpus.len(), 2);
+    let c2 = &o.cpus[1];
+    assert_eq!(c2.cpu, CpuId(2));
+    let u = c2.user.expect("user column");
+    // rtla printed ~0 (18446744073709551615) as the minimum of a column without samples.
+    assert_eq!((u.count, u.min, u.max), (0, None, None));
+    assert_eq!(o.cpus[0].user.and_then(|s| s.max), Some(Nanos::from_us(36)));
+    assert_eq!(o.analyses.len(), 1);
+    let a = &o.analyses[0];
+    assert_eq!(a.cpu, None, "this rtla printed no `## CPU` line");
+    assert!(a.exit_from_idle);
+    assert_eq!(a.irq_handler_delay.as_ref().map(|p| (p.duration, p.share)), Some((ns(48.21), Some(91.09))));
+    let b = a.blocking.as_ref().expect("blocking");
+    assert_eq!((b.comm.as_str(), b.pid), ("swapper/2", 0));
+    assert_eq!(a.total, Some(ns(52.93)));
+    // The idle line was glued to the total line in the mail.
+    assert_eq!(o.idle_irq_max, Some((ns(49.11), CpuId(2))));
+    assert!(o.skipped.is_empty(), "{:?}", o.skipped);
+}
+
+#[test]
+fn auto_analysis_with_tabs_lost_reads_irq_interference() {
+    let o = read("timerlat-aa-tabs-lost-webpaste-2024.txt");
+    assert_eq!(o.mode, RtlaMode::AutoAnalysis);
+    let a = &o.analyses[0];
+    assert_eq!(a.cpu, Some(CpuId(3)));
+    let b = a.blocking.as_ref().expect("blocking");
+    assert_eq!((b.comm.as_str(), b.pid, b.part.as_ref().map(|p| p.duration)), ("insync", 4048, Some(ns(1223.16))));
+    let irqs = a.irqs.as_ref().expect("irq interference");
+    assert_eq!((irqs.duration, irqs.share), (ns(4.93), Some(0.40)));
+    assert_eq!(irqs.entries.len(), 1);
+    assert_eq!(
+        (irqs.entries[0].name.as_str(), irqs.entries[0].id, irqs.entries[0].duration),
+        ("local_timer", 236, ns(4.93))
+    );
+    assert_eq!(a.total, Some(ns(1235.47)));
+    assert!(o.skipped.is_empty(), "{:?}", o.skipped);
+}
+
+#[test]
+fn quoted_auto_analysis_with_no_break_spaces_and_a_wrapped_share() {
+    let o = read("timerlat-aa-irq-nbsp-quoted-wrapped-2025.txt");
+    assert!(o.stopped);
+    let a = &o.analyses[0];
+    assert_eq!(a.cpu, Some(CpuId(1)));
+    assert!(a.irq_stop, "stopped on the IRQ latency");
+    assert_eq!(a.irq_handler_delay.as_ref().map(|p| (p.duration, p.share)), Some((Nanos::ZERO, Some(0.0))));
+    assert_eq!(a.irq_latency, Some(ns(709.25)));
+    let b = a.blocking.as_ref().expect("blocking");
+    assert_eq!((b.comm.as_str(), b.pid, b.part.is_none()), ("ip", 3567, true));
+    assert_eq!(b.stack.len(), 21);
+    assert_eq!(b.stack[6], "igb_update_mc_addr_list");
+    assert_eq!(a.total, Some(ns(709.25)));
+    assert!(o.skipped.is_empty(), "{:?}", o.skipped);
+}
+
+#[test]
+fn an_ftrace_trace_is_not_rtla_output_and_garbage_is_refused() {
+    let trace = "# tracer: nop\n          <idle>-0     [000] d.h1.  1.000000: irq_handler_entry: irq=1 name=x\n";
+    assert!(!is_rtla(trace));
+    let e = parse("x.txt", "IRQ handler delay: nonsense\n").expect_err("nothing read");
+    assert!(e.to_string().contains("rtla timerlat"), "{e}");
+}
