@@ -5,7 +5,10 @@
 //! event (the NOHZ idle code moves the tick that way), so the last traced start is not always the expiry the
 //! timer had. An expiry pass on the timer's CPU (a timer interrupt, or another timer's expiry in an interrupt
 //! or hrtimer softirq of the same kind) after that expiry runs every timer that is due: when one ran and did
-//! not run this timer, its traced start was no longer in force and its lateness is not known.
+//! not run this timer, its traced start was no longer in force and its lateness is not known. The same holds
+//! for the tick of a CPU that was idle from before the tick's traced expiry to its run, when the run came a whole
+//! tick period or more after that expiry: going idle, the NOHZ code stops the tick and moves it to the next timer
+//! event on the tick grid, and no event shows the move (seen on 6.18).
 
 use crate::timeline::{Activity, Timeline};
 use latscope_model::{
@@ -37,6 +40,11 @@ pub struct HrtimerExpiry {
     /// interrupt's entry, another timer's expiry): the timer had been re-armed or cancelled without an event,
     /// so its lateness is not known (`lateness` is `None`).
     pub skipped_by: Option<usize>,
+    /// The tick period, when this is the tick of a CPU that was idle from before the traced expiry to the run
+    /// and the run came a period or more after that expiry: NOHZ idle moved the tick without an event, so its
+    /// lateness is not known (`lateness` is `None`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_tick_period: Option<Nanos>,
 }
 
 /// Lateness statistics of one timer function on one CPU.
@@ -155,6 +163,9 @@ pub struct HrtimerReport {
     /// Expiries whose traced start an earlier expiry pass on their CPU passed by (re-armed or cancelled
     /// without an event): their lateness is not known and is left out of the statistics.
     pub rearmed: u64,
+    /// Ticks of idle CPUs that ran a tick period or more after their traced expiry (see
+    /// [`HrtimerExpiry::idle_tick_period`]): their lateness is not known and is left out of the statistics.
+    pub idle_ticks: u64,
     /// Per function and CPU, most late first.
     pub stats: Vec<HrtimerStats>,
     /// All lateness values merged, as histogram buckets.
@@ -176,8 +187,14 @@ pub fn expiries(events: &[Event]) -> Vec<HrtimerExpiry> {
     let mut irq_entry: HashMap<CpuId, Nanos> = HashMap::new();
     let mut softirq_entry: HashMap<CpuId, Nanos> = HashMap::new();
     let mut passes: HashMap<CpuId, Vec<Pass>> = HashMap::new();
+    let periods = tick_periods(events);
+    // Per CPU, the time of its last event in a task (not the idle task).
+    let mut last_busy: HashMap<CpuId, Nanos> = HashMap::new();
     let mut out = Vec::new();
     for (i, e) in events.iter().enumerate() {
+        if e.pid != 0 && !matches!(e.kind, EventKind::Stack { .. } | EventKind::Lost { .. }) {
+            last_busy.insert(e.cpu, e.ts);
+        }
         match &e.kind {
             EventKind::VectorEntry { name, .. } => {
                 irq_entry.insert(e.cpu, e.ts);
@@ -224,8 +241,16 @@ pub fn expiries(events: &[Event]) -> Vec<HrtimerExpiry> {
                     let at = Nanos((expires.0 as i128 + offset).max(0) as u64);
                     skipping_pass(cpu_passes, soft, start_index, expires, at, offset, entry_or_ts)
                 });
+                // The tick of a CPU idle since before the traced expiry, run a period or more late: NOHZ idle
+                // moved it when the CPU went idle.
+                let idle_tick_period = start.filter(|_| skipped_by.is_none() && e.pid == 0).and_then(|(x, _)| {
+                    let period = *periods.get(&e.cpu)?;
+                    let at = Nanos((x.0 as i128 + offset).max(0) as u64);
+                    let idle = last_busy.get(&e.cpu).map_or(true, |b| *b < at);
+                    (is_tick(function) && idle && *now >= x + period).then_some(period)
+                });
                 let (expires_at, lateness) = match start {
-                    Some((expires, _)) if skipped_by.is_none() => {
+                    Some((expires, _)) if skipped_by.is_none() && idle_tick_period.is_none() => {
                         let at = (expires.0 as i128 + offset).max(0) as u64;
                         (Some(Nanos(at)), Some(*now - expires))
                     }
@@ -242,9 +267,39 @@ pub fn expiries(events: &[Event]) -> Vec<HrtimerExpiry> {
                     index: i,
                     start_index: start.map(|s| s.1),
                     skipped_by,
+                    idle_tick_period,
                 });
             }
             _ => {}
+        }
+    }
+    out
+}
+
+/// Whether an hrtimer callback is the scheduler tick.
+fn is_tick(function: &str) -> bool {
+    matches!(function, "tick_nohz_handler" | "tick_sched_timer")
+}
+
+/// A tick period shorter than this is not one (HZ is at most a few thousand).
+const MIN_TICK_PERIOD: Nanos = Nanos(100_000);
+
+/// The tick period per CPU: the smallest step between consecutive traced expiries of its tick (the NOHZ code
+/// only ever moves the tick by whole periods).
+fn tick_periods(events: &[Event]) -> HashMap<CpuId, Nanos> {
+    let mut last: HashMap<u64, Nanos> = HashMap::new();
+    let mut out: HashMap<CpuId, Nanos> = HashMap::new();
+    for e in events {
+        if let EventKind::HrtimerStart { hrtimer, function, expires, .. } = &e.kind {
+            if !is_tick(function) {
+                continue;
+            }
+            if let Some(prev) = last.insert(*hrtimer, *expires) {
+                if *expires >= prev + MIN_TICK_PERIOD {
+                    let step = *expires - prev;
+                    out.entry(e.cpu).and_modify(|p| *p = (*p).min(step)).or_insert(step);
+                }
+            }
         }
     }
     out
@@ -356,6 +411,7 @@ pub fn report(
     let mut merged = LatencyHistogram::new();
     let mut with_lateness = 0;
     let rearmed = all.iter().filter(|x| x.skipped_by.is_some()).count() as u64;
+    let idle_ticks = all.iter().filter(|x| x.idle_tick_period.is_some()).count() as u64;
     for x in all {
         if let Some(l) = x.lateness {
             with_lateness += 1;
@@ -387,6 +443,7 @@ pub fn report(
         expiries: all.len() as u64,
         with_lateness,
         rearmed,
+        idle_ticks,
         stats,
         buckets: if merged.count() > 0 { merged.buckets() } else { Vec::new() },
         late,

@@ -174,3 +174,25 @@ fn a_tick_that_a_later_timer_interrupt_passed_by_is_not_late() {
     let wake = all.iter().find(|x| &*x.function == "hrtimer_wakeup" && x.lateness.is_some()).expect("wakeup");
     assert!((16_000..18_000).contains(&wake.lateness.expect("known").0), "{wake:?}");
 }
+
+/// Issue #15 item 7, second form: CPU 1 idled from the tick's start to its run with no event at all, and the
+/// run came four tick periods (and 37 us) after the traced expiry: the NOHZ idle code moved the tick without
+/// an event, so the tick was not 16 ms late, and idle is not blamed for it.
+#[test]
+fn the_tick_of_an_idle_cpu_run_whole_periods_after_its_traced_expiry_is_not_late() {
+    let t = decode_file(&path("nohz-idle-moved-tick-trace.txt")).expect("decode");
+    let all = latscope_analyze::hrtimer::expiries(&t.events);
+    let moved = all.iter().rfind(|x| &*x.function == "tick_nohz_handler").expect("the tick at 23317.796038");
+    assert_eq!(moved.ts, Nanos(23_317_796_038_315));
+    assert!(moved.start_index.is_some(), "its start at 23317.776040 is traced");
+    assert_eq!(moved.skipped_by, None, "no expiry pass ran on CPU 1 in between");
+    assert_eq!(moved.lateness, None, "{moved:?}");
+    assert_eq!(moved.idle_tick_period, Some(Nanos(4_000_000)), "HZ=250 on this kernel");
+    // The ticks before it, run while the tick was not moved, keep their lateness (a few us).
+    let earlier: Vec<_> = all.iter().filter(|x| &*x.function == "tick_nohz_handler" && x.lateness.is_some()).collect();
+    assert!(!earlier.is_empty());
+    assert!(earlier.iter().all(|x| x.lateness.is_some_and(|l| l < Nanos(1_000_000))), "{earlier:?}");
+    let a = analyze("nohz-idle-moved-tick-trace.txt", &t, &AnalyzeOptions::default());
+    assert_eq!(a.hrtimers.idle_ticks, 1);
+    assert!(a.verdicts.iter().all(|v| v.kind != VerdictKind::HrtimerLate), "{:?}", a.verdicts);
+}

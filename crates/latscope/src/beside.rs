@@ -1,42 +1,134 @@
 //! Measuring beside latscope itself: this run's other threads are kept off the measured CPUs, latscope's
 //! threads (this run's and any other latscope run's) are found for the analysis to name, and another
-//! latscope run measuring or tracing the same CPUs is warned about. Wiring only.
+//! latscope run measuring or tracing the same CPUs is warned about — also one that started and ended while
+//! this one measured, which a watcher thread looks for every second. Wiring only.
 
 use latscope_analyze::latscope_threads::LatscopeThreads;
 use latscope_model::{CpuList, Pid};
 use latscope_sys::host::latscope_threads;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often the watcher looks for other latscope runs.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
 
 /// What is known of latscope's threads around a measurement.
 pub struct Beside {
     cpus: CpuList,
     threads: LatscopeThreads,
+    /// Other runs' tracefs instances seen, as (instance, pid).
+    instances: Vec<(String, u32)>,
     warned: Vec<Pid>,
+    watcher: Option<Watcher>,
 }
 
-fn look() -> Vec<(Pid, Pid, String)> {
-    latscope_threads().into_iter().map(|t| (t.pid as Pid, t.tid as Pid, t.comm)).collect()
+/// What one look at the machine found: latscope threads (pid, tid, name) and live latscope instances.
+#[derive(Default)]
+struct Seen {
+    threads: Vec<(Pid, Pid, String)>,
+    instances: Vec<(String, u32)>,
+}
+
+impl Seen {
+    fn look() -> Seen {
+        Seen {
+            threads: latscope_threads().into_iter().map(|t| (t.pid as Pid, t.tid as Pid, t.comm)).collect(),
+            instances: latscope_sys::tracefs::live_latscope_instances(),
+        }
+    }
+
+    fn merge(&mut self, other: Seen) {
+        for t in other.threads {
+            if !self.threads.iter().any(|x| x.1 == t.1) {
+                self.threads.push(t);
+            }
+        }
+        for i in other.instances {
+            if !self.instances.contains(&i) {
+                self.instances.push(i);
+            }
+        }
+    }
+}
+
+/// A thread that looks every [`WATCH_EVERY`] and keeps what it saw until [`Beside::look_again`] takes it.
+struct Watcher {
+    seen: Arc<Mutex<Seen>>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Watcher {
+    fn start() -> Option<Watcher> {
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s, st) = (seen.clone(), stop.clone());
+        let handle = std::thread::Builder::new()
+            .name("latscope-watch".into())
+            .spawn(move || {
+                let tick = Duration::from_millis(100);
+                let mut waited = Duration::ZERO;
+                while !st.load(Ordering::Relaxed) {
+                    std::thread::sleep(tick);
+                    waited += tick;
+                    if waited >= WATCH_EVERY {
+                        waited = Duration::ZERO;
+                        let found = Seen::look();
+                        s.lock().unwrap_or_else(|p| p.into_inner()).merge(found);
+                    }
+                }
+            })
+            .ok()?;
+        Some(Watcher { seen, stop, handle: Some(handle) })
+    }
+
+    fn take(&self) -> Seen {
+        std::mem::take(&mut *self.seen.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 impl Beside {
-    /// Before measuring `cpus`: moves this thread (and the threads it starts: trace readers, decoders) off
-    /// them, and looks for another latscope run there. What to say goes to `warnings`.
+    /// Before measuring `cpus`: moves this thread (and the threads it starts: trace readers, decoders, the
+    /// watcher) off them, and looks for another latscope run there. What to say goes to `warnings`.
     pub fn start(cpus: &CpuList, warnings: &mut Vec<String>) -> Beside {
         if let Err(e) = latscope_sys::measure::keep_off(&cpus.0) {
             warnings.push(format!("latscope's own threads may run on the measured CPUs ({e})"));
         }
+        let seen = Seen::look();
         let mut b = Beside {
             cpus: cpus.clone(),
-            threads: LatscopeThreads::new(std::process::id() as Pid, look()),
+            threads: LatscopeThreads::new(std::process::id() as Pid, seen.threads),
+            instances: seen.instances,
             warned: Vec::new(),
+            watcher: Watcher::start(),
         };
         b.warn_concurrent(warnings);
         b
     }
 
-    /// Looks again, once the measuring threads run (their ids) and when the measurement ends (a run that
-    /// started meanwhile); a run found now is warned about in `warnings`.
+    /// Looks again, once the measuring threads run (their ids) and when the measurement ends; what the
+    /// watcher saw meanwhile counts too (a run that started and ended in between). A run found now is warned
+    /// about in `warnings`.
     pub fn look_again(&mut self, warnings: &mut Vec<String>) {
-        self.threads.add(look());
+        let mut seen = self.watcher.as_ref().map(Watcher::take).unwrap_or_default();
+        seen.merge(Seen::look());
+        self.threads.add(seen.threads);
+        for i in seen.instances {
+            if !self.instances.contains(&i) {
+                self.instances.push(i);
+            }
+        }
         self.warn_concurrent(warnings);
     }
 
@@ -55,9 +147,10 @@ impl Beside {
                 (pid, format!("measures CPU {list} too"))
             })
             .collect();
-        for (name, pid) in latscope_sys::tracefs::live_latscope_instances() {
-            if pid as Pid != std::process::id() as Pid && !found.iter().any(|f| f.0 == pid as Pid) {
-                found.push((pid as Pid, format!("is tracing (tracefs instance {name})")));
+        for (name, pid) in &self.instances {
+            let pid = *pid as Pid;
+            if pid != std::process::id() as Pid && !found.iter().any(|f| f.0 == pid) {
+                found.push((pid, format!("is tracing (tracefs instance {name})")));
             }
         }
         for (pid, what) in found {

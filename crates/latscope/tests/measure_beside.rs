@@ -183,6 +183,72 @@ fn two_runs_on_one_cpu_warn_about_each_other() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Issue #15 item 10, found in the second hour: a run that starts and ends while another measures the same
+/// CPU was missed by the longer run (it looked only at its start and end). The watcher sees it.
+#[test]
+fn a_run_that_starts_and_ends_inside_another_is_warned_about() {
+    if !ready() {
+        return;
+    }
+    let _turn = live::turn::take();
+    let dir = scratch("inside");
+    let ja = dir.join("a.json");
+    let a = start(&["timer", "-c", "1", "-D", "5s", "-q", "--json", ja.to_str().expect("utf-8")], "latscope-t1");
+    std::thread::sleep(Duration::from_millis(1000));
+    let b = Command::new(BIN)
+        .args(["timer", "-c", "1", "-D", "1500ms", "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("b");
+    let pb = b.id();
+    let ob = b.wait_with_output().expect("wait b");
+    assert!(ob.status.code().is_some_and(|c| c == 0 || c == 2), "B failed");
+    assert!(a.id() > 0);
+    let oa = finish(a);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&ja).expect("json")).expect("parse");
+    let warning = format!("another latscope run (pid {pb}) measures CPU 1 too");
+    let warned =
+        v["warnings"].as_array().is_some_and(|w| w.iter().any(|x| x.as_str().unwrap_or("").contains(&warning)));
+    assert!(warned, "A's JSON warnings lack '{warning}': {}", v["warnings"]);
+    let stderr = String::from_utf8_lossy(&oa.stderr);
+    assert!(stderr.contains(&warning), "A's stderr lacks '{warning}': {stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue #15 item 9 for `record -c 1`: its own threads (main, trace reader) stay off CPU 1 while it records,
+/// and the recorded command still runs where latscope was allowed (CPU 1 included).
+#[test]
+fn record_keeps_its_threads_off_the_traced_cpu_but_not_the_command() {
+    if !ready() {
+        return;
+    }
+    let _turn = live::turn::take();
+    let dir = scratch("record");
+    let dat = dir.join("r.dat");
+    let command = "grep Cpus_allowed_list /proc/self/status; sleep 2";
+    let child = Command::new(BIN)
+        .args(["record", "-c", "1", "-o", dat.to_str().expect("utf-8"), "--", "sh", "-c", command])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let t0 = Instant::now();
+    while !threads(child.id()).iter().any(|t| t.1.starts_with("latscope-rd")) {
+        assert!(t0.elapsed() < Duration::from_secs(30), "record's reader never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let seen = threads(child.id());
+    for (tid, comm, allowed) in &seen {
+        assert!(!list_has(allowed, 1), "record: thread {comm} ({tid}) may run on CPU 1: {allowed}");
+    }
+    let out = finish(child);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let allowed = stdout.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).map(str::trim);
+    assert!(allowed.is_some_and(|a| list_has(a, 1)), "the command's CPUs: {allowed:?} (stdout: {stdout})");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Issue #15 item 13: a SIGKILLed `timer --trace` leaves its instance tracing; the next untraced `timer`
 /// removes it and says so.
 #[test]

@@ -161,18 +161,18 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
     if !a.pi.boosts.is_empty() {
         writeln!(
             out,
-            "Priority inheritance: {} sched_pi_setprio event(s); each boost means a higher-priority task waited \
-             on a lock (an rt_mutex; on PREEMPT_RT also every spinlock) that this task held",
-            a.pi.events
+            "Priority inheritance: {}; each boost means a higher-priority task waited on a lock (an rt_mutex; on \
+             PREEMPT_RT also every spinlock) that this task held",
+            crate::human::counted(a.pi.events, "sched_pi_setprio event", "sched_pi_setprio events")
         )?;
         for b in a.pi.boosts.iter().take(10) {
             writeln!(
                 out,
-                "  {}:{} on CPU {} boosted {} time(s) from {} to {}, {} boosted in all (longest {})",
+                "  {}:{} on CPU {} boosted {} from {} to {}, {} boosted in all (longest {})",
                 b.task.comm,
                 b.task.pid,
                 b.cpu.0,
-                b.count,
+                crate::human::counted(b.count, "time", "times"),
                 prio_words(b.task.prio.unwrap_or(120)),
                 prio_words(b.top_prio),
                 human(b.boosted),
@@ -257,13 +257,27 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         writeln!(out)?;
     }
     if a.hrtimers.with_lateness > 0 {
-        let rearmed = match a.hrtimers.rearmed {
+        let mut rearmed = match a.hrtimers.rearmed {
             0 => String::new(),
+            1 => "; 1 more was passed by an earlier expiry run on its CPU, so re-armed or cancelled without an event: \
+                  lateness not known"
+                .to_string(),
             n => format!(
                 "; {n} more were passed by an earlier expiry run on their CPU, so re-armed or cancelled without an \
                  event: lateness not known"
             ),
         };
+        match a.hrtimers.idle_ticks {
+            0 => {}
+            1 => rearmed.push_str(
+                "; 1 tick of an idle CPU ran a tick period or more after its traced expiry (NOHZ idle moves the tick \
+                 without an event): lateness not known",
+            ),
+            n => rearmed.push_str(&format!(
+                "; {n} ticks of idle CPUs ran a tick period or more after their traced expiry (NOHZ idle moves the \
+                 tick without an event): lateness not known"
+            )),
+        }
         writeln!(out, "hrtimer lateness ({} expiries with a traced start{rearmed}):", a.hrtimers.with_lateness)?;
         for st in a.hrtimers.stats.iter().take(8) {
             writeln!(

@@ -79,11 +79,11 @@ pub fn sentence(a: &Analysis, v: &Verdict) -> String {
         VerdictKind::Rtla => super::rtla::sentence(a.rtla.as_ref(), v.magnitude, e),
         VerdictKind::TickStorm => match a.tick_storms.first() {
             Some(s) => format!(
-                "Tick storm on CPU {}: {} expired {} times in {}, every {} (about {} per second; a regular tick \
-                 is at least 1 ms apart).",
+                "Tick storm on CPU {}: {} expired {} in {}, every {} (about {} per second; a regular tick is at \
+                 least 1 ms apart).",
                 s.cpu.0,
                 s.function,
-                s.expiries,
+                crate::human::counted(s.expiries as u64, "time", "times"),
                 human(s.end - s.start),
                 human(s.median_interval),
                 s.rate_hz()
@@ -215,10 +215,10 @@ fn excerpt_sentence(
                 ""
             };
             s.push_str(&format!(
-                "; the work it repeats: {} called {} {} times{ctx}, every {}",
+                "; the work it repeats: {} called {} {}{ctx}, every {}",
                 c.parent,
                 c.func,
-                c.count,
+                crate::human::counted(c.count as u64, "time", "times"),
                 human(c.every)
             ));
             let more: Vec<String> =
@@ -307,16 +307,35 @@ fn throttling(a: &Analysis, e: &Explanation) -> String {
     let every = t.interval.map(|i| format!(" about every {}", human(i))).unwrap_or_default();
     let instead = g.ran_instead.first().map(|c| format!("; {} ran instead", ran(c))).unwrap_or_default();
     let share = if t.over.0 > 0 { t.total.0 as f64 * 100.0 / t.over.0 as f64 } else { 0.0 };
+    // Say "no other real-time task ran" only when the gaps show none.
+    let mut rt: Vec<String> = Vec::new();
+    for c in t.gaps.iter().flat_map(|g| &g.ran_instead) {
+        if let Some(task) = c.culprit.task.as_ref().filter(|t| t.is_rt()) {
+            let name = format!("{}:{}", task.comm, task.pid);
+            if !rt.contains(&name) {
+                rt.push(name);
+            }
+        }
+    }
+    let others = if rt.is_empty() {
+        "and no other real-time task ran there".to_string()
+    } else {
+        format!(
+            "but real-time {} {} ran in the gaps too, so part of them may be its preemption rather than throttling",
+            if rt.len() == 1 { "task" } else { "tasks" },
+            rt.join(", ")
+        )
+    };
     format!(
-        "RT throttling: {}:{} (SCHED_FIFO/RR prio {}) was kept off CPU {} {} time(s){every}, {} in total ({share:.1}% \
-         of the {} they spread over; median gap {}, longest {}), although it was runnable and no other real-time \
-         task ran there{instead}: the kernel's RT bandwidth limit (kernel.sched_rt_runtime_us of \
-         kernel.sched_rt_period_us, 5% for normal tasks by default) throttled it.",
+        "RT throttling: {}:{} (SCHED_FIFO/RR prio {}) was kept off CPU {} {}{every}, {} in total ({share:.1}% \
+         of the {} they spread over; median gap {}, longest {}), although it was runnable {others}{instead}: the \
+         kernel's RT bandwidth limit (kernel.sched_rt_runtime_us of kernel.sched_rt_period_us, 5% for normal tasks \
+         by default) throttled it.",
         g.task.comm,
         g.task.pid,
         g.task.prio.map_or_else(|| "?".to_string(), |p| (99 - p).to_string()),
         g.cpu.0,
-        t.count,
+        crate::human::counted(t.count as u64, "time", "times"),
         human(t.total),
         human(t.over),
         human(t.median),

@@ -82,23 +82,35 @@ pub struct LatscopeTask {
     pub comm: String,
 }
 
-/// The threads of every process named `latscope` (this one included), from `/proc/*/task/*/comm`.
+/// The threads of every latscope process (this one included), from `/proc/*/task/*/comm`: a process whose
+/// name starts with `latscope` (a copy of the binary may be renamed `latscope-…`), or one with a thread
+/// latscope names (`latscope-t1`, `latscope-noise1`, `latscope-rd1`), whatever the binary is called.
 pub fn latscope_threads() -> Vec<LatscopeTask> {
     let me = std::process::id();
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        if pid != me && comm(&e.path()).as_deref() != Some("latscope") {
-            continue;
-        }
+        let named = comm(&e.path()).is_some_and(|c| c.starts_with("latscope"));
+        let mut threads = Vec::new();
         for t in std::fs::read_dir(e.path().join("task")).into_iter().flatten().flatten() {
             let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
             if let Some(comm) = comm(&t.path()) {
-                out.push(LatscopeTask { pid, tid, comm });
+                threads.push(LatscopeTask { pid, tid, comm });
             }
+        }
+        if pid == me || named || threads.iter().any(|t| is_latscope_worker(&t.comm)) {
+            out.extend(threads);
         }
     }
     out
+}
+
+/// Whether a thread name is one latscope gives its measuring and tracing threads (`latscope-t1`,
+/// `latscope-noise1`, `latscope-rd1`).
+fn is_latscope_worker(comm: &str) -> bool {
+    ["latscope-t", "latscope-noise", "latscope-rd"]
+        .iter()
+        .any(|p| comm.strip_prefix(p).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
 }
 
 /// The PM QoS CPU latency limit in effect, µs, read from `/dev/cpu_dma_latency` (needs root). Opening it

@@ -15,7 +15,10 @@ pub use noise::{
     environment as noise_environment, run_noise, start_noise, CpuSamples, LiveNoise, NoiseConfig, NoiseHandle,
     NoiseRun, DEFAULT_GAP_CAPACITY,
 };
-pub use rt::{hold_dma_latency_zero, keep_off, lock_memory, pin_current_thread, DmaLatency, MemoryLock, Policy};
+pub use rt::{
+    allowed_cpus, hold_dma_latency_zero, keep_off, lock_memory, pin_current_thread, run_on, DmaLatency, MemoryLock,
+    Policy,
+};
 pub use tap::{SampleTap, TapCursor, DEFAULT_TAP_SAMPLES};
 pub use timer::{
     start_timer, CpuMeasurement, LiveCpu as LiveTimerCpu, LiveSnapshot, TimerConfig, TimerMeasurement, TimerRun,

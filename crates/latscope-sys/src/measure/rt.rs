@@ -132,6 +132,38 @@ pub fn keep_off(measured: &[CpuId]) -> Result<Option<Vec<CpuId>>, SysError> {
     }
 }
 
+/// The CPUs the calling thread may run on.
+pub fn allowed_cpus() -> Result<Vec<CpuId>, SysError> {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity(0, …) fills it for the calling thread; CPU_ISSET
+    // indexes within CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size, &mut set) != 0 {
+            return Err(SysError::call("sched_getaffinity", "check /proc/self/status Cpus_allowed_list"));
+        }
+        Ok((0..libc::CPU_SETSIZE as usize).filter(|i| libc::CPU_ISSET(*i, &set)).map(|i| CpuId(i as u32)).collect())
+    }
+}
+
+/// Makes `cmd`'s process run on `cpus` (the CPUs latscope itself was allowed before [`keep_off`] moved it),
+/// so that a command latscope starts is not confined with latscope's own threads.
+pub fn run_on(cmd: &mut std::process::Command, cpus: &[CpuId]) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: cpu_set_t is plain data built before the fork; the closure only calls sched_setaffinity, which
+    // is async-signal-safe, on the child.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for c in cpus.iter().filter(|c| (c.0 as usize) < libc::CPU_SETSIZE as usize) {
+        unsafe { libc::CPU_SET(c.0 as usize, &mut set) };
+    }
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            Ok(())
+        });
+    }
+}
+
 /// Pins the calling thread to one CPU. It lasts until the thread ends (or is changed again).
 pub fn pin_current_thread(cpu: CpuId) -> Result<(), SysError> {
     if cpu.0 as usize >= libc::CPU_SETSIZE as usize {

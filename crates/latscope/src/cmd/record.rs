@@ -5,6 +5,7 @@
 //! fails makes `record` exit with its code.
 
 use crate::args::{CpuArgs, DurationArg, StacksArg};
+use crate::beside::Beside;
 use crate::capture::decoder_for;
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{self, is_stdout, write_file, write_text, Kind, Outputs};
@@ -66,6 +67,15 @@ pub fn run(args: Args) -> CmdResult {
     let outputs = Outputs::new(false).file(Kind::Recording, Some(&output)).file(Kind::Json, args.json.as_deref());
     outputs.check()?;
     let stdout_taken = outputs.takes_stdout();
+    // latscope's own threads (this one, the trace readers it starts) stay off the traced CPUs; the recorded
+    // command runs where latscope was allowed to.
+    let allowed = latscope_sys::measure::allowed_cpus().ok();
+    let traced = match &cpus {
+        Some(c) => c.clone(),
+        None => latscope_sys::host::online_cpus().map_err(CliError::msg)?,
+    };
+    let mut warnings = Vec::new();
+    let mut beside = Beside::start(&traced, &mut warnings);
     let spool = SpoolDir::create(&output)?;
     let cfg = CaptureConfig {
         cpus,
@@ -91,21 +101,25 @@ pub fn run(args: Args) -> CmdResult {
         writeln!(err, "latscope: recording into {} … (Ctrl-C to stop)", shown(&output))?;
     }
     let child = match args.command.split_first() {
-        Some((prog, rest)) => Some(
-            Command::new(prog)
-                .args(rest)
-                .spawn()
-                .map_err(|e| CliError(format!("cannot run '{prog}': {e}; check the command after '--'")))?,
-        ),
+        Some((prog, rest)) => Some({
+            let mut cmd = Command::new(prog);
+            cmd.args(rest);
+            if let Some(cpus) = &allowed {
+                latscope_sys::measure::run_on(&mut cmd, cpus);
+            }
+            cmd.spawn().map_err(|e| CliError(format!("cannot run '{prog}': {e}; check the command after '--'")))?
+        }),
         None => None,
     };
     let ended = wait(child, duration)?;
+    beside.look_again(&mut warnings);
     let data = capture.finish().map_err(CliError::msg)?;
     let written = write_dat(&output, &data, !args.no_kallsyms)?;
     let counts = count_events(&data)?;
     let mut result = recorded(&output, &data, written, &counts);
     result.command = args.command.clone();
     result.command_status = ended.as_ref().map(|e| e.status.clone());
+    result.warnings.extend(warnings);
     let mut text = Vec::new();
     render_summary(&mut text, &result)?;
     write_text(|out| out.write_all(&text), stdout_taken)?;
