@@ -11,6 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// Other runs already warned about on stderr by this process.
+static SAID: Mutex<Vec<Pid>> = Mutex::new(Vec::new());
+
 /// How often the watcher looks for other latscope runs.
 const WATCH_EVERY: Duration = Duration::from_secs(1);
 
@@ -162,7 +165,12 @@ impl Beside {
                 "another latscope run (pid {pid}) {what} while this one measures: each run's threads and tracing \
                  delay the other's, so neither measures this machine alone; run them one after the other"
             );
-            eprintln!("latscope: {w}");
+            // `run` measures twice (timer, then noise), each with its own Beside: say it once on stderr.
+            let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+            if !said.contains(&pid) {
+                said.push(pid);
+                eprintln!("latscope: {w}");
+            }
             warnings.push(w);
         }
     }

@@ -5,6 +5,7 @@ mod beside;
 mod capture;
 mod cmd;
 mod error;
+mod input;
 mod output;
 mod signal;
 

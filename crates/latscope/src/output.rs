@@ -172,7 +172,39 @@ fn cannot(kind: Kind, path: &Path, e: &io::Error) -> CliError {
         return CliError(String::new());
     }
     let hint = if kind == Kind::Report { "pick another directory" } else { "pick a writable path, or '-' for stdout" };
+    // A kernel filesystem refuses new files with "No such file": say what the directory is instead.
+    let dir = if kind == Kind::Report { path } else { parent_of(path) };
+    if let Some(fs) = on_kernel_fs(dir, e) {
+        return CliError(format!(
+            "cannot write {} {}: {} is on a {fs} filesystem, which takes no new files; {hint}",
+            kind.flag(),
+            path.display(),
+            dir.display()
+        ));
+    }
     CliError(format!("cannot write {} {}: {e}; {hint}", kind.flag(), path.display()))
+}
+
+/// The kernel filesystem an existing `dir` is on, when `e` (refused: not found, permission) came from it.
+fn on_kernel_fs(dir: &Path, e: &io::Error) -> Option<String> {
+    let refused = matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied);
+    (refused && dir.is_dir()).then(|| kernel_fs(dir)).flatten()
+}
+
+/// The type of the kernel filesystem `dir` is on (`proc`, `sysfs`, `tracefs`…), from /proc/mounts (the
+/// longest mount point that holds it); `None` for any other filesystem.
+fn kernel_fs(dir: &Path) -> Option<String> {
+    const KERNEL: [&str; 8] = ["proc", "sysfs", "tracefs", "debugfs", "cgroup", "cgroup2", "securityfs", "configfs"];
+    let real = fs::canonicalize(dir).ok()?;
+    let mounts = fs::read_to_string("/proc/mounts").ok()?;
+    let (_, fs) = mounts
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() > 2 && real.starts_with(f[1])).then(|| (f[1].len(), f[2].to_string()))
+        })
+        .max_by_key(|(len, _)| *len)?;
+    KERNEL.contains(&fs.as_str()).then_some(fs)
 }
 
 fn resolve(kind: Kind, path: &Path) -> Result<Dest, CliError> {
@@ -367,7 +399,16 @@ fn prepare_report_dir(dir: &Path, force: bool) -> Result<(PathBuf, PathBuf), Cli
         }
         Ok(_) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir_all(dir).map_err(|e| {
-            CliError(format!("cannot create the report directory {}: {e}; pick another with {flag} DIR", dir.display()))
+            let why = match on_kernel_fs(parent_of(dir), &e) {
+                Some(fs) => {
+                    format!("{} is on a {fs} filesystem, which takes no new directories", parent_of(dir).display())
+                }
+                None => e.to_string(),
+            };
+            CliError(format!(
+                "cannot create the report directory {}: {why}; pick another with {flag} DIR",
+                dir.display()
+            ))
         })?,
         Err(e) => return Err(cannot(Kind::Report, dir, &e)),
     }
@@ -421,10 +462,19 @@ pub fn write_report(dir: &Path, force: bool, files: &[(String, Vec<u8>)]) -> Res
     }
     // Listed before they are written: a report cut short is still known as latscope's.
     let all: BTreeSet<&str> = new.iter().copied().chain(old.iter().map(String::as_str)).collect();
-    write_manifest(&real, &all).map_err(|e| fail(dir, e))?;
-    for (name, bytes) in files {
-        let p = dir.join(name);
-        write_file(Kind::Report, &p, |w| w.write_all(bytes))?;
+    let written = write_manifest(&real, &all).map_err(|e| fail(dir, e)).and_then(|()| {
+        files.iter().try_for_each(|(name, bytes)| write_file(Kind::Report, &dir.join(name), |w| w.write_all(bytes)))
+    });
+    if let Err(e) = written {
+        // Half a report (a full disk) would pass for a whole one: remove what latscope wrote there.
+        for name in all.iter().chain([&MANIFEST]) {
+            let p = real.join(name);
+            if fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
+                let _ = fs::remove_file(&p);
+            }
+        }
+        let _ = fs::remove_dir(&real);
+        return Err(CliError(format!("{}; the incomplete report in {} was removed", e.0, dir.display())));
     }
     for stale in old.iter().filter(|n| !new.contains(n.as_str())) {
         let p = real.join(stale);

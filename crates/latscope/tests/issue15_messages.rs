@@ -211,3 +211,57 @@ fn record_refuses_zero_and_passes_on_the_commands_failure() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Second hour: `-` reads the trace from standard input for `analyze` and `decode` (it was taken as a file
+/// named `-`), text and `.dat` alike; `--diff - -` is refused.
+#[test]
+fn dash_reads_the_trace_from_standard_input() {
+    use std::io::Write;
+    let piped = |args: &[&str], input: &str| -> Output {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let bytes = std::fs::read(input).expect("fixture");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let feeder = std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
+        let out = wait_bounded(child, Duration::from_secs(60), &format!("latscope {}", args.join(" ")));
+        feeder.join().expect("feeder");
+        out
+    };
+    let trace = fixture("live/nohz-idle-moved-tick-trace.txt");
+    let from_file = run(&["analyze", &trace, "--brief"]);
+    let from_stdin = piped(&["analyze", "-", "--brief"], &trace);
+    assert!(from_stdin.status.success(), "{}", text(&from_stdin.stderr));
+    let body = |o: &Output| text(&o.stdout).lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&from_stdin), body(&from_file), "the same analysis from a pipe");
+    assert!(text(&from_stdin.stdout).starts_with("latscope analyze: standard input"), "{}", text(&from_stdin.stdout));
+    let dat = fixture("dat/buildroot-5.15.18-i686-sched_switch-v6.dat");
+    let stats_file = run(&["decode", &dat, "--stats"]);
+    let stats_stdin = piped(&["decode", "-", "--stats"], &dat);
+    assert!(stats_stdin.status.success(), "{}", text(&stats_stdin.stderr));
+    assert_eq!(body(&stats_stdin), body(&stats_file), "the same .dat summary from a pipe");
+    let both = run(&["analyze", "--diff", "-", "-"]);
+    assert_eq!(both.status.code(), Some(1));
+    assert!(text(&both.stderr).contains("standard input holds one trace"), "{}", text(&both.stderr));
+}
+
+/// Second hour: a JSON error said its column twice ("at line 1 column 38 (column 38)").
+#[test]
+fn a_json_error_names_its_line_and_column_once() {
+    let d = scratch("json-col");
+    let f = d.join("k.json");
+    std::fs::write(&f, "{\"schema\":\"latscope/1\",\"kind\":\"banana\"}\n").expect("write");
+    let out = run(&["compare", f.to_str().expect("utf-8"), f.to_str().expect("utf-8")]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("k.json:1: unknown variant `banana`"), "{err}");
+    assert_eq!(err.matches("column").count(), 1, "{err}");
+    assert!(!err.contains("at line"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -361,3 +361,74 @@ fn the_next_record_removes_what_a_killed_one_left() {
     assert!(!spool.exists(), "the leftover is still there");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Bytes under `p` (a file, or a directory's files).
+fn size(p: &Path) -> u64 {
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_dir() => std::fs::read_dir(p).expect("ls").map(|e| size(&e.expect("entry").path())).sum(),
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
+}
+
+/// Second hour: `run --report DIR --json FILE` into a file system that holds the result but not the report.
+/// The result was written after the report and lost with it, and half a report was left; now the result is
+/// written first and the half report removed, with the reason.
+#[test]
+fn run_into_a_full_filesystem_keeps_the_result_and_removes_the_half_report() {
+    if !live::ready(&[Need::Root]) {
+        return;
+    }
+    let args = |dir: &Path| {
+        let (report, json) = (dir.join("rep"), dir.join("r.json"));
+        let v =
+            ["run", "-c", "0", "-p", "0", "-D", "1s", "--no-trace", "-q", "--report", s(&report), "--json", s(&json)];
+        v.map(String::from)
+    };
+    // The sizes of this machine's outputs, from a run on a roomy disk.
+    let roomy = scratch("roomy");
+    let out = run(&args(&roomy).each_ref().map(String::as_str));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (json, report) = (size(&roomy.join("r.json")), size(&roomy.join("rep")));
+    assert!(json > 0 && report > json, "json {json} report {report}");
+    let _ = std::fs::remove_dir_all(&roomy);
+    // Room for the result and half the report.
+    let d = scratch("fullrun");
+    let room = format!("size={}k", (json + report / 2) / 1024);
+    let st = Command::new("mount").args(["-t", "tmpfs", "-o", &room, "tmpfs", s(&d)]).status().expect("mount");
+    assert!(st.success(), "mount a tmpfs of {room}");
+    let out = run(&args(&d).each_ref().map(String::as_str));
+    let kept = size(&d.join("r.json"));
+    let report_left = d.join("rep").exists();
+    let _ = Command::new("umount").arg(&d).status();
+    let _ = std::fs::remove_dir_all(&d);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left") && err.contains("the incomplete report"), "{err}");
+    assert!(kept > 0, "the result was lost: {err}");
+    assert!(!report_left, "half a report was left: {err}");
+}
+
+/// Second hour: a path on a kernel filesystem is refused for what it is ("No such file" said nothing).
+#[test]
+fn an_output_on_a_kernel_filesystem_says_so() {
+    let out = timer(&["--json", "/proc/latscope-x.json"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("/proc is on a proc filesystem, which takes no new files"), "{err}");
+    let out = timer(&["--report", "/proc/latscope-report"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("/proc is on a proc filesystem"), "{err}");
+}
+
+/// Second hour: `monitor --json` was checked only when the monitor ended (hours later).
+#[test]
+fn monitor_checks_its_result_file_before_measuring() {
+    let t = Instant::now();
+    let out = run(&["monitor", "-c", "0", "-p", "0", "-D", "30s", "--json", "/nonexistent-dir/m.json"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("--json /nonexistent-dir/m.json"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(10), "refused only after monitoring: {err}");
+}

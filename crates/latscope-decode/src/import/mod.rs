@@ -103,8 +103,14 @@ pub fn load(file: &str, text: &str) -> Result<Loaded, DecodeError> {
     }
 }
 
+/// A JSON error at `file:line`, with the column once (serde's own text ends "at line L column C").
 fn json_error(file: &str, e: &serde_json::Error) -> DecodeError {
-    line_error(file, e.line(), format!("{e} (column {})", e.column()))
+    let text = e.to_string();
+    let what = match text.rfind(" at line ") {
+        Some(at) => &text[..at],
+        None => &text,
+    };
+    line_error(file, e.line(), format!("{what} (column {})", e.column()))
 }
 
 /// Why a result of another schema is not read: a newer latscope wrote it (upgrade), or an older or unknown

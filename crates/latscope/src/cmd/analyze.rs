@@ -4,6 +4,7 @@
 use crate::args::{self, OutputArgs};
 use crate::cmd::report::{say_written, write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
+use crate::input::Input;
 use crate::output::{write_file, write_text, Kind};
 use latscope_analyze::analysis::{analyze, analyze_diff, AnalyzeOptions};
 use latscope_analyze::rtla::analyze_rtla;
@@ -23,7 +24,7 @@ use std::path::{Path, PathBuf};
 )]
 pub struct Args {
     /// Trace file: ftrace text (trace, trace_pipe, latency tracers, function_graph), trace-cmd report text
-    /// or .dat, Android systrace. Not needed with `--diff`.
+    /// or .dat, Android systrace; `-` reads standard input. Not needed with `--diff`.
     #[arg(required_unless_present = "diff")]
     pub trace: Option<PathBuf>,
     /// Compare two function-graph traces: the normal case, then the abnormal one.
@@ -49,8 +50,11 @@ pub struct Args {
     pub outputs: OutputArgs,
 }
 
-fn decode(path: &Path) -> Result<DecodedTrace, CliError> {
-    latscope_decode::decode_file(path).map_err(|e| CliError(format!("cannot analyse the trace: {e}")))
+/// The trace at `path` (`-`: standard input) with its name.
+fn decode(path: &Path) -> Result<(String, DecodedTrace), CliError> {
+    let input = Input::open(path)?;
+    let trace = input.decode().map_err(|e| CliError(format!("cannot analyse the trace: {e}")))?;
+    Ok((input.name(), trace))
 }
 
 /// rtla timerlat output (a table or an auto-analysis) in `path`, when that is what it holds.
@@ -86,10 +90,11 @@ pub fn run(args: Args) -> CmdResult {
     outputs.check()?;
     let (mut analysis, trace) = match (&args.diff, &args.trace) {
         (Some(pair), _) if pair.len() == 2 => {
-            let normal = decode(&pair[0])?;
-            let abnormal = decode(&pair[1])?;
-            let n = pair[0].display().to_string();
-            let a = pair[1].display().to_string();
+            if pair.iter().all(|p| p == Path::new("-")) {
+                return Err(CliError::msg("--diff - -: standard input holds one trace; give at least one file"));
+            }
+            let (n, normal) = decode(&pair[0])?;
+            let (a, abnormal) = decode(&pair[1])?;
             (analyze_diff((&n, &normal), (&a, &abnormal), &opts), abnormal)
         }
         (Some(_), _) => return Err(CliError::msg("--diff takes two files: NORMAL ABNORMAL")),
@@ -98,8 +103,8 @@ pub fn run(args: Args) -> CmdResult {
             (analyze_rtla(&path.display().to_string(), r, &opts), DecodedTrace::default())
         }
         (None, Some(path)) => {
-            let t = decode(path)?;
-            (analyze(&path.display().to_string(), &t, &opts), t)
+            let (name, t) = decode(path)?;
+            (analyze(&name, &t, &opts), t)
         }
         (None, None) => return Err(CliError::msg("give a trace file to analyse (or --diff NORMAL ABNORMAL)")),
     };

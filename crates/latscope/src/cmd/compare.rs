@@ -69,15 +69,15 @@ pub fn run(args: Args) -> CmdResult {
         let text = latscope_report::compare::text::render(&c);
         write_text(|out| out.write_all(text.as_bytes()), outputs.takes_stdout())?;
     }
+    if let Some(path) = &args.json {
+        write_file(Kind::Json, path, |w| write_json(w, &c))?;
+    }
     if let Some(dir) = &args.report {
         let mut json = Vec::new();
         write_json(&mut json, &c)?;
         let page = compare_page(&c, metadata).render();
         let index = write_report_dir(dir, args.force, &page, &[("comparison.json", json)])?;
         say_written("report", &index);
-    }
-    if let Some(path) = &args.json {
-        write_file(Kind::Json, path, |w| write_json(w, &c))?;
     }
     Ok(Outcome::Ok)
 }

@@ -2,6 +2,7 @@
 //! summary with `--stats` (the streaming fast path: no event is kept in memory).
 
 use crate::error::{CliError, CmdResult, Outcome};
+use crate::input::Input;
 use latscope_decode::{Format, Streamed};
 use latscope_model::{CpuId, CpuList, Event};
 use latscope_report::decode_stats::DecodeStats;
@@ -23,7 +24,7 @@ pub enum OutputFormat {
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Trace file: ftrace text (trace, trace_pipe, latency tracers, function_graph), trace-cmd report
-    /// text or .dat, Android systrace/atrace (text, HTML, compressed).
+    /// text or .dat, Android systrace/atrace (text, HTML, compressed); `-` reads standard input.
     pub file: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
@@ -62,18 +63,20 @@ pub fn run(args: Args) -> CmdResult {
         seen.note(e, &name, on_cpu, named);
         on_cpu && named
     };
-    let file = args.file.display().to_string();
+    let input = Input::open(&args.file)?;
+    let file = input.name();
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
 
     if args.stats {
         let mut stats = DecodeStats::new(&file);
-        let s = latscope_decode::visit_file(&args.file, &mut |e| {
-            if keep(e) {
-                stats.add(e);
-            }
-        })
-        .map_err(CliError::msg)?;
+        let s = input
+            .visit(&mut |e| {
+                if keep(e) {
+                    stats.add(e);
+                }
+            })
+            .map_err(CliError::msg)?;
         seen.check(&file, &names, cpus.as_ref())?;
         let warnings: Vec<String> = s.warnings.iter().map(|w| format!("{}: {}", w.location, w.message)).collect();
         stats.finish(
@@ -96,19 +99,20 @@ pub fn run(args: Args) -> CmdResult {
     }
 
     let mut write_err: Option<std::io::Error> = None;
-    let s = latscope_decode::stream_file(&args.file, &mut |e| {
-        if write_err.is_some() || !keep(&e) {
-            return;
-        }
-        let r = match args.format {
-            OutputFormat::Text => write_text(&mut out, &e),
-            OutputFormat::Json => write_json_line(&mut out, &e),
-        };
-        if let Err(err) = r {
-            write_err = Some(err);
-        }
-    })
-    .map_err(CliError::msg)?;
+    let s = input
+        .stream(&mut |e| {
+            if write_err.is_some() || !keep(&e) {
+                return;
+            }
+            let r = match args.format {
+                OutputFormat::Text => write_text(&mut out, &e),
+                OutputFormat::Json => write_json_line(&mut out, &e),
+            };
+            if let Err(err) = r {
+                write_err = Some(err);
+            }
+        })
+        .map_err(CliError::msg)?;
     match write_err {
         // A closed pipe (`| head`) is a normal way to stop reading.
         Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(Outcome::Ok),

@@ -239,10 +239,11 @@ pub fn run(args: Args) -> CmdResult {
         perfetto = perfetto_bytes(&events, result.timer.as_ref(), result.noise.as_ref())?;
         files.push(("trace.perfetto.json", perfetto.clone()));
     }
-    let index = write_report_dir(&dir, o.force, &run_page(&result, timelines).render(), &files)?;
+    // The result first: it is the smallest output and the one a failing report (a full disk) must not take.
     if let Some(path) = &o.json {
         write_file(Kind::Json, path, |w| w.write_all(&json))?;
     }
+    let index = write_report_dir(&dir, o.force, &run_page(&result, timelines).render(), &files)?;
     if let Some(path) = &o.perfetto {
         write_file(Kind::Perfetto, path, |w| w.write_all(&perfetto))?;
     }

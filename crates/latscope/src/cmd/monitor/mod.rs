@@ -13,7 +13,7 @@ mod textfile;
 
 use crate::args::{self, CpuArgs, DurationArg, PriorityArg, StacksArg};
 use crate::error::{CliError, CmdResult, Outcome};
-use crate::output::{is_stdout, write_file, write_text, Kind};
+use crate::output::{is_stdout, write_file, write_text, Kind, Outputs};
 use crate::signal;
 use latscope_analyze::audit::findings_for;
 use latscope_analyze::monitor_stats::MonitorStats;
@@ -111,6 +111,8 @@ pub fn run(args: Args) -> CmdResult {
     if let Some(dir) = &args.textfile {
         textfile::check_dir(dir)?;
     }
+    // The result file is written at the end: find out now, not after hours of monitoring, that it cannot be.
+    Outputs::new(false).file(Kind::Json, args.json.as_deref()).check()?;
     let policy = args.priority.priority;
     let mut config = TimerConfig::new(cpus.clone(), args.interval, policy);
     config.duration = args.duration.duration;

@@ -1,0 +1,70 @@
+//! A trace given on the command line: a file, or `-` for standard input (read whole first: a `.dat` is
+//! read by seeking, and a pipe cannot seek).
+
+use crate::error::CliError;
+use latscope_decode::{DecodeError, DecodedTrace, Streamed};
+use latscope_model::Event;
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+/// Where a trace comes from.
+pub enum Input {
+    /// A file.
+    File(PathBuf),
+    /// Standard input, read whole.
+    Stdin(Vec<u8>),
+}
+
+/// The name standard input goes by in messages.
+const STDIN: &str = "standard input";
+
+impl Input {
+    /// The input `path` names: standard input for `-` (refused when it is a terminal: nothing would come).
+    pub fn open(path: &Path) -> Result<Input, CliError> {
+        if path != Path::new("-") {
+            return Ok(Input::File(path.to_path_buf()));
+        }
+        let mut stdin = std::io::stdin().lock();
+        if stdin.is_terminal() {
+            return Err(CliError::msg(
+                "'-' reads the trace from standard input, which is a terminal: pipe a trace in (`cat trace.txt | \
+                 latscope analyze -`) or give its file",
+            ));
+        }
+        let mut bytes = Vec::new();
+        stdin.read_to_end(&mut bytes).map_err(|e| CliError(format!("cannot read {STDIN}: {e}")))?;
+        Ok(Input::Stdin(bytes))
+    }
+
+    /// The name to use in messages and results.
+    pub fn name(&self) -> String {
+        match self {
+            Input::File(p) => p.display().to_string(),
+            Input::Stdin(_) => STDIN.to_string(),
+        }
+    }
+
+    /// Decodes the whole input, events in time order.
+    pub fn decode(&self) -> Result<DecodedTrace, DecodeError> {
+        match self {
+            Input::File(p) => latscope_decode::decode_file(p),
+            Input::Stdin(bytes) => latscope_decode::decode_bytes(STDIN, bytes),
+        }
+    }
+
+    /// Streams the input's events to `sink` (see [`latscope_decode::stream_file`]).
+    pub fn stream(&self, sink: &mut dyn FnMut(Event)) -> Result<Streamed, DecodeError> {
+        match self {
+            Input::File(p) => latscope_decode::stream_file(p, sink),
+            Input::Stdin(bytes) => latscope_decode::stream_bytes(STDIN, bytes, sink),
+        }
+    }
+
+    /// Lends the input's events to `visit` (see [`latscope_decode::visit_file`]).
+    pub fn visit(&self, visit: &mut dyn FnMut(&Event)) -> Result<Streamed, DecodeError> {
+        match self {
+            Input::File(p) => latscope_decode::visit_file(p, visit),
+            Input::Stdin(bytes) => latscope_decode::stream_bytes(STDIN, bytes, &mut |e| visit(&e)),
+        }
+    }
+}
