@@ -210,6 +210,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         exceeded: false,
         rtla: None,
     };
+    crate::latscope_threads::LatscopeThreads::named_in(events).mark_analysis(&mut a);
     finish(&mut a);
     a
 }

@@ -2,7 +2,7 @@
 //! named for what it is (this run's main thread or trace reader, another run's timer thread) so that no
 //! explanation passes the measurement itself, or a concurrent one, off as a load of the machine.
 
-use latscope_model::{CpuId, CpuList, Explanation, LatscopeThread, NoiseCauses, Pid, TracedWakeup};
+use latscope_model::{CpuId, CpuList, Event, EventKind, Explanation, LatscopeThread, NoiseCauses, Pid, TracedWakeup};
 
 /// The threads of latscope processes as found while measuring: (process id, thread id, thread name).
 #[derive(Clone, Debug, Default)]
@@ -32,6 +32,44 @@ impl LatscopeThreads {
                 self.threads.push(t.clone());
             }
         }
+    }
+
+    /// latscope's threads as a trace names them (`latscope`, `latscope-rd1`, `latscope-t1`…), for a trace
+    /// analysed after the fact: a trace latscope recorded holds its own main thread and readers, and they
+    /// are named as the recording's own rather than passed off as a load of the machine.
+    pub fn named_in(events: &[Event]) -> LatscopeThreads {
+        let mut threads: Vec<(Pid, Pid, String)> = Vec::new();
+        // A thread starts with its parent's name (`latscope`) and names itself after: the last name holds.
+        let mut note = |comm: &str, pid: Pid| {
+            if pid <= 0 || !is_latscope_name(comm) {
+                return;
+            }
+            match threads.iter_mut().find(|t| t.1 == pid) {
+                Some(t) if t.2 != comm => t.2 = comm.to_string(),
+                Some(_) => {}
+                None => threads.push((0, pid, comm.to_string())),
+            }
+        };
+        for e in events {
+            note(e.comm.as_str(), e.pid);
+            if let EventKind::SchedSwitch { prev_comm, prev_pid, next_comm, next_pid, .. } = &e.kind {
+                note(prev_comm.as_str(), *prev_pid);
+                note(next_comm.as_str(), *next_pid);
+            }
+        }
+        LatscopeThreads { me: 0, threads }
+    }
+
+    /// [`Self::mark`] over an analysis: its verdicts, wakeups and late timers.
+    pub fn mark_analysis(&self, a: &mut crate::analysis::Analysis) {
+        if self.threads.is_empty() {
+            return;
+        }
+        a.verdicts.iter_mut().for_each(|v| self.mark(&mut v.explanation));
+        for w in &mut a.wakeups {
+            w.components.iter_mut().chain(w.headline.as_mut()).for_each(|e| self.mark(e));
+        }
+        a.hrtimers.late.iter_mut().flat_map(|l| &mut l.before).for_each(|e| self.mark(e));
     }
 
     /// Which latscope thread task `tid` is, when it is one.
@@ -79,6 +117,14 @@ impl LatscopeThreads {
         out.sort();
         out
     }
+}
+
+/// Whether a task name is one latscope gives its threads.
+fn is_latscope_name(comm: &str) -> bool {
+    comm == "latscope"
+        || ["latscope-rd", "latscope-t", "latscope-noise"]
+            .iter()
+            .any(|p| comm.strip_prefix(p).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
 }
 
 /// The CPU a measuring thread measures, from its name (`latscope-t1`, `latscope-noise1`).

@@ -196,3 +196,19 @@ fn the_tick_of_an_idle_cpu_run_whole_periods_after_its_traced_expiry_is_not_late
     assert_eq!(a.hrtimers.idle_ticks, 1);
     assert!(a.verdicts.iter().all(|v| v.kind != VerdictKind::HrtimerLate), "{:?}", a.verdicts);
 }
+
+/// Issue #15 item 9 after the fact: in a trace latscope recorded, its own trace reader delayed migration/1.
+/// The analysis names it as latscope's own reader (by the name the thread gave itself after its first event
+/// as `latscope`), never as a load of the machine.
+#[test]
+fn latscope_threads_in_a_recorded_trace_are_named_as_latscopes_own() {
+    let t = decode_file(&path("record-reader-on-traced-cpu-trace.txt")).expect("decode");
+    let a = analyze("record-reader-on-traced-cpu-trace.txt", &t, &AnalyzeOptions::default());
+    let w = a.wakeups.iter().find(|w| &*w.task.comm == "migration/1").expect("migration/1's wakeup");
+    let reader = w.components.iter().find(|c| c.culprit.pid() == Some(20687)).expect("the reader's share");
+    let own = reader.culprit.task.as_ref().and_then(|t| t.latscope.as_deref()).expect("named as latscope's");
+    assert_eq!(own.role, "trace reader of CPU 1");
+    assert_eq!(own.other_run, None);
+    let h = w.headline.as_ref().expect("headline");
+    assert!(h.culprit.task.as_ref().is_some_and(|t| t.latscope.is_some()), "{h:?}");
+}
