@@ -55,6 +55,9 @@ pub struct SourceInfo {
     pub lost_unknown: Vec<CpuId>,
     /// Decoder warnings (lines skipped).
     pub warnings: Vec<String>,
+    /// Whether the times count clock cycles, not ns (a cycle clock without a conversion in the file).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cycles: bool,
 }
 
 /// Everything found in one trace.
@@ -140,6 +143,7 @@ fn source_info(name: &str, t: &DecodedTrace) -> SourceInfo {
         lost: t.info.lost.clone(),
         lost_unknown: t.info.lost_unknown.clone(),
         warnings: t.warnings.iter().map(|w| format!("{}: {}", w.location, w.message)).collect(),
+        cycles: t.info.cycles,
     }
 }
 

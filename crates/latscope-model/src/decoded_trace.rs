@@ -41,6 +41,9 @@ pub struct TraceInfo {
     pub lost_unknown: Vec<CpuId>,
     /// Trace clock (`local`, `mono`, `global`…) when known.
     pub clock: Option<String>,
+    /// Whether the timestamps count clock cycles (`x86-tsc`, `counter`) that the file gives no way to turn
+    /// into nanoseconds: every time and duration is then in cycles, not ns.
+    pub cycles: bool,
     /// Places where whoever pasted the trace left lines out (`...`, `[...]`, `8182 x the above two line`):
     /// gaps in the evidence, in input order.
     pub elisions: Vec<Elision>,

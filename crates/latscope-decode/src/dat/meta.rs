@@ -69,6 +69,11 @@ pub struct Meta {
     pub time: TimeMap,
     /// The buffers with data.
     pub buffers: Vec<Buffer>,
+    /// Buffers whose CPUSTAT options show the kernel's raw clock counts (`now ts: 67818509289153`, no
+    /// decimal point: the ring buffer's clock does not count nanoseconds), by name (`""` for the top one).
+    pub raw_count_buffers: Vec<String>,
+    /// The buffer the CPUSTAT options being read belong to (v7 names it in a CPUSTAT of its own).
+    cpustat_buffer: String,
     /// Recoverable problems in the metadata.
     pub warnings: Vec<String>,
 }
@@ -102,8 +107,34 @@ impl Meta {
             uname: None,
             time: TimeMap::default(),
             buffers: Vec::new(),
+            raw_count_buffers: Vec::new(),
+            cpustat_buffer: String::new(),
             warnings: Vec::new(),
         }
+    }
+}
+
+/// Clocks that count cycles rather than nanoseconds (the kernel's `trace_clocks[]` with `in_ns` 0).
+pub(crate) const CYCLE_CLOCKS: &[&str] = &["x86-tsc", "counter", "ppc-tb"];
+
+impl Meta {
+    /// The clock of the buffers with data when it counts cycles the file gives no conversion for (no
+    /// TSC2NSEC option): its name, and whether the name came from the CPUSTAT counts rather than the
+    /// clock option (trace-cmd 3.1 `extract` writes the top buffer's clock for every buffer).
+    pub fn unconverted_cycles(&self) -> Option<(String, bool)> {
+        if self.time.tsc2nsec.is_some() {
+            return None;
+        }
+        self.buffers.iter().filter(|b| b.cpus.iter().any(|c| c.size > 0)).find_map(|b| {
+            let clock = b.clock.clone().or_else(|| self.clock.clone()).unwrap_or_default();
+            if CYCLE_CLOCKS.contains(&clock.as_str()) {
+                Some((clock, false))
+            } else if self.raw_count_buffers.contains(&b.name) {
+                Some((clock, true))
+            } else {
+                None
+            }
+        })
     }
 }
 
@@ -306,7 +337,19 @@ fn simple_option(id: u16, data: &[u8], m: &mut Meta) {
              not apply: timestamps are the guest's own clock"
                 .into(),
         ),
-        OPT_CPUSTAT => {}
+        OPT_CPUSTAT => {
+            let t = text();
+            if let Some(name) = t.lines().find_map(|l| l.strip_prefix("Buffer:")) {
+                m.cpustat_buffer = name.trim().to_string();
+            }
+            let raw = t.lines().filter_map(|l| l.strip_prefix("now ts:")).any(|v| {
+                let v = v.trim();
+                !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())
+            });
+            if raw && !m.raw_count_buffers.contains(&m.cpustat_buffer) {
+                m.raw_count_buffers.push(m.cpustat_buffer.clone());
+            }
+        }
         _ => {}
     }
 }

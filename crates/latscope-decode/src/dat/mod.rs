@@ -145,6 +145,28 @@ impl<R: Read + Seek> DatReader<R> {
         })?;
         let mut warnings: Vec<Warning> =
             meta.warnings.iter().map(|w| Warning { location: name.to_string(), message: w.clone() }).collect();
+        if let Some((clock, from_stats)) = meta.unconverted_cycles() {
+            let why = if from_stats {
+                format!(
+                    "the ring buffer counted clock cycles, not nanoseconds (its CPU stats show raw counts; the file \
+                     names the clock `{clock}`, as trace-cmd extract writes it, but the buffer was recorded with a \
+                     cycle clock such as x86-tsc)"
+                )
+            } else {
+                format!("the trace clock is `{clock}`, which counts cycles, not nanoseconds")
+            };
+            warnings.insert(
+                0,
+                Warning {
+                    location: name.to_string(),
+                    message: format!(
+                        "{why}, and the file has no TSC2NSEC option to convert them: every time and duration below is \
+                         in cycles, not ns (at 2.6 GHz, 1 us is 2600 cycles); record with a nanosecond clock \
+                         (`mono`, `local`) or `trace-cmd record --tsc2nsec`"
+                    ),
+                },
+            );
+        }
         let mut decoder = if meta.header_page.is_empty() {
             warnings.push(Warning {
                 location: name.into(),
@@ -221,7 +243,8 @@ impl<R: Read + Seek> DatReader<R> {
             latency: None,
             lost: self.merge.lost().clone(),
             lost_unknown: self.merge.lost_unknown().to_vec(),
-            clock: self.meta.clock.clone(),
+            clock: self.meta.unconverted_cycles().map(|(c, _)| c).or_else(|| self.meta.clock.clone()),
+            cycles: self.meta.unconverted_cycles().is_some(),
             elisions: Vec::new(),
         }
     }

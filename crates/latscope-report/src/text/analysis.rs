@@ -51,6 +51,14 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
             human(s.span)
         )?;
     }
+    if s.cycles {
+        writeln!(
+            out,
+            "  TIMES ARE CLOCK CYCLES, NOT NANOSECONDS: the trace clock counts cycles and the file does not say how \
+             many per second; every ns, us and ms below is a number of cycles ({} cycles from first to last event).",
+            s.span.0
+        )?;
+    }
     if !s.warnings.is_empty() {
         writeln!(
             out,
