@@ -335,9 +335,12 @@ fn skipping_pass(
     offset: i128,
     run: Nanos,
 ) -> Option<usize> {
-    passes
+    // Passes are kept in event order: those after the start are a suffix, found by bisection (scanning
+    // from the trace's first pass made lateness quadratic in the trace: 20 s for 1 M events).
+    let after_start = passes.partition_point(|p| p.index <= start_index);
+    passes[after_start..]
         .iter()
-        .filter(|p| p.soft == soft && p.index > start_index && p.id < run)
+        .filter(|p| p.soft == soft && p.id < run)
         .find(|p| {
             let by_time = p.at.is_some_and(|t| t > at);
             let by_clock = p.now.is_some_and(|(now, o)| (o - offset).abs() < SAME_BASE && now > expires);
@@ -586,6 +589,49 @@ fn same_activity(a: &Activity, b: &Activity) -> bool {
 mod tests {
     use super::*;
     use crate::testing::ev;
+
+    /// Regression (#18): each expiry scanned every earlier timer interrupt on its CPU, so a long trace took
+    /// quadratic time (a 1 M-event recording: 20 s in `expiries`). 200,000 ticks took minutes before.
+    #[test]
+    fn lateness_takes_linear_time_in_the_trace() {
+        let ticks = 200_000u64;
+        let mut events = Vec::new();
+        let tick = |ts: u64| ts * 1_000_000;
+        let kind_start = |next: u64| EventKind::HrtimerStart {
+            hrtimer: 0xaa,
+            function: "tick_sched_timer".into(),
+            expires: Nanos(tick(next)),
+            softexpires: Nanos(tick(next)),
+            mode: "ABS".into(),
+        };
+        events.push(ev(0, 0, "idle", 0, kind_start(1)));
+        for i in 1..=ticks {
+            let t = tick(i);
+            events.push(ev(
+                t + 1_000,
+                0,
+                "spin",
+                7,
+                EventKind::VectorEntry { name: "local_timer".into(), vector: None },
+            ));
+            let now = Nanos(t + 2_000);
+            events.push(ev(
+                t + 2_000,
+                0,
+                "spin",
+                7,
+                EventKind::HrtimerExpireEntry { hrtimer: 0xaa, function: "tick_sched_timer".into(), now },
+            ));
+            events.push(ev(t + 3_000, 0, "spin", 7, kind_start(i + 1)));
+        }
+        let started = std::time::Instant::now();
+        let all = expiries(&events);
+        let took = started.elapsed();
+        assert_eq!(all.len(), ticks as usize);
+        assert!(all.iter().all(|x| x.lateness == Some(Nanos(2_000)) && x.skipped_by.is_none()));
+        // Linear: milliseconds (debug build: well under a second); quadratic: minutes.
+        assert!(took < std::time::Duration::from_secs(5), "expiries of {ticks} ticks took {took:?}");
+    }
 
     #[test]
     fn a_timer_run_by_ktimers_is_late_by_the_threads_wait_not_by_irqs_off() {

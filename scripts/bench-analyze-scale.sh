@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Benchmark: `latscope analyze` against `trace-cmd report` on the same .dat files of ~1 M, ~6 M and >= 20 M
+# events, in one run: wall time, CPU time (user + system) and peak RSS of each, and the ratios. The traces are
+# recorded on this machine with `latscope record` under `stress-ng --cpu 2 --io 1 --timer 1` (root, tracefs)
+# and cached under ~/.cache/latscope-bench (reused while they hold the target count). Targets (issue #18):
+# analyze peak RSS <= 150 MB on the 6 M file and <= +10 % from 6 M to 20 M; analyze >= 3x faster than
+# trace-cmd report (wall and CPU). Never pass/fail: it prints the figures.
+# Usage: scripts/bench-analyze-scale.sh            (env CACHE=DIR, SIZES="1 6 20" (millions), ROUNDS=1,
+#                                                    ANALYZE_ARGS="--brief", LATSCOPE=path/to/latscope)
+# Run it alone (it records and measures): flock /tmp/latscope-live.lock scripts/bench-analyze-scale.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CACHE=${CACHE:-$HOME/.cache/latscope-bench}
+SIZES=${SIZES:-1 6 20}
+ROUNDS=${ROUNDS:-1}
+ANALYZE_ARGS=${ANALYZE_ARGS:---brief}
+tdir=${CARGO_TARGET_DIR:-target}
+LATSCOPE=${LATSCOPE:-$tdir/release/latscope}
+stress_pid=
+cleanup() { [ -n "$stress_pid" ] && kill "$stress_pid" 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+
+for tool in trace-cmd stress-ng /usr/bin/time; do
+    command -v "$tool" >/dev/null || { echo "bench-analyze-scale: $tool missing (run scripts/install-deps.sh)" >&2; exit 1; }
+done
+[ -n "${LATSCOPE_SKIP_BUILD:-}" ] || cargo build --release -q --locked -p latscope
+mkdir -p "$CACHE"
+
+# Events in a .dat, as trace-cmd report counts them (latscope decode --stats, first line `N events …`).
+events_in() { "$LATSCOPE" decode --stats --format json "$1" 2>/dev/null | sed -n 's/.*"events":\([0-9]*\).*/\1/p' | head -1; }
+
+# Records FILE with about TARGET events: this machine writes ~200 k events/s under the stress load, so the
+# duration starts from that and grows until the count is reached (kept for the next run).
+record() {
+    local file=$1 target=$2 secs=$(( $2 / 180000 + 2 )) n=0
+    [ "$(id -u)" = 0 ] || { echo "bench-analyze-scale: needs root to record $file" >&2; exit 1; }
+    for _ in 1 2 3; do
+        stress-ng --cpu 2 --io 1 --timer 1 --timeout $(( secs + 5 ))s >/dev/null 2>&1 &
+        stress_pid=$!
+        sleep 1
+        "$LATSCOPE" record -D "${secs}s" --buffer-kb 16384 -o "$file.tmp" >/dev/null 2>"$file.log" || { cat "$file.log" >&2; exit 1; }
+        kill "$stress_pid" 2>/dev/null || true; wait "$stress_pid" 2>/dev/null || true; stress_pid=
+        n=$(events_in "$file.tmp")
+        echo "recorded $file: ${secs}s, $n events" >&2
+        [ "${n:-0}" -ge "$target" ] && { mv "$file.tmp" "$file"; return; }
+        secs=$(( secs * target / (n + 1) + 2 ))
+    done
+    echo "bench-analyze-scale: could not reach $target events in $file" >&2; exit 1
+}
+
+# Runs a command with output discarded; prints `wall_s cpu_s rss_kb`.
+measure() {
+    /usr/bin/time -f '%e %U %S %M' -o /tmp/bench-analyze-scale.$$ "$@" >/dev/null 2>/dev/null || true
+    awk '{printf "%.2f %.2f %d\n", $1, $2 + $3, $4}' /tmp/bench-analyze-scale.$$
+    rm -f /tmp/bench-analyze-scale.$$
+}
+best() { sort -n -k1,1 | head -1; }
+
+printf '%-8s %10s %8s | %-26s | %-26s | %s\n' size events MB "analyze wall/cpu/RSS" "trace-cmd wall/cpu/RSS" "ratio wall, cpu; RSS"
+declare -A arss
+for m in $SIZES; do
+    target=$(( m * 1000000 ))
+    file=$CACHE/analyze-${m}M.dat
+    n=$( [ -f "$file" ] && events_in "$file" || echo 0 )
+    if [ "${n:-0}" -lt "$target" ]; then record "$file" "$target"; n=$(events_in "$file"); fi
+    a=(); t=()
+    for _ in $(seq 1 "$ROUNDS"); do
+        # shellcheck disable=SC2086
+        a+=("$(measure "$LATSCOPE" analyze $ANALYZE_ARGS "$file")")
+        t+=("$(measure trace-cmd report -i "$file")")
+    done
+    read -r aw ac ar < <(printf '%s\n' "${a[@]}" | best)
+    read -r tw tc tr < <(printf '%s\n' "${t[@]}" | best)
+    arss[$m]=$ar
+    mb=$(( $(stat -c %s "$file") / 1000000 ))
+    printf '%-8s %10d %8d | %6ss %6ss %7d MB | %6ss %6ss %7d MB | %s\n' "${m}M" "$n" "$mb" "$aw" "$ac" $(( ar / 1024 )) \
+        "$tw" "$tc" $(( tr / 1024 )) "$(awk -v aw="$aw" -v ac="$ac" -v tw="$tw" -v tc="$tc" -v ar="$ar" -v tr="$tr" \
+        'BEGIN { printf "%.1fx, %.1fx; analyze RSS %.2fx trace-cmd", tw / (aw > 0 ? aw : 0.01), tc / (ac > 0 ? ac : 0.01), ar / tr }')"
+done
+if [ -n "${arss[6]:-}" ] && [ -n "${arss[20]:-}" ]; then
+    awk -v a="${arss[6]}" -v b="${arss[20]}" 'BEGIN { printf "analyze peak RSS from 6M to 20M: %+.0f %% (target <= +10 %%); 6M: %d MB (target <= 150 MB)\n", (b - a) * 100 / a, a / 1024 }'
+fi
+echo "(wall and CPU: best of $ROUNDS alternated round(s); analyze args: $ANALYZE_ARGS; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
