@@ -58,6 +58,52 @@ pub fn decode_file(path: &Path) -> Result<DecodedTrace, DecodeError> {
     Ok(collected(s, events))
 }
 
+/// A whole input decoded within a limit on the events kept ([`decode_file_bounded`]).
+#[derive(Debug)]
+pub enum Bounded {
+    /// Every event, as [`decode_file`] gives them.
+    Whole(Box<DecodedTrace>),
+    /// The input holds more events than the limit: none is kept; this many were decoded.
+    TooMany {
+        /// Events in the input.
+        events: u64,
+    },
+}
+
+/// [`decode_file`] for a consumer that can hold at most `max_events` events: past the limit the events
+/// kept are dropped and the rest of the input is only counted (memory stays bounded), so the caller can
+/// refuse with the input's real size instead of running out of memory.
+pub fn decode_file_bounded(path: &Path, max_events: usize) -> Result<Bounded, DecodeError> {
+    bounded(max_events, |sink| stream_file(path, sink))
+}
+
+/// [`decode_file_bounded`] for an input held in memory; `name` is used in messages.
+pub fn decode_bytes_bounded(name: &str, bytes: &[u8], max_events: usize) -> Result<Bounded, DecodeError> {
+    bounded(max_events, |sink| stream_bytes(name, bytes, sink))
+}
+
+fn bounded(
+    max_events: usize,
+    stream: impl FnOnce(&mut dyn FnMut(Event)) -> Result<Streamed, DecodeError>,
+) -> Result<Bounded, DecodeError> {
+    let mut events = Vec::new();
+    let mut total = 0u64;
+    let mut over = false;
+    let s = stream(&mut |e| {
+        total += 1;
+        if over {
+            return;
+        }
+        if events.len() < max_events {
+            events.push(e);
+        } else {
+            over = true;
+            events = Vec::new();
+        }
+    })?;
+    Ok(if over { Bounded::TooMany { events: total } } else { Bounded::Whole(Box::new(collected(s, events))) })
+}
+
 /// Decode a whole input held in memory, events sorted by time (stable).
 pub fn decode_bytes(name: &str, bytes: &[u8]) -> Result<DecodedTrace, DecodeError> {
     let mut events = Vec::new();

@@ -2,7 +2,7 @@
 //! flavour, systrace HTML and `atrace -z`, `.dat` v6/v7) decodes to the same events, info and warnings
 //! from its path as from its bytes, and a file that is no trace fails the same way from both.
 
-use latscope_decode::{decode_bytes, decode_file, visit_file, DecodeError};
+use latscope_decode::{decode_bytes, decode_file, decode_file_bounded, visit_file, Bounded, DecodeError};
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> Vec<PathBuf> {
@@ -57,4 +57,26 @@ fn every_fixture_decodes_the_same_from_its_path_and_its_bytes() {
     }
     assert!(decoded >= 80, "only {decoded} fixtures decoded ({rejected} rejected)");
     assert!(dat >= 10 && html >= 2 && zlib >= 1, "dat {dat}, html {html}, atrace -z {zlib}");
+}
+
+/// A bounded decode keeps every event up to its limit, and past it keeps none and counts them all (the
+/// analysis refuses with the real size instead of running out of memory).
+#[test]
+fn a_bounded_decode_is_whole_within_the_limit_and_counts_past_it() {
+    for name in ["dat/local-6.18-x86_64-sched_irq_timer-v7.dat", "dat/rpi-4.14.62-armv7-sched_switch-v6.dat"] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures").join(name);
+        let whole = decode_file(&path).expect("decodes");
+        let n = whole.events.len();
+        match decode_file_bounded(&path, n).expect("decodes") {
+            Bounded::Whole(t) => {
+                assert_eq!(t.events, whole.events, "{name}");
+                assert_eq!(t.info.lost, whole.info.lost, "{name}");
+            }
+            Bounded::TooMany { events } => panic!("{name}: {events} events refused at a limit of {n}"),
+        }
+        match decode_file_bounded(&path, n - 1).expect("decodes") {
+            Bounded::TooMany { events } => assert_eq!(events, n as u64, "{name}"),
+            Bounded::Whole(_) => panic!("{name}: {n} events kept at a limit of {}", n - 1),
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! read by seeking, and a pipe cannot seek).
 
 use crate::error::CliError;
-use latscope_decode::{DecodeError, DecodedTrace, Streamed};
+use latscope_decode::{Bounded, DecodeError, Streamed};
 use latscope_model::Event;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -44,11 +44,12 @@ impl Input {
         }
     }
 
-    /// Decodes the whole input, events in time order.
-    pub fn decode(&self) -> Result<DecodedTrace, DecodeError> {
+    /// Decodes the whole input when it has at most `max_events` events, else only counts them (see
+    /// [`latscope_decode::decode_file_bounded`]).
+    pub fn decode_bounded(&self, max_events: usize) -> Result<Bounded, DecodeError> {
         match self {
-            Input::File(p) => latscope_decode::decode_file(p),
-            Input::Stdin(bytes) => latscope_decode::decode_bytes(STDIN, bytes),
+            Input::File(p) => latscope_decode::decode_file_bounded(p, max_events),
+            Input::Stdin(bytes) => latscope_decode::decode_bytes_bounded(STDIN, bytes, max_events),
         }
     }
 

@@ -2,6 +2,7 @@
 
 mod args;
 mod beside;
+mod budget;
 mod capture;
 mod cmd;
 mod error;

@@ -272,3 +272,24 @@ fn rtla_outputs_are_analysed() {
     assert_eq!(v["verdicts"][0]["explanation"]["within"][0]["culprit"]["task"]["comm"], "objtool");
     assert_eq!(v["rtla"]["cpus"].as_array().map(Vec::len), Some(23));
 }
+
+/// `--max-memory` (#18 item 2): a trace whose whole-trace analysis needs more memory than allowed is refused
+/// with its size and what to do (exit 1), instead of the out-of-memory killer; within the limit it is
+/// analysed as before.
+#[test]
+fn a_trace_over_max_memory_is_refused_with_its_size_and_what_to_do() {
+    let trace = root().join("fixtures/dat/local-6.18-x86_64-printk-stacks-v6.dat");
+    let trace = trace.to_str().expect("utf-8 path");
+    let out = latscope(&["analyze", "--brief", "--max-memory", "2M", trace]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(stderr.contains("its 41241 records (events and kernel stacks) need about 9.4 MiB"), "{stderr}");
+    assert!(stderr.contains("more than the 2.0 MiB allowed (set with --max-memory)"), "{stderr}");
+    assert!(stderr.contains("trace-cmd split -i"), "{stderr}");
+    let out = latscope(&["analyze", "--brief", "--max-memory", "64M", trace]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("40769 events"));
+    let out = latscope(&["analyze", "--max-memory", "lots", trace]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'lots' is not a size (like 512M, 4G)"));
+}

@@ -2,6 +2,7 @@
 //! RT throttling, function-graph diff) leading with the verdict; `--json`; exit 2 over `--threshold`.
 
 use crate::args::{self, OutputArgs};
+use crate::budget::Budget;
 use crate::cmd::report::{say_written, write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::input::Input;
@@ -46,14 +47,18 @@ pub struct Args {
     /// was exceeded)
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Refuse a trace whose analysis would need more memory than this (`4G`, `512M`; default: 80 % of the
+    /// memory available), with its size, instead of running out of memory
+    #[arg(long, value_name = "SIZE", value_parser = crate::budget::parse_size)]
+    pub max_memory: Option<u64>,
     #[command(flatten)]
     pub outputs: OutputArgs,
 }
 
-/// The trace at `path` (`-`: standard input) with its name.
-fn decode(path: &Path) -> Result<(String, DecodedTrace), CliError> {
+/// The trace at `path` (`-`: standard input) with its name, when its analysis fits the memory budget.
+fn decode(path: &Path, budget: &Budget) -> Result<(String, DecodedTrace), CliError> {
     let input = Input::open(path)?;
-    let trace = input.decode().map_err(|e| CliError(format!("cannot analyse the trace: {e}")))?;
+    let trace = crate::budget::decode(&input, budget)?;
     Ok((input.name(), trace))
 }
 
@@ -88,13 +93,14 @@ pub fn run(args: Args) -> CmdResult {
     };
     let outputs = args.outputs.outputs();
     outputs.check()?;
+    let budget = Budget::new(args.max_memory);
     let (mut analysis, trace) = match (&args.diff, &args.trace) {
         (Some(pair), _) if pair.len() == 2 => {
             if pair.iter().all(|p| p == Path::new("-")) {
                 return Err(CliError::msg("--diff - -: standard input holds one trace; give at least one file"));
             }
-            let (n, normal) = decode(&pair[0])?;
-            let (a, abnormal) = decode(&pair[1])?;
+            let (n, normal) = decode(&pair[0], &budget)?;
+            let (a, abnormal) = decode(&pair[1], &budget)?;
             (analyze_diff((&n, &normal), (&a, &abnormal), &opts), abnormal)
         }
         (Some(_), _) => return Err(CliError::msg("--diff takes two files: NORMAL ABNORMAL")),
@@ -103,7 +109,7 @@ pub fn run(args: Args) -> CmdResult {
             (analyze_rtla(&path.display().to_string(), r, &opts), DecodedTrace::default())
         }
         (None, Some(path)) => {
-            let (name, t) = decode(path)?;
+            let (name, t) = decode(path, &budget)?;
             (analyze(&name, &t, &opts), t)
         }
         (None, None) => return Err(CliError::msg("give a trace file to analyse (or --diff NORMAL ABNORMAL)")),

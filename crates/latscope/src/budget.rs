@@ -1,0 +1,134 @@
+//! The memory a whole-trace analysis may use (`analyze --max-memory`, by default most of the memory
+//! available), and the refusal, with the trace's real size and what to do, when a trace needs more: a
+//! clear error instead of the out-of-memory killer.
+
+use crate::error::CliError;
+use crate::input::Input;
+use latscope_decode::{Bounded, DecodedTrace};
+
+/// What `analyze` holds per event of a trace it analyses whole: the decoded event and the per-CPU timeline,
+/// timer and wakeup records built from it. Measured with scripts/bench-analyze-scale.sh (peak RSS over
+/// events: 1,345 MB for 6,054,700 events, 262 MB for 1,062,654), rounded up.
+pub const BYTES_PER_EVENT: u64 = 240;
+
+/// Share of the available memory the analysis may take by default: the rest is the machine's.
+const AVAILABLE_SHARE: f64 = 0.8;
+
+/// How much memory the analysis may use, and where the figure came from (for the refusal).
+#[derive(Clone, Debug)]
+pub struct Budget {
+    /// Bytes; `None`: no limit known.
+    pub bytes: Option<u64>,
+    /// `--max-memory 2G`, `80 % of the 9.1 GiB available`.
+    pub source: String,
+}
+
+impl Budget {
+    /// `--max-memory` when given, else 80 % of `MemAvailable` in /proc/meminfo (no limit when unreadable).
+    pub fn new(max_memory: Option<u64>) -> Budget {
+        if let Some(b) = max_memory {
+            return Budget { bytes: Some(b), source: "set with --max-memory".into() };
+        }
+        match available() {
+            Some(a) => Budget {
+                bytes: Some((a as f64 * AVAILABLE_SHARE) as u64),
+                source: format!("80 % of the {} available; raise it with --max-memory SIZE", human(a)),
+            },
+            None => Budget { bytes: None, source: "no limit: /proc/meminfo unreadable".into() },
+        }
+    }
+
+    /// The most events a trace analysed whole may have.
+    pub fn max_events(&self) -> usize {
+        self.bytes.map_or(usize::MAX, |b| usize::try_from(b / BYTES_PER_EVENT).unwrap_or(usize::MAX))
+    }
+}
+
+/// Decodes `input` whole when its analysis fits the budget; else refuses with its size and what to do.
+pub fn decode(input: &Input, budget: &Budget) -> Result<DecodedTrace, CliError> {
+    let decoded =
+        input.decode_bounded(budget.max_events()).map_err(|e| CliError(format!("cannot analyse the trace: {e}")))?;
+    let name = input.name();
+    match decoded {
+        Bounded::Whole(t) => Ok(*t),
+        Bounded::TooMany { events } => Err(CliError(format!(
+            "cannot analyse {}: its {events} records (events and kernel stacks) need about {} of memory to be analysed whole, more than the \
+             {} allowed ({}); analyse a part of it (`trace-cmd split -i {} -o part.dat -s 10` cuts it into 10 s \
+             pieces) or allow more with --max-memory",
+            name,
+            human(events.saturating_mul(BYTES_PER_EVENT)),
+            human(budget.bytes.unwrap_or_default()),
+            budget.source,
+            name,
+        ))),
+    }
+}
+
+/// Parses a memory size: `512M`, `4G`, `1.5GiB`, `2000MB`, plain bytes (K, M, G, T are powers of 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| format!("'{s}' is not a size (like 512M, 4G)"))?;
+    let scale: u64 = match unit.trim().to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        other => return Err(format!("'{s}': unknown unit '{other}' (use K, M, G or T)")),
+    };
+    let bytes = value * scale as f64;
+    if bytes < 1.0 {
+        return Err(format!("'{s}': give a size above zero"));
+    }
+    Ok(bytes as u64)
+}
+
+/// `MemAvailable` in bytes.
+fn available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `1.2 GiB`, `340.5 MiB`, `234 KiB`.
+fn human(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+    } else if b >= 1 << 20 {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{} KiB", b >> 10)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("2000mb"), Ok(2000 << 20));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("4 parsecs").expect_err("unit").contains("unknown unit 'parsecs'"));
+        assert!(parse_size("lots").expect_err("number").contains("not a size"));
+        assert!(parse_size("0").is_err());
+    }
+
+    #[test]
+    fn the_budget_bounds_the_events() {
+        let b = Budget::new(Some(240 * 1000));
+        assert_eq!(b.max_events(), 1000);
+        assert_eq!(b.source, "set with --max-memory");
+        assert_eq!(
+            (human(240 * 1000), human(3 << 19), human(3 << 29)),
+            ("234 KiB".into(), "1.5 MiB".into(), "1.5 GiB".into())
+        );
+        assert_eq!(Budget { bytes: None, source: String::new() }.max_events(), usize::MAX);
+    }
+}
