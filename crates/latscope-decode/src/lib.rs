@@ -23,6 +23,7 @@ pub use dat::{
     decode_dat_bytes, decode_dat_file, write_dat_v6, Buffer, Compression, CpuData, DatCpu, DatInput, DatReader,
     DatSummary, Meta, PageSource,
 };
+pub use dat::{write_dat_v7_zstd, PAGES_PER_CHUNK};
 pub use error::DecodeError;
 pub use latscope_model::{DecodedTrace, Elision, Format, LatencyHeader, LatencyTask, TraceInfo, Warning};
 pub use raw::{Missed, PageLayout, PageSummary, RawDecoder, TimeMap};

@@ -17,8 +17,20 @@ pub struct RecordResult {
     pub output: String,
     /// Its size, bytes.
     pub bytes: u64,
-    /// Its format (`trace-cmd .dat v6`).
+    /// Its format (`trace-cmd .dat v6`, `trace-cmd .dat v7, zstd`).
     pub format: String,
+    /// Bytes of ring-buffer pages recorded (before compression).
+    #[serde(default)]
+    pub data_bytes: u64,
+    /// Bytes they take in the file (compressed with `--compress`).
+    #[serde(default)]
+    pub data_bytes_in_file: u64,
+    /// How long the recording ran, ns.
+    #[serde(default)]
+    pub recorded_ns: u64,
+    /// How long writing (and compressing) the file took, ns.
+    #[serde(default)]
+    pub write_ns: u64,
     /// The trace clock.
     pub clock: String,
     /// The command recorded while it ran (after `--`), if any.
@@ -42,6 +54,10 @@ impl RecordResult {
             output,
             bytes: 0,
             format: String::new(),
+            data_bytes: 0,
+            data_bytes_in_file: 0,
+            recorded_ns: 0,
+            write_ns: 0,
             clock: String::new(),
             command: Vec::new(),
             command_status: None,

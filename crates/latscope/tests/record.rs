@@ -66,6 +66,52 @@ fn records_cpu1_while_a_command_runs_and_trace_cmd_reads_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--compress` (#18 item 5): a v7 zstd `.dat` that the real `trace-cmd report` reads whole: every event and
+/// kernel stack latscope counted is in its output, the same as latscope decodes; the summary states the
+/// data rate and the compression.
+#[test]
+fn a_compressed_recording_is_v7_zstd_and_trace_cmd_reads_every_event() {
+    if !live::ready(&[Need::Root, Need::Tracefs, Need::Cpu(1), Need::Tool("trace-cmd")]) {
+        return;
+    }
+    let dir = scratch("compress");
+    let file = dir.join("z.dat");
+    let out = Command::new(BIN)
+        .args(["record", "--compress", "-o"])
+        .arg(&file)
+        .args(["-c", "1", "-D", "1s", "--", "taskset", "-c", "1", "sleep", "0.5"])
+        .output()
+        .expect("run latscope record");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "record failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("trace-cmd .dat v7, zstd"), "{stdout}");
+    assert!(stdout.contains("MB of pages in") && stdout.contains("compressed"), "{stdout}");
+    let bytes = std::fs::read(&file).expect("the .dat exists");
+    assert_eq!(&bytes[..12], b"\x17\x08\x44tracing7\0");
+    assert_eq!(&bytes[18..23], b"zstd\0");
+    // Events (and stacks) per CPU as the summary's table counts them.
+    let counted: u64 = stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("CPU "))
+        .skip(1)
+        .map_while(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5).then(|| f[2].parse::<u64>().ok()).flatten()
+        })
+        .sum();
+    assert!(counted > 100, "{stdout}");
+
+    let rep = Command::new("trace-cmd").arg("report").arg(&file).output().expect("trace-cmd report");
+    let text = String::from_utf8_lossy(&rep.stdout);
+    assert!(rep.status.success(), "trace-cmd report failed: {}", String::from_utf8_lossy(&rep.stderr));
+    assert!(rep.stderr.is_empty(), "trace-cmd report complained: {}", String::from_utf8_lossy(&rep.stderr));
+    // One line per event and per `<stack trace >` (its `=> fn` frame lines and the `cpus=` header aside).
+    let lines = text.lines().filter(|l| !l.trim_start().starts_with("=>") && !l.starts_with("cpus=")).count();
+    assert_eq!(lines as u64, counted, "trace-cmd report shows {lines} entries, latscope counted {counted}");
+    assert!(text.lines().any(|l| l.contains("sched_switch:") && l.contains("sleep:")), "sleep not seen on CPU 1");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn missing_events_are_named_and_the_recording_continues() {
     if !can_trace() {

@@ -17,6 +17,7 @@ mod meta;
 mod pool;
 mod spec;
 mod writer;
+mod writer_v7;
 
 pub use compress::Compression;
 pub use cpu_stream::CpuStream;
@@ -24,6 +25,7 @@ pub use meta::{Buffer, CpuData, Meta};
 pub use pool::PoolStream;
 pub use spec::MAGIC;
 pub use writer::{write_dat_v6, DatCpu, DatInput, DatSummary, PageSource};
+pub use writer_v7::{write_dat_v7_zstd, PAGES_PER_CHUNK};
 
 use crate::merge::{EventStream, Merge};
 use crate::raw::cmdlines::{Cmdlines, TaskNames};

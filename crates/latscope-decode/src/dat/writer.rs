@@ -80,6 +80,10 @@ pub struct DatSummary {
     pub data_offset: u64,
     /// Pages written per CPU slot.
     pub pages: Vec<(CpuId, u64)>,
+    /// Bytes of pages before compression.
+    pub raw_bytes: u64,
+    /// Bytes the pages take in the file (compressed, or `raw_bytes`).
+    pub data_bytes: u64,
 }
 
 /// Writes the file to `out` (named `out_name` in messages); returns its size and where the data went.
@@ -176,6 +180,8 @@ pub fn write_dat_v6(out: &mut dyn Write, input: DatInput<'_>, out_name: &str) ->
     }
     out.flush().map_err(err)?;
     summary.bytes = offset;
+    summary.raw_bytes = offset - data_offset;
+    summary.data_bytes = summary.raw_bytes;
     Ok(summary)
 }
 
@@ -213,50 +219,50 @@ fn copy_exactly(
     Ok(())
 }
 
-fn nul(s: &str) -> Vec<u8> {
+pub(super) fn nul(s: &str) -> Vec<u8> {
     let mut v = s.as_bytes().to_vec();
     v.push(0);
     v
 }
 
 /// The header being built, numbers in the file's endianness.
-struct Header {
-    buf: Vec<u8>,
+pub(super) struct Header {
+    pub(super) buf: Vec<u8>,
     big_endian: bool,
 }
 
 impl Header {
-    fn new(big_endian: bool) -> Header {
+    pub(super) fn new(big_endian: bool) -> Header {
         Header { buf: Vec::with_capacity(1 << 20), big_endian }
     }
-    fn bytes(&mut self, b: &[u8]) {
+    pub(super) fn bytes(&mut self, b: &[u8]) {
         self.buf.extend_from_slice(b);
     }
-    fn cstr(&mut self, s: &str) {
+    pub(super) fn cstr(&mut self, s: &str) {
         self.bytes(s.as_bytes());
         self.bytes(&[0]);
     }
-    fn u16(&mut self, v: u16) {
+    pub(super) fn u16(&mut self, v: u16) {
         let b = if self.big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
         self.bytes(&b);
     }
-    fn u32(&mut self, v: u32) {
+    pub(super) fn u32(&mut self, v: u32) {
         let b = if self.big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
         self.bytes(&b);
     }
-    fn u64(&mut self, v: u64) {
+    pub(super) fn u64(&mut self, v: u64) {
         let b = if self.big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
         self.bytes(&b);
     }
-    fn sized32(&mut self, b: &[u8]) {
+    pub(super) fn sized32(&mut self, b: &[u8]) {
         self.u32(b.len() as u32);
         self.bytes(b);
     }
-    fn sized64(&mut self, b: &[u8]) {
+    pub(super) fn sized64(&mut self, b: &[u8]) {
         self.u64(b.len() as u64);
         self.bytes(b);
     }
-    fn option(&mut self, id: u16, data: &[u8]) {
+    pub(super) fn option(&mut self, id: u16, data: &[u8]) {
         self.u16(id);
         self.sized32(data);
     }

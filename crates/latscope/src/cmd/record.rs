@@ -1,5 +1,5 @@
 //! `latscope record`: record the latency event set (optionally while a command runs) into a trace-cmd
-//! `.dat` (v6) file, for `latscope analyze`/`decode` or `trace-cmd report` elsewhere; `--json` says what it
+//! `.dat` file (v6; v7 zstd-compressed with `--compress`), for `latscope analyze`/`decode` or `trace-cmd report` elsewhere; `--json` says what it
 //! recorded. The pages spool beside the output while recording; the file is written through the output
 //! module (a regular file replaced only when complete, a device or FIFO written through). A command that
 //! fails makes `record` exit with its code.
@@ -10,7 +10,7 @@ use crate::capture::decoder_for;
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{self, is_stdout, write_file, write_text, Kind, Outputs};
 use crate::signal;
-use latscope_decode::{write_dat_v6, DatCpu, DatInput, DecodeError, Missed, PageSource};
+use latscope_decode::{write_dat_v6, write_dat_v7_zstd, DatCpu, DatInput, DatSummary, DecodeError, Missed, PageSource};
 use latscope_model::{CpuId, Nanos, RecordResult, RecordedCpu};
 use latscope_report::json::write_json;
 use latscope_sys::tracefs::{
@@ -30,7 +30,8 @@ use std::time::{Duration, Instant};
     mut_arg("duration", |a| a.help("Stop after this long (e.g. `10s`); without it, record until COMMAND exits or Ctrl-C"))
 )]
 pub struct Args {
-    /// The `.dat` file to write (trace-cmd format, version 6; `-` for stdout, the summary then goes to stderr).
+    /// The `.dat` file to write (trace-cmd format, version 6, or 7 with `--compress`; `-` for stdout, the summary
+    /// then goes to stderr).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: PathBuf,
     /// Also write what was recorded (per CPU pages, events, lost events; events by name; the command's end)
@@ -52,6 +53,10 @@ pub struct Args {
     no_kallsyms: bool,
     #[command(flatten)]
     stacks: StacksArg,
+    /// Write the `.dat` compressed (trace-cmd format version 7, zstd, as `trace-cmd record --compression
+    /// zstd` does; trace-cmd 3.x reads it): several times smaller, for long captures.
+    #[arg(long)]
+    compress: bool,
     /// The command to run while recording (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -111,12 +116,19 @@ pub fn run(args: Args) -> CmdResult {
         }),
         None => None,
     };
+    let started = Instant::now();
     let ended = wait(child, duration)?;
     beside.look_again(&mut warnings);
     let data = capture.finish().map_err(CliError::msg)?;
-    let written = write_dat(&output, &data, !args.no_kallsyms)?;
+    let recorded_for = started.elapsed();
+    let writing = Instant::now();
+    let written = write_dat_with(&output, &data, !args.no_kallsyms, args.compress.then_some(spool.0.as_path()))?;
+    let write_time = writing.elapsed();
     let counts = count_events(&data)?;
-    let mut result = recorded(&output, &data, written, &counts);
+    let mut result = recorded(&output, &data, &written, &counts);
+    result.format = if args.compress { "trace-cmd .dat v7, zstd" } else { "trace-cmd .dat v6" }.into();
+    result.recorded_ns = recorded_for.as_nanos() as u64;
+    result.write_ns = write_time.as_nanos() as u64;
     result.command = args.command.clone();
     result.command_status = ended.as_ref().map(|e| e.status.clone());
     result.warnings.extend(warnings);
@@ -207,6 +219,17 @@ impl Drop for SpoolDir {
 /// Writes the `.dat` (see [`write_file`]: nothing is left of a regular file that could not be written,
 /// on a full disk either); returns its size.
 pub(crate) fn write_dat(output: &Path, data: &CaptureData, kallsyms: bool) -> Result<u64, CliError> {
+    write_dat_with(output, data, kallsyms, None).map(|s| s.bytes)
+}
+
+/// [`write_dat`], v7 zstd-compressed when given a directory for the scratch file of compressed pages;
+/// returns what was written.
+fn write_dat_with(
+    output: &Path,
+    data: &CaptureData,
+    kallsyms: bool,
+    compress_in: Option<&Path>,
+) -> Result<DatSummary, CliError> {
     let syms = if kallsyms { kallsyms_text(true) } else { String::new() };
     let mut cpus = Vec::new();
     for c in &data.cpus {
@@ -244,13 +267,25 @@ pub(crate) fn write_dat(output: &Path, data: &CaptureData, kallsyms: bool) -> Re
         version: &version,
     };
     let name = shown(output);
-    let summary = write_file(Kind::Recording, output, |w| {
-        write_dat_v6(w, input, &name).map_err(|e| match e {
-            DecodeError::Write { source, .. } => source,
-            other => std::io::Error::other(other.to_string()),
-        })
-    })?;
-    Ok(summary.bytes)
+    let io_error = |e: DecodeError| match e {
+        DecodeError::Write { source, .. } => source,
+        other => std::io::Error::other(other.to_string()),
+    };
+    match compress_in {
+        None => write_file(Kind::Recording, output, |w| write_dat_v6(w, input, &name).map_err(io_error)),
+        Some(dir) => {
+            let path = dir.join("compressed.chunks");
+            let fail = |e: std::io::Error| CliError(format!("cannot create {}: {e}", path.display()));
+            let mut scratch =
+                std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path).map_err(fail)?;
+            // Each chunk is a few writes of ~40 KB pages' worth: unbuffered is fine.
+            let r = write_file(Kind::Recording, output, |w| {
+                write_dat_v7_zstd(w, input, &mut scratch, &name).map_err(io_error)
+            });
+            let _ = std::fs::remove_file(&path);
+            r
+        }
+    }
 }
 
 fn uname() -> String {
@@ -333,10 +368,11 @@ pub fn render_capture_report(w: &mut dyn Write, r: &CaptureReport) -> std::io::R
 }
 
 /// What the recording holds, as `--json` writes it and the summary shows it.
-fn recorded(output: &Path, data: &CaptureData, bytes: u64, counts: &Counts) -> RecordResult {
+fn recorded(output: &Path, data: &CaptureData, written: &DatSummary, counts: &Counts) -> RecordResult {
     let mut r = RecordResult::new(output.display().to_string());
-    r.bytes = bytes;
-    r.format = "trace-cmd .dat v6".into();
+    r.bytes = written.bytes;
+    r.data_bytes = written.raw_bytes;
+    r.data_bytes_in_file = written.data_bytes;
     r.clock = data.formats.clock.clone();
     for c in &data.cpus {
         let lost = c.stats.as_ref().map_or(0, |s| s.lost());
@@ -372,6 +408,24 @@ fn render_summary(w: &mut dyn Write, r: &RecordResult) -> std::io::Result<()> {
         r.format,
         r.clock
     )?;
+    if r.recorded_ns > 0 {
+        let mb = |b: u64| b as f64 / 1e6;
+        let secs = |ns: u64| ns as f64 / 1e9;
+        writeln!(
+            w,
+            "data: {:.1} MB of pages in {:.1} s ({:.1} MB/s); file written in {:.1} s ({:.1} MB/s of pages{})",
+            mb(r.data_bytes),
+            secs(r.recorded_ns),
+            mb(r.data_bytes) / secs(r.recorded_ns).max(1e-9),
+            secs(r.write_ns),
+            mb(r.data_bytes) / secs(r.write_ns).max(1e-9),
+            if r.data_bytes_in_file < r.data_bytes {
+                format!(", compressed {:.1}x", r.data_bytes as f64 / r.data_bytes_in_file.max(1) as f64)
+            } else {
+                String::new()
+            }
+        )?;
+    }
     writeln!(w, "{:>5} {:>8} {:>10} {:>10} {:>10}", "CPU", "pages", "events", "lost", "overrun")?;
     for c in &r.cpus {
         writeln!(w, "{:>5} {:>8} {:>10} {:>10} {:>10}", c.cpu.to_string(), c.pages, c.events, c.lost, c.overrun)?;
