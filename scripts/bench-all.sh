@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
-for b in bench-timer-vs-cyclictest bench-noise-vs-oslat bench-trace-overhead bench-decode-text bench-decode-dat bench-monitor; do
+for b in bench-timer-vs-cyclictest bench-noise-vs-oslat bench-trace-overhead bench-decode-text bench-decode-dat bench-monitor bench-analyze-scale; do
     echo "=== $b"
     scripts/$b.sh || { echo "=== $b failed (exit $?)"; status=1; }
 done
