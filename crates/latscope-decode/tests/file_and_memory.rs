@@ -2,7 +2,9 @@
 //! flavour, systrace HTML and `atrace -z`, `.dat` v6/v7) decodes to the same events, info and warnings
 //! from its path as from its bytes, and a file that is no trace fails the same way from both.
 
-use latscope_decode::{decode_bytes, decode_file, decode_file_bounded, visit_file, Bounded, DecodeError};
+use latscope_decode::{
+    decode_bytes, decode_bytes_bounded, decode_file, decode_file_bounded, visit_file, Bounded, DecodeError,
+};
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> Vec<PathBuf> {
@@ -77,6 +79,15 @@ fn a_bounded_decode_is_whole_within_the_limit_and_counts_past_it() {
         match decode_file_bounded(&path, n - 1).expect("decodes") {
             Bounded::TooMany { events } => assert_eq!(events, n as u64, "{name}"),
             Bounded::Whole(_) => panic!("{name}: {n} events kept at a limit of {}", n - 1),
+        }
+        let bytes = std::fs::read(&path).expect("read");
+        match decode_bytes_bounded(name, &bytes, n).expect("decodes") {
+            Bounded::Whole(t) => assert_eq!(t.events, whole.events, "{name} from memory"),
+            Bounded::TooMany { events } => panic!("{name} from memory: {events} events refused at {n}"),
+        }
+        match decode_bytes_bounded(name, &bytes, n - 1).expect("decodes") {
+            Bounded::TooMany { events } => assert_eq!(events, n as u64, "{name} from memory"),
+            Bounded::Whole(_) => panic!("{name} from memory: {n} events kept at a limit of {}", n - 1),
         }
     }
 }
