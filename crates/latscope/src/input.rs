@@ -36,6 +36,26 @@ impl Input {
         Ok(Input::Stdin(bytes))
     }
 
+    /// The first `n` bytes (fewer when the input is shorter).
+    pub fn head(&self, n: usize) -> std::io::Result<Vec<u8>> {
+        match self {
+            Input::File(p) => {
+                let mut head = Vec::new();
+                std::fs::File::open(p)?.take(n as u64).read_to_end(&mut head)?;
+                Ok(head)
+            }
+            Input::Stdin(bytes) => Ok(bytes[..n.min(bytes.len())].to_vec()),
+        }
+    }
+
+    /// The whole input.
+    pub fn bytes(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
+        match self {
+            Input::File(p) => std::fs::read(p).map(std::borrow::Cow::Owned),
+            Input::Stdin(bytes) => Ok(std::borrow::Cow::Borrowed(bytes)),
+        }
+    }
+
     /// The name to use in messages and results.
     pub fn name(&self) -> String {
         match self {

@@ -62,21 +62,17 @@ fn decode(path: &Path, budget: &Budget) -> Result<(String, DecodedTrace), CliErr
     Ok((input.name(), trace))
 }
 
-/// rtla timerlat output (a table or an auto-analysis) in `path`, when that is what it holds.
-fn rtla_output(path: &Path) -> Result<Option<latscope_model::RtlaOutput>, CliError> {
+/// rtla timerlat output (a table or an auto-analysis) in `input`, when that is what it holds.
+fn rtla_output(input: &Input) -> Result<Option<latscope_model::RtlaOutput>, CliError> {
     use latscope_decode::import::rtla;
-    use std::io::Read;
-    let cant = |e: std::io::Error| CliError(format!("cannot read {}: {e}", path.display()));
-    let mut head = Vec::new();
-    std::fs::File::open(path).map_err(cant)?.take(16384).read_to_end(&mut head).map_err(cant)?;
+    let cant = |e: std::io::Error| CliError(format!("cannot read {}: {e}", input.name()));
+    let head = input.head(16384).map_err(cant)?;
     if head.starts_with(b"\x17\x08\x44tracing") || !rtla::is_rtla(&String::from_utf8_lossy(&head)) {
         return Ok(None);
     }
-    let bytes = std::fs::read(path).map_err(cant)?;
+    let bytes = input.bytes().map_err(cant)?;
     let text = String::from_utf8_lossy(&bytes);
-    rtla::parse(&path.display().to_string(), &text)
-        .map(Some)
-        .map_err(|e| CliError(format!("cannot analyse the rtla output: {e}")))
+    rtla::parse(&input.name(), &text).map(Some).map_err(|e| CliError(format!("cannot analyse the rtla output: {e}")))
 }
 
 /// Runs `latscope analyze`.
@@ -104,13 +100,15 @@ pub fn run(args: Args) -> CmdResult {
             (analyze_diff((&n, &normal), (&a, &abnormal), &opts), abnormal)
         }
         (Some(_), _) => return Err(CliError::msg("--diff takes two files: NORMAL ABNORMAL")),
-        (None, Some(path)) if rtla_output(path)?.is_some() => {
-            let r = rtla_output(path)?.unwrap_or_else(|| unreachable!("read above"));
-            (analyze_rtla(&path.display().to_string(), r, &opts), DecodedTrace::default())
-        }
         (None, Some(path)) => {
-            let (name, t) = decode(path, &budget)?;
-            (analyze(&name, &t, &opts), t)
+            let input = Input::open(path)?;
+            match rtla_output(&input)? {
+                Some(r) => (analyze_rtla(&input.name(), r, &opts), DecodedTrace::default()),
+                None => {
+                    let t = crate::budget::decode(&input, &budget)?;
+                    (analyze(&input.name(), &t, &opts), t)
+                }
+            }
         }
         (None, None) => return Err(CliError::msg("give a trace file to analyse (or --diff NORMAL ABNORMAL)")),
     };
