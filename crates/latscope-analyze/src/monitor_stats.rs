@@ -3,7 +3,7 @@
 //! rolling window kept as a ring of [`WINDOW_SLOTS`] sub-window histograms (the oldest is dropped whole as
 //! time moves on, so the window covers between `(n-1)/n` and all of its length).
 
-use latscope_model::{CpuId, CpuMonitor, LatencyHistogram, Nanos, LATENCY_BUCKETS};
+use latscope_model::{CpuId, CpuMonitor, LatencyHistogram, Nanos, NoiseMonitor, LATENCY_BUCKETS};
 
 /// How many sub-windows the rolling window is kept in.
 pub const WINDOW_SLOTS: usize = 6;
@@ -24,6 +24,31 @@ pub struct MonitorStats {
     /// Index of the current sub-window in `slots`, and when it began.
     current: usize,
     current_start: Nanos,
+    /// The sampled noise (`--noise`): `None` until a burst is recorded.
+    noise: Option<NoiseSums>,
+}
+
+/// The noise bursts' sums since the start and per sub-window.
+#[derive(Clone, Debug, Default)]
+struct NoiseSums {
+    total: NoiseSlot,
+    slots: [NoiseSlot; WINDOW_SLOTS],
+}
+
+/// Sampled time, noise within it and the longest gap.
+#[derive(Clone, Copy, Debug, Default)]
+struct NoiseSlot {
+    sampled: Nanos,
+    noise: Nanos,
+    max_gap: Nanos,
+}
+
+impl NoiseSlot {
+    fn add(&mut self, sampled: Nanos, noise: Nanos, max_gap: Nanos) {
+        self.sampled = self.sampled + sampled;
+        self.noise = self.noise + noise;
+        self.max_gap = self.max_gap.max(max_gap);
+    }
 }
 
 impl MonitorStats {
@@ -40,6 +65,7 @@ impl MonitorStats {
             slot_len: Nanos((window.0 / WINDOW_SLOTS as u64).max(1)),
             current: 0,
             current_start: now,
+            noise: None,
         }
     }
 
@@ -50,6 +76,9 @@ impl MonitorStats {
             self.current = (self.current + 1) % WINDOW_SLOTS;
             self.slots[self.current] = LatencyHistogram::new();
             self.slot_max[self.current] = Nanos::ZERO;
+            if let Some(n) = &mut self.noise {
+                n.slots[self.current] = NoiseSlot::default();
+            }
             self.current_start = self.current_start + self.slot_len;
             steps += 1;
         }
@@ -70,6 +99,19 @@ impl MonitorStats {
         }
         self.sum_ns += u128::from(latency.0);
         self.max = self.max.max(latency);
+    }
+
+    /// Records one burst of the noise loop: how long it ran, the gaps' total and the longest gap (in the
+    /// current sub-window, like [`record`](Self::record)).
+    pub fn record_noise(&mut self, sampled: Nanos, noise: Nanos, max_gap: Nanos) {
+        let n = self.noise.get_or_insert_with(NoiseSums::default);
+        n.total.add(sampled, noise, max_gap);
+        n.slots[self.current].add(sampled, noise, max_gap);
+    }
+
+    /// The CPU.
+    pub fn cpu(&self) -> CpuId {
+        self.cpu
     }
 
     /// Every latency since the start.
@@ -104,6 +146,21 @@ impl MonitorStats {
             overruns,
             threshold_exceeded,
             samples_lost,
+            noise: self.noise.as_ref().map(|n| {
+                let mut w = NoiseSlot::default();
+                for s in &n.slots {
+                    w.add(s.sampled, s.noise, s.max_gap);
+                }
+                NoiseMonitor {
+                    sampled: n.total.sampled,
+                    noise: n.total.noise,
+                    max_gap: n.total.max_gap,
+                    window_sampled: w.sampled,
+                    window_noise: w.noise,
+                    window_max_gap: w.max_gap,
+                    causes: Default::default(),
+                }
+            }),
         }
     }
 }
@@ -146,5 +203,29 @@ mod tests {
         s.advance(Nanos::from_secs(3_605));
         assert_eq!(s.window().count(), 1);
         assert_eq!(s.snapshot(0, 0, 0).max, Nanos::from_us(900));
+    }
+
+    #[test]
+    fn noise_bursts_sum_since_the_start_and_within_the_window() {
+        let mut s = MonitorStats::new(CpuId(1), Nanos::from_secs(60), Nanos::ZERO);
+        assert_eq!(s.snapshot(0, 0, 0).noise, None, "no noise series before the first burst");
+        s.record_noise(Nanos::from_ms(10), Nanos::from_ms(1), Nanos::from_us(700));
+        s.advance(Nanos::from_secs(30));
+        s.record_noise(Nanos::from_ms(10), Nanos::from_us(100), Nanos::from_us(60));
+        let n = s.snapshot(0, 0, 0).noise.expect("noise");
+        assert_eq!((n.sampled, n.noise, n.max_gap), (Nanos::from_ms(20), Nanos::from_us(1_100), Nanos::from_us(700)));
+        assert_eq!(n.window_max_gap, Nanos::from_us(700));
+        assert!((n.ratio() - 0.055).abs() < 1e-9, "{}", n.ratio());
+        s.advance(Nanos::from_secs(61));
+        let n = s.snapshot(0, 0, 0).noise.expect("noise");
+        // The first burst left the window; the total keeps it.
+        assert_eq!(
+            (n.window_sampled, n.window_noise, n.window_max_gap),
+            (Nanos::from_ms(10), Nanos::from_us(100), Nanos::from_us(60))
+        );
+        assert!((n.window_ratio() - 0.01).abs() < 1e-9);
+        assert_eq!(n.max_gap, Nanos::from_us(700));
+        s.advance(Nanos::from_secs(200));
+        assert_eq!(s.snapshot(0, 0, 0).noise.expect("noise").window_ratio(), 0.0);
     }
 }

@@ -47,7 +47,7 @@ pub use histogram::{Bucket, LatencyHistogram, Summary};
 pub use latency_header::{LatencyHeader, LatencyTask};
 pub use metadata::RunMetadata;
 pub use missing::MissingFeature;
-pub use monitor_snapshot::{CpuMonitor, MonitorSnapshot, ProcessUsage, LATENCY_BUCKETS};
+pub use monitor_snapshot::{CpuMonitor, MonitorSnapshot, NoiseMonitor, ProcessUsage, LATENCY_BUCKETS};
 pub use noise_cause::{CpuNoiseCauses, NoiseCauses};
 pub use record_result::{RecordResult, RecordedCpu};
 pub use rtla_output::{RtlaAnalysis, RtlaBlocking, RtlaCpu, RtlaEntry, RtlaMode, RtlaOutput, RtlaPart, RtlaStats};

@@ -51,6 +51,48 @@ pub struct CpuMonitor {
     pub threshold_exceeded: u64,
     /// Samples the reader of the measuring thread fell too far behind to see (not in `buckets`).
     pub samples_lost: u64,
+    /// The noise sampled on this CPU (`--noise`), when sampled.
+    pub noise: Option<NoiseMonitor>,
+}
+
+/// One CPU's noise as sampled in bursts of the noise loop (`latscope monitor --noise`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NoiseMonitor {
+    /// How long the loop ran, since the start.
+    pub sampled: Nanos,
+    /// The gaps above the noise threshold within it, summed.
+    pub noise: Nanos,
+    /// The longest gap since the start.
+    pub max_gap: Nanos,
+    /// How long the loop ran within the rolling window ([`MonitorSnapshot::window`]).
+    pub window_sampled: Nanos,
+    /// The gaps within the rolling window, summed.
+    pub window_noise: Nanos,
+    /// The longest gap within the rolling window.
+    pub window_max_gap: Nanos,
+    /// With the flight recorder's trace: the gaps by the cause that explains each (gap count and total),
+    /// gaps made by this monitor's own threads left out.
+    pub causes: BTreeMap<CauseKind, (u64, Nanos)>,
+}
+
+impl NoiseMonitor {
+    /// The share of the sampled time lost to gaps since the start (0 before anything was sampled).
+    pub fn ratio(&self) -> f64 {
+        ratio(self.noise, self.sampled)
+    }
+
+    /// The same within the rolling window.
+    pub fn window_ratio(&self) -> f64 {
+        ratio(self.window_noise, self.window_sampled)
+    }
+}
+
+fn ratio(part: Nanos, whole: Nanos) -> f64 {
+    if whole.0 == 0 {
+        0.0
+    } else {
+        part.0 as f64 / whole.0 as f64
+    }
 }
 
 /// The process's own cost.

@@ -3,7 +3,7 @@
 //! Metric names, labels and units are decided here and nowhere else; seconds are the unit, as Prometheus
 //! wants.
 
-use latscope_model::{CpuMonitor, MonitorSnapshot, Nanos, LATENCY_BUCKETS};
+use latscope_model::{CpuMonitor, MonitorSnapshot, Nanos, NoiseMonitor, LATENCY_BUCKETS};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -62,7 +62,7 @@ pub fn render(snapshot: &MonitorSnapshot, format: Exposition) -> String {
 }
 
 /// The metric names, for documentation and tests.
-pub const METRIC_NAMES: [&str; 15] = [
+pub const METRIC_NAMES: [&str; 21] = [
     "latscope_build_info",
     "latscope_timer_interval_seconds",
     "latscope_timer_threshold_seconds",
@@ -71,6 +71,12 @@ pub const METRIC_NAMES: [&str; 15] = [
     "latscope_timer_overruns_total",
     "latscope_timer_threshold_exceeded_total",
     "latscope_timer_samples_lost_total",
+    "latscope_noise_ratio",
+    "latscope_noise_max_gap_seconds",
+    "latscope_noise_sampled_seconds_total",
+    "latscope_noise_seconds_total",
+    "latscope_noise_gaps_total",
+    "latscope_noise_gap_seconds_total",
     "latscope_breaches_total",
     "latscope_breaches_not_captured_total",
     "latscope_trace_lost_events_total",
@@ -181,6 +187,7 @@ impl Collector for SnapshotCollector {
             "Samples the exporter fell too far behind to count (not in the histogram)",
             |c| c.samples_lost,
         )?;
+        encode_noise(&mut e, s)?;
         {
             let mut m = e.encode_descriptor(
                 "latscope_breaches",
@@ -229,6 +236,73 @@ impl Collector for SnapshotCollector {
     }
 }
 
+/// The noise series (`--noise`), for the CPUs where noise is sampled.
+fn encode_noise(e: &mut DescriptorEncoder, s: &MonitorSnapshot) -> std::fmt::Result {
+    let sampled: Vec<(&CpuMonitor, &NoiseMonitor)> =
+        s.cpus.iter().filter_map(|c| c.noise.as_ref().map(|n| (c, n))).collect();
+    if sampled.is_empty() {
+        return Ok(());
+    }
+    let window = window_label(s.window);
+    type Windowed = fn(&NoiseMonitor) -> (f64, f64);
+    let windowed: [(&str, &str, Windowed); 2] = [
+        (
+            "latscope_noise_ratio",
+            "Share of the noise loop's time lost to gaps above the noise threshold, in the rolling window and since the start (window=\"total\")",
+            |n| (n.window_ratio(), n.ratio()),
+        ),
+        (
+            "latscope_noise_max_gap_seconds",
+            "Longest gap the noise loop saw, in the rolling window and since the start (window=\"total\")",
+            |n| (seconds(n.window_max_gap), seconds(n.max_gap)),
+        ),
+    ];
+    for (name, help, v) in windowed {
+        let mut m = e.encode_descriptor(name, help, None, MetricType::Gauge)?;
+        for (c, n) in &sampled {
+            let (in_window, total) = v(n);
+            for (w, x) in [(window.clone(), in_window), ("total".to_string(), total)] {
+                let labels = [("cpu", c.cpu.0.to_string()), ("window", w)];
+                ConstGauge::new(x).encode(m.encode_family(&labels)?)?;
+            }
+        }
+    }
+    type Total = fn(&NoiseMonitor) -> f64;
+    let totals: [(&str, &str, Total); 2] = [
+        ("latscope_noise_sampled_seconds", "Time the noise loop ran", |n| seconds(n.sampled)),
+        ("latscope_noise_seconds", "Gaps above the noise threshold within it, summed", |n| seconds(n.noise)),
+    ];
+    for (name, help, v) in totals {
+        let mut m = e.encode_descriptor(name, help, None, MetricType::Counter)?;
+        for (c, n) in &sampled {
+            let labels = cpu_label(c);
+            ConstCounter::new(v(n)).encode(m.encode_family(&labels)?)?;
+        }
+    }
+    if sampled.iter().all(|(_, n)| n.causes.is_empty()) {
+        return Ok(());
+    }
+    {
+        let help = "Noise gaps the flight recorder's trace explained, by cause";
+        let mut m = e.encode_descriptor("latscope_noise_gaps", help, None, MetricType::Counter)?;
+        for (c, n) in &sampled {
+            for (cause, (gaps, _)) in &n.causes {
+                let labels = [("cpu", c.cpu.0.to_string()), ("cause", cause.as_str().to_string())];
+                ConstCounter::new(*gaps).encode(m.encode_family(&labels)?)?;
+            }
+        }
+    }
+    let help = "Their total, by cause";
+    let mut m = e.encode_descriptor("latscope_noise_gap_seconds", help, None, MetricType::Counter)?;
+    for (c, n) in &sampled {
+        for (cause, (_, total)) in &n.causes {
+            let labels = [("cpu", c.cpu.0.to_string()), ("cause", cause.as_str().to_string())];
+            ConstCounter::new(seconds(*total)).encode(m.encode_family(&labels)?)?;
+        }
+    }
+    Ok(())
+}
+
 /// One counter of seconds; `name` without its `_total`.
 fn counter_f64(e: &mut DescriptorEncoder, name: &str, help: &str, v: f64) -> std::fmt::Result {
     ConstCounter::new(v).encode(e.encode_descriptor(name, help, None, MetricType::Counter)?)
@@ -247,6 +321,15 @@ mod tests {
         cpu.window_max = Nanos::from_us(4);
         cpu.overruns = 2;
         cpu.threshold_exceeded = 1;
+        cpu.noise = Some(NoiseMonitor {
+            sampled: Nanos::from_ms(200),
+            noise: Nanos::from_ms(3),
+            max_gap: Nanos::from_us(900),
+            window_sampled: Nanos::from_ms(100),
+            window_noise: Nanos::from_ms(1),
+            window_max_gap: Nanos::from_us(250),
+            causes: [(CauseKind::Irq, (40, Nanos::from_us(400)))].into_iter().collect(),
+        });
         MonitorSnapshot {
             version: "0.1.0".into(),
             interval: Nanos::from_ms(1),
@@ -278,6 +361,12 @@ mod tests {
         assert!(t.contains("latscope_breaches_total{cause=\"blocking_task\"} 3\n"), "{t}");
         assert!(t.contains("latscope_audit_finding{rule=\"smt_on\",severity=\"warn\"} 1\n"), "{t}");
         assert!(t.contains("process_cpu_seconds_total 1.5\n"), "{t}");
+        assert!(t.contains("latscope_noise_ratio{cpu=\"1\",window=\"60s\"} 0.01\n"), "{t}");
+        assert!(t.contains("latscope_noise_ratio{cpu=\"1\",window=\"total\"} 0.015\n"), "{t}");
+        assert!(t.contains("latscope_noise_max_gap_seconds{cpu=\"1\",window=\"60s\"} 0.00025\n"), "{t}");
+        assert!(t.contains("latscope_noise_sampled_seconds_total{cpu=\"1\"} 0.2\n"), "{t}");
+        assert!(t.contains("latscope_noise_gaps_total{cpu=\"1\",cause=\"irq\"} 40\n"), "{t}");
+        assert!(t.contains("latscope_noise_gap_seconds_total{cpu=\"1\",cause=\"irq\"} 0.0004\n"), "{t}");
         assert!(!t.contains("# EOF"), "the text format has no EOF marker");
         for name in METRIC_NAMES {
             assert!(t.contains(&format!("\n{name}")), "{name} missing: {t}");
@@ -290,6 +379,14 @@ mod tests {
         assert!(t.contains("# TYPE latscope_timer_overruns counter\n"), "{t}");
         assert!(t.contains("latscope_timer_overruns_total{cpu=\"1\"} 2\n"), "{t}");
         assert!(t.ends_with("# EOF\n"), "{t}");
+    }
+
+    #[test]
+    fn no_noise_series_when_noise_is_not_sampled() {
+        let mut s = snapshot();
+        s.cpus[0].noise = None;
+        let t = render(&s, Exposition::Text);
+        assert!(!t.contains("latscope_noise"), "{t}");
     }
 
     #[test]

@@ -141,6 +141,22 @@ pub fn duration() -> Checked<Nanos> {
     })
 }
 
+/// A share of time: `1%`, `0.5%` (more than 0, less than 100 %), as a fraction.
+pub fn duty() -> Checked<f64> {
+    Checked(|s| {
+        let t = s.trim();
+        let n: f64 = t
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse().ok())
+            .ok_or_else(|| format!("'{s}' is not a share; give a percentage, e.g. 1%"))?;
+        if n > 0.0 && n < 100.0 {
+            Ok(n / 100.0)
+        } else {
+            Err(format!("'{s}' must be more than 0% and less than 100%, e.g. 1%"))
+        }
+    })
+}
+
 /// The units every duration flag takes, for help texts and errors.
 pub const DURATION_UNITS: &str = "ns, us, ms, s, m, h";
 

@@ -5,6 +5,7 @@ pub mod clock;
 mod cycles;
 mod inject;
 mod noise;
+mod noise_bursts;
 mod rt;
 mod tap;
 mod timer;
@@ -15,6 +16,7 @@ pub use noise::{
     environment as noise_environment, run_noise, start_noise, CpuSamples, LiveNoise, NoiseConfig, NoiseHandle,
     NoiseRun, DEFAULT_GAP_CAPACITY,
 };
+pub use noise_bursts::{start_noise_bursts, Burst, BurstConfig, NoiseBursts};
 pub use rt::{
     allowed_cpus, hold_dma_latency_zero, keep_off, lock_memory, pin_current_thread, run_on, DmaLatency, MemoryLock,
     Policy,

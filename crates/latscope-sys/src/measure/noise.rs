@@ -123,23 +123,23 @@ pub struct LiveNoise {
 }
 
 /// Raw per-thread state, preallocated before the loop starts.
-struct SpinState {
+pub(super) struct SpinState {
     live: Arc<LiveCpu>,
     fast: Box<[u64; FAST_TICKS]>,
     hist: Histogram<u64>,
-    gaps: Vec<(u64, u64)>,
-    gap_count: u64,
+    pub(super) gaps: Vec<(u64, u64)>,
+    pub(super) gap_count: u64,
     dropped: u64,
-    noise_cycles: u64,
-    max_gap: (u64, u64),
+    pub(super) noise_cycles: u64,
+    pub(super) max_gap: (u64, u64),
     loops: u64,
-    start: u64,
-    end: u64,
+    pub(super) start: u64,
+    pub(super) end: u64,
     stopped_on_threshold: bool,
 }
 
 impl SpinState {
-    fn new(capacity: usize, highest: u64, live: Arc<LiveCpu>) -> Result<SpinState, SysError> {
+    pub(super) fn new(capacity: usize, highest: u64, live: Arc<LiveCpu>) -> Result<SpinState, SysError> {
         let hist = Histogram::new_with_bounds(1, highest.max(2 * FAST_TICKS as u64), 3)
             .map_err(|e| SysError::Invalid(format!("cannot build the noise histogram: {e}")))?;
         // Touch the gap buffer now so the first gaps do not page-fault inside the loop.
@@ -159,6 +159,15 @@ impl SpinState {
             end: 0,
             stopped_on_threshold: false,
         })
+    }
+
+    /// Forgets the gaps and totals of the previous burst (the histogram keeps counting; nothing is freed).
+    pub(super) fn reset_burst(&mut self) {
+        self.gaps.clear();
+        self.gap_count = 0;
+        self.dropped = 0;
+        self.noise_cycles = 0;
+        self.max_gap = (0, 0);
     }
 
     #[cold]
@@ -186,9 +195,10 @@ impl SpinState {
     }
 }
 
-/// The hot loop. Runs until `halt` is set (or, with `stop_on`, the first gap above `thresh`).
+/// The hot loop. Runs until `halt` is set, the counter passes `until` (both looked at every 1024
+/// iterations), or, with `stop_on`, the first gap above `thresh`.
 #[inline(never)]
-fn spin(st: &mut SpinState, halt: &AtomicBool, thresh: u64, stop_on: bool) {
+pub(super) fn spin(st: &mut SpinState, halt: &AtomicBool, thresh: u64, stop_on: bool, until: u64) {
     let mut loops: u64 = 0;
     let mut prev = cycles::read();
     st.start = prev;
@@ -211,7 +221,7 @@ fn spin(st: &mut SpinState, halt: &AtomicBool, thresh: u64, stop_on: bool) {
             }
         }
         prev = now;
-        if loops & HALT_CHECK_MASK == 0 && halt.load(Ordering::Relaxed) {
+        if loops & HALT_CHECK_MASK == 0 && (halt.load(Ordering::Relaxed) || now >= until) {
             break;
         }
     }
@@ -303,7 +313,7 @@ pub fn start_noise<'a>(cfg: &NoiseConfig, stop: &'a AtomicBool) -> Result<NoiseH
             if go_rx.recv() != Ok(true) {
                 return None;
             }
-            spin(&mut st, &halt, thresh, stop_on);
+            spin(&mut st, &halt, thresh, stop_on, u64::MAX);
             Some((cpu, tid, st))
         });
         match spawned {

@@ -7,6 +7,7 @@
 //! Threads: the measuring threads (one per CPU, SCHED_FIFO); this one, which drains the taps every
 //! 100 ms and publishes a snapshot every second; the HTTP server's; the flight recorder's.
 
+mod noise_causes;
 mod recorder;
 mod server;
 mod textfile;
@@ -22,8 +23,8 @@ use latscope_report::json::write_json;
 use latscope_report::text::timer::write_timer;
 use latscope_sys::host::{collect, own_usage, run_metadata};
 use latscope_sys::measure::{
-    clock, hold_dma_latency_zero, lock_memory, start_timer, Policy, TapCursor, TimerConfig, TimerRun,
-    DEFAULT_TAP_SAMPLES,
+    clock, hold_dma_latency_zero, lock_memory, start_noise_bursts, start_timer, BurstConfig, NoiseBursts, Policy,
+    TapCursor, TimerConfig, TimerRun, DEFAULT_TAP_SAMPLES,
 };
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -76,6 +77,14 @@ pub struct Args {
     /// With --trace: keep the newest N capture directories, removing the oldest
     #[arg(long, value_name = "N", default_value_t = 20)]
     keep: usize,
+    /// Also sample OS noise: on each measured CPU, run the `noise` loop for this share of every second
+    /// (e.g. 1% = 10 ms), one priority below the timer thread (SCHED_OTHER with -p 0 or 1); the timer
+    /// thread's own wakeups interrupt it and are part of what it measures
+    #[arg(long, value_name = "DUTY", value_parser = args::duty())]
+    noise: Option<f64>,
+    /// With --noise: gaps in the noise loop longer than this are noise
+    #[arg(long, value_name = "DUR", default_value = "5us", value_parser = args::duration(), requires = "noise")]
+    noise_threshold: Nanos,
     /// At the end, write the whole run's timer result as JSON to FILE (`-` for stdout)
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -168,6 +177,15 @@ pub fn run(args: Args) -> CmdResult {
     };
 
     let run = start_timer(config.clone(), signal::stop_flag()).map_err(CliError::msg)?;
+    let noise = match args.noise {
+        Some(duty) => {
+            if args.noise_threshold.0 == 0 {
+                return Err(CliError("--noise-threshold must be longer than 0, e.g. 5us".into()));
+            }
+            Some(start_noise_bursts(&noise_plan(&cpus, policy, duty, args.noise_threshold)).map_err(CliError::msg)?)
+        }
+        None => None,
+    };
     log(&format!(
         "monitor: measuring CPUs {} every {} at {}; metrics at {}{}",
         cpus,
@@ -179,6 +197,18 @@ pub fn run(args: Args) -> CmdResult {
         listen.map_or_else(|| "(no port)".to_string(), |a| format!("http://{a}/metrics")),
         args.textfile.as_ref().map_or_else(String::new, |d| format!(", textfile {}", d.join(textfile::FILE).display())),
     ));
+    if let (Some(duty), Some(_)) = (args.noise, &noise) {
+        log(&format!(
+            "monitor: sampling noise {}% of every second on CPUs {} ({}), gaps above {}",
+            duty * 100.0,
+            cpus,
+            match noise_plan(&cpus, policy, duty, args.noise_threshold).policy {
+                Policy::Other => "SCHED_OTHER".to_string(),
+                p => format!("SCHED_FIFO {}", p.priority()),
+            },
+            args.noise_threshold,
+        ));
+    }
     let done = AtomicBool::new(false);
     let stats = std::thread::scope(|s| -> Result<Vec<MonitorStats>, CliError> {
         if let Some(server) = &server {
@@ -189,7 +219,8 @@ pub fn run(args: Args) -> CmdResult {
             let (run, done) = (&run, &done);
             s.spawn(move || r.run(run, done))
         });
-        let result = collect_loop(&run, &base, started_unix, &shared, recorder.as_ref(), args.textfile.as_deref());
+        let sources = Sources { run: &run, noise: noise.as_ref(), recorder: recorder.as_ref() };
+        let result = collect_loop(&sources, &base, started_unix, &shared, args.textfile.as_deref());
         done.store(true, Ordering::SeqCst);
         run.stop();
         if let Some(h) = rec {
@@ -198,6 +229,18 @@ pub fn run(args: Args) -> CmdResult {
         result
     })?;
     drop(server);
+    if let Some(n) = noise {
+        n.stop();
+    }
+    for c in stats.iter().filter_map(|s| s.snapshot(0, 0, 0).noise.map(|n| (s.cpu(), n))) {
+        log(&format!(
+            "monitor: noise on CPU {}: {:.3}% of {} sampled, longest gap {}",
+            c.0,
+            c.1.ratio() * 100.0,
+            c.1.sampled,
+            c.1.max_gap
+        ));
+    }
     let start = run.start();
     let m = run.join().map_err(CliError::msg)?;
     if let Some(r) = &recorder {
@@ -238,16 +281,42 @@ pub fn run(args: Args) -> CmdResult {
     Ok(if result.exceeded_threshold() { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }
 
-/// Drains the taps every 100 ms into per-CPU statistics and publishes a snapshot (and the textfile) every
-/// second, until the run ends (duration or signal). Returns the statistics.
+/// The noise sampler's plan: `duty` of every second, one priority below the timer threads.
+fn noise_plan(cpus: &latscope_model::CpuList, timer: Policy, duty: f64, threshold: Nanos) -> BurstConfig {
+    let period = Nanos::from_secs(1);
+    BurstConfig {
+        cpus: cpus.clone(),
+        policy: match timer {
+            Policy::Fifo(p) if p > 1 => Policy::Fifo(p - 1),
+            _ => Policy::Other,
+        },
+        threshold,
+        on: Nanos(((period.0 as f64 * duty).round() as u64).max(1)),
+        period,
+        gap_capacity: BURST_GAPS,
+    }
+}
+
+/// Gaps kept per burst for the attribution (more are counted).
+const BURST_GAPS: usize = 4096;
+
+/// What the collecting loop reads.
+struct Sources<'a> {
+    run: &'a TimerRun,
+    noise: Option<&'a NoiseBursts>,
+    recorder: Option<&'a recorder::Recorder>,
+}
+
+/// Drains the taps (and the noise bursts) every 100 ms into per-CPU statistics and publishes a snapshot
+/// (and the textfile) every second, until the run ends (duration or signal). Returns the statistics.
 fn collect_loop(
-    run: &TimerRun,
+    sources: &Sources<'_>,
     base: &MonitorSnapshot,
     started_unix: u64,
     shared: &Shared,
-    recorder: Option<&recorder::Recorder>,
     textfile: Option<&std::path::Path>,
 ) -> Result<Vec<MonitorStats>, CliError> {
+    let (run, recorder) = (sources.run, sources.recorder);
     let window = base.window;
     let now = clock::now();
     let mut stats: Vec<MonitorStats> = run.config().cpus.iter().map(|c| MonitorStats::new(c, window, now)).collect();
@@ -261,6 +330,15 @@ fn collect_loop(
             s.advance(now);
             if let Some(tap) = run.tap(i) {
                 tap.drain(&mut cursors[i], |v| s.record(Nanos(v)));
+            }
+            if let Some(n) = sources.noise {
+                let (bursts, _) = n.take(i);
+                for b in &bursts {
+                    s.record_noise(b.span(), b.noise, b.max_gap.duration_ns);
+                }
+                if let Some(r) = recorder {
+                    r.noise.queue(&bursts);
+                }
             }
         }
         if now >= next_publish || finished {

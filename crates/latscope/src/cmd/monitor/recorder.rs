@@ -7,6 +7,7 @@
 //! own thread and only reads the measuring threads' live counters.
 
 use super::log;
+use super::noise_causes::NoiseCauses;
 use crate::capture;
 use crate::cmd::record::write_dat;
 use crate::cmd::report::{write_perfetto, write_timer_report};
@@ -78,6 +79,8 @@ pub struct Recorder {
     counts: Mutex<Counts>,
     /// The rolling window's latencies per CPU, published every second (for each capture's report).
     windows: Mutex<Vec<LatencyHistogram>>,
+    /// The noise bursts' gaps by cause (`--noise`), explained from the rolling trace.
+    pub noise: NoiseCauses,
 }
 
 fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -97,7 +100,7 @@ impl Recorder {
         std::fs::create_dir_all(&plan.dir).map_err(|e| {
             CliError(format!("--capture-dir {}: cannot create it ({e}); pick a writable directory", plan.dir.display()))
         })?;
-        Ok(Recorder { plan, counts: Mutex::default(), windows: Mutex::default() })
+        Ok(Recorder { plan, counts: Mutex::default(), windows: Mutex::default(), noise: NoiseCauses::default() })
     }
 
     /// Adds the recorder's counters to a snapshot.
@@ -106,6 +109,7 @@ impl Recorder {
         snap.breaches = c.breaches.clone();
         snap.breaches_not_captured = c.not_captured;
         snap.trace_lost_events = c.lost_events;
+        self.noise.fill(snap);
     }
 
     /// Keeps the rolling window's latencies for the next capture's report.
@@ -160,6 +164,8 @@ impl Recorder {
                 Ok(()) => {}
                 Err(e) => log(&format!("monitor: flight recorder: the capture could not be saved: {e}")),
             }
+            // The bursts of the frozen trace are not in the next one.
+            self.noise.drop_pending();
         }
     }
 
@@ -185,6 +191,7 @@ impl Recorder {
             std::thread::sleep(POLL);
             let live = run.live();
             trigger.poll(live.iter().copied().map(CpuProgress::from));
+            self.noise.attribute(trigger.capture());
             let now = clock::now();
             while taken.front().is_some_and(|t| now.saturating_sub(*t) >= HOUR) {
                 taken.pop_front();
