@@ -27,7 +27,7 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
 }
 
-/// A plain HTTP/1.0 exchange (the test's own client; the server is tiny_http): status code and body.
+/// A plain HTTP/1.0 exchange (the test's own client; the server is hyper): status code and body.
 fn http(port: u16, request: &str) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
@@ -143,6 +143,20 @@ fn the_shipped_alerting_rules_pass_promtool() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
     assert!(said.contains("SUCCESS"), "{said}");
+}
+
+/// Each alert fires on a synthetic series above its threshold and not below it
+/// (`contrib/prometheus/latscope.rules.test.yml`).
+#[test]
+fn the_shipped_alerting_rules_pass_their_promtool_unit_tests() {
+    if !live::ready(&[Need::Tool("promtool")]) {
+        return;
+    }
+    let tests = RULES.replace("latscope.rules.yml", "latscope.rules.test.yml");
+    let out = Command::new("promtool").args(["test", "rules", &tests]).output().expect("run promtool");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("SUCCESS") && !said.contains("FAILED"), "{said}");
 }
 
 #[test]
@@ -403,4 +417,126 @@ fn noise_sampling_measures_an_injected_fifo_spinner_and_names_it() {
     assert!((0.08..=0.2).contains(&(secs / sampled)), "blocking tasks took {secs} s of {sampled} s sampled");
     assert!(secs >= 0.6 * noise, "the spinner ({secs} s) is not most of the noise ({noise} s)");
     assert!(stderr.contains("monitor: noise on CPU 1:"), "{stderr}");
+}
+
+/// Resident memory of a process, KiB.
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.split_whitespace().next()?.parse().ok()
+}
+
+#[test]
+fn hostile_clients_neither_grow_memory_nor_cost_samples() {
+    if !live::ready(&[Need::Root, Need::Cpu(1)]) {
+        return;
+    }
+    let _turn = live::turn::take();
+    let dir = TempDir::new("monitor-http");
+    let result_path = dir.0.join("result.json");
+    let port = free_port();
+    let child = Command::new(BIN)
+        .args(["monitor", "-c", "1", "-p", "95", "-D", "25s", "--listen", &format!("127.0.0.1:{port}")])
+        .arg("--json")
+        .arg(&result_path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start latscope monitor");
+    let mut monitor = Running(child);
+    let pid = monitor.0.id();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while get(port, "/metrics", "*/*").map(|r| r.0) != Some(200) {
+        assert!(Instant::now() < deadline, "monitor never served /metrics");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for _ in 0..5 {
+        let _ = get(port, "/metrics", "*/*");
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let before = rss_kib(pid).expect("RSS");
+    // The largest RSS while the clients below do their worst.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut max = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                max = max.max(rss_kib(pid).unwrap_or(0));
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            max
+        })
+    };
+
+    // A 10 MiB header: refused once the head passes the server's limit, never kept.
+    let mut big = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    big.set_write_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    let _ = big.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Huge: ");
+    let chunk = vec![b'a'; 64 << 10];
+    let mut sent = 0usize;
+    while sent < 10 << 20 {
+        match big.write(&chunk) {
+            Ok(n) => sent += n,
+            Err(_) => break,
+        }
+    }
+    let mut answer = Vec::new();
+    big.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    let _ = big.read_to_end(&mut answer);
+    let said = String::from_utf8_lossy(&answer);
+    assert!(said.is_empty() || said.starts_with("HTTP/1.1 431"), "to a 10 MiB header: {said}");
+    drop(big);
+
+    // 500 connections at once, each sending half a request head and waiting.
+    let held: Vec<TcpStream> = (0..500)
+        .filter_map(|_| {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+            let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n");
+            Some(s)
+        })
+        .collect();
+    assert!(held.len() >= 400, "only {} connections opened", held.len());
+    // A slow client: one byte of an endless header every 100 ms.
+    let slow = std::thread::spawn(move || {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return Duration::ZERO };
+        let started = Instant::now();
+        let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nX-Slow: ");
+        while started.elapsed() < Duration::from_secs(20) {
+            if s.write_all(b"a").is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Closed by the server (the peer's reset shows on a later write).
+        started.elapsed()
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    drop(held);
+    let slow_for = slow.join().expect("slow client");
+    assert!(slow_for < Duration::from_secs(15), "a client sending a byte every 100 ms stayed {slow_for:?}");
+    // Served again once the hostile connections are gone.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while get(port, "/metrics", "*/*").map(|r| r.0) != Some(200) {
+        assert!(Instant::now() < deadline, "monitor does not serve /metrics after the hostile clients");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let max = sampler.join().expect("RSS sampler");
+    let after = rss_kib(pid).expect("RSS");
+    eprintln!("monitor RSS: {before} KiB before, at most {max} KiB during, {after} KiB after the hostile clients");
+    // The connections' buffers are bounded (128 × 8 KiB) and freed: a kept 10 MiB header or a thread per
+    // connection would show as tens of MiB.
+    assert!(max <= before + 8 * 1024, "RSS rose from {before} to {max} KiB");
+    assert!(after <= before + 4 * 1024, "RSS stayed at {after} KiB (from {before})");
+
+    let status = monitor.0.wait().expect("monitor");
+    let mut stderr = String::new();
+    monitor.0.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read stderr");
+    assert!(matches!(status.code(), Some(0 | 2)), "{status}: {stderr}");
+    let r: TimerResult =
+        serde_json::from_str(&std::fs::read_to_string(&result_path).expect("result.json")).expect("result JSON");
+    // Every period of the 25 s measured or counted as missed, none lost to the exporter.
+    let periods = r.cpus[0].stats.count + r.cpus[0].stats.overruns;
+    assert!((24_900..=25_001).contains(&periods), "{periods} periods in 25 s at 1 ms");
+    assert!(!r.warnings.iter().any(|w| w.contains("exporter missed")), "{:?}", r.warnings);
 }
