@@ -61,7 +61,8 @@ pub fn render(snapshot: &MonitorSnapshot, format: Exposition) -> String {
     out
 }
 
-/// The metric names, for documentation and tests.
+/// Every metric family exported (as named in the text format), for documentation and tests (the unit
+/// tests check that the exposition has each and nothing else).
 pub const METRIC_NAMES: [&str; 21] = [
     "latscope_build_info",
     "latscope_timer_interval_seconds",
@@ -370,6 +371,10 @@ mod tests {
         assert!(!t.contains("# EOF"), "the text format has no EOF marker");
         for name in METRIC_NAMES {
             assert!(t.contains(&format!("\n{name}")), "{name} missing: {t}");
+        }
+        // And the list is complete: every family rendered is in it.
+        for family in t.lines().filter_map(|l| l.strip_prefix("# TYPE ")).filter_map(|l| l.split(' ').next()) {
+            assert!(METRIC_NAMES.contains(&family), "{family} is exported but not in METRIC_NAMES");
         }
     }
 

@@ -55,6 +55,30 @@ fn install_handler(handler: extern "C" fn(libc::c_int)) {
     }
 }
 
+/// Set when SIGHUP arrived, for a long-running command that reopens its files then (`monitor`).
+static HANGUP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_hangup(_: libc::c_int) {
+    HANGUP.store(true, Ordering::SeqCst);
+}
+
+/// Makes SIGHUP a request to reopen files ([`take_hangup`]) instead of the end of the process.
+pub fn install_hangup() {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_hangup as extern "C" fn(libc::c_int) as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGHUP, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Whether SIGHUP arrived since the last call.
+pub fn take_hangup() -> bool {
+    HANGUP.swap(false, Ordering::SeqCst)
+}
+
 /// The flag as a reference with a static lifetime, for libraries that take `&AtomicBool`.
 pub fn stop_flag() -> &'static AtomicBool {
     &STOP

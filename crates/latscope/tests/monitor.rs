@@ -540,3 +540,181 @@ fn hostile_clients_neither_grow_memory_nor_cost_samples() {
     assert!((24_900..=25_001).contains(&periods), "{periods} periods in 25 s at 1 ms");
     assert!(!r.warnings.iter().any(|w| w.contains("exporter missed")), "{:?}", r.warnings);
 }
+
+#[test]
+fn sighup_reopens_the_log_and_recreates_what_was_moved_away() {
+    if !live::ready(&[Need::Root, Need::Tracefs, Need::Cpu(1)]) {
+        return;
+    }
+    let _turn = live::turn::take();
+    let dir = TempDir::new("monitor-sighup");
+    let (log, captures, prom) = (dir.0.join("monitor.log"), dir.0.join("captures"), dir.0.join("latscope.prom"));
+    let child = Command::new(BIN)
+        .args(["monitor", "-c", "1", "-D", "30s", "--threshold", "50ms", "--trace", "--textfile"])
+        .arg(&dir.0)
+        .arg("--capture-dir")
+        .arg(&captures)
+        .arg("--log")
+        .arg(&log)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start latscope monitor");
+    let mut monitor = Running(child);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !prom.is_file() || !std::fs::read_to_string(&log).unwrap_or_default().contains("measuring CPUs 1") {
+        assert!(Instant::now() < deadline, "monitor did not start logging and writing its textfile");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // What logrotate and an operator do: move the log and the captures away, delete the textfile.
+    let (rotated, old_captures) = (dir.0.join("monitor.log.1"), dir.0.join("captures.old"));
+    std::fs::rename(&log, &rotated).expect("rotate the log");
+    std::fs::rename(&captures, &old_captures).expect("move the captures away");
+    std::fs::remove_file(&prom).expect("remove the textfile");
+    // SAFETY: kill with the pid of a child this test spawned and has not reaped.
+    unsafe { libc::kill(monitor.0.id() as libc::pid_t, libc::SIGHUP) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !std::fs::read_to_string(&log).unwrap_or_default().contains("SIGHUP") {
+        assert!(Instant::now() < deadline, "no SIGHUP line in a new {}", log.display());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let said = std::fs::read_to_string(&log).expect("new log");
+    assert_eq!(said.lines().count(), 1, "one line: {said}");
+    assert!(said.contains(&format!("log {} reopened", log.display())), "{said}");
+    assert!(said.contains("capture directory") && captures.is_dir(), "{said}");
+    assert!(prom.is_file(), "the textfile was not rewritten");
+    let old = std::fs::read_to_string(&rotated).expect("rotated log");
+    assert!(old.contains("measuring CPUs 1") && !old.contains("SIGHUP"), "{old}");
+    // Still measuring (SIGHUP did not end it), and SIGTERM still ends it cleanly.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(monitor.0.try_wait().expect("wait").is_none(), "monitor ended after SIGHUP");
+    // SAFETY: as above.
+    unsafe { libc::kill(monitor.0.id() as libc::pid_t, libc::SIGTERM) };
+    let status = monitor.0.wait().expect("monitor");
+    assert!(matches!(status.code(), Some(0 | 2 | 143)), "{status}");
+    let said = std::fs::read_to_string(&log).expect("new log");
+    assert!(said.contains("tracing and real-time settings restored"), "{said}");
+}
+
+const DASHBOARD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../contrib/grafana/latscope.json");
+
+/// The metric names a PromQL expression uses: identifiers outside selectors and strings that start with
+/// latscope's or the process metrics' prefix and are not function calls.
+fn metric_names(expr: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let (mut in_braces, mut in_quotes) = (0, false);
+    let bytes = expr.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        match c {
+            '"' => in_quotes = !in_quotes,
+            '{' if !in_quotes => in_braces += 1,
+            '}' if !in_quotes => in_braces -= 1,
+            _ if !in_quotes && in_braces == 0 && (c.is_ascii_alphabetic() || c == '_') => {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b':') {
+                    i += 1;
+                }
+                let word = &expr[start..i];
+                // A function call is not a metric; label names (in `by (…)`) never start with these prefixes.
+                let call = expr[i..].trim_start().starts_with('(');
+                if (word.starts_with("latscope_") || word.starts_with("process_")) && !call {
+                    names.push(word.to_string());
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    names
+}
+
+#[test]
+fn the_grafana_dashboard_is_valid_and_queries_only_exported_metrics() {
+    if !live::ready(&[Need::Tool("promtool")]) {
+        return;
+    }
+    let d: Value =
+        serde_json::from_str(&std::fs::read_to_string(DASHBOARD).expect("read the dashboard")).expect("JSON");
+    assert!(d["title"].is_string() && d["uid"].is_string(), "a dashboard has a title and uid");
+    assert!(d["schemaVersion"].as_u64().is_some_and(|v| v >= 30), "schemaVersion");
+    let vars: Vec<&str> =
+        d["templating"]["list"].as_array().expect("templating").iter().filter_map(|v| v["name"].as_str()).collect();
+    assert!(vars.contains(&"datasource") && vars.contains(&"cpu") && vars.contains(&"instance"), "{vars:?}");
+    let panels = d["panels"].as_array().expect("panels");
+    let mut ids = Vec::new();
+    let mut exprs: Vec<(String, String)> = Vec::new();
+    for p in panels {
+        let title = p["title"].as_str().expect("panel title").to_string();
+        ids.push(p["id"].as_u64().expect("panel id"));
+        for k in ["x", "y", "w", "h"] {
+            assert!(p["gridPos"][k].is_u64(), "{title}: gridPos.{k}");
+        }
+        assert_eq!(p["datasource"]["uid"], "${datasource}", "{title}");
+        let targets = p["targets"].as_array().expect("targets");
+        assert!(!targets.is_empty(), "{title} has no query");
+        for t in targets {
+            assert!(t["refId"].is_string(), "{title}: refId");
+            exprs.push((title.clone(), t["expr"].as_str().expect("expr").to_string()));
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), panels.len(), "panel ids are unique");
+
+    // Every metric a query names is one the exposition has (the registry the exposition is checked
+    // against), with a histogram's series suffixes.
+    let exported = latscope_report::prometheus::METRIC_NAMES;
+    let known = |name: &str| {
+        exported.contains(&name)
+            || ["_bucket", "_count", "_sum"].iter().any(|s| name.strip_suffix(s).is_some_and(|n| exported.contains(&n)))
+    };
+    let mut used = Vec::new();
+    for (title, e) in &exprs {
+        for name in metric_names(e) {
+            assert!(known(&name), "panel {title:?} queries {name}, which latscope does not export");
+            used.push(name);
+        }
+    }
+    // The panels the issue asks for: the per-CPU heatmap, the max, breaches by cause, noise, lost events.
+    let heatmap = panels.iter().find(|p| p["type"] == "heatmap").expect("a heatmap panel");
+    assert_eq!(heatmap["repeat"], "cpu", "one heatmap per CPU");
+    assert_eq!(heatmap["targets"][0]["format"], "heatmap");
+    for name in [
+        "latscope_timer_latency_seconds_bucket",
+        "latscope_timer_max_latency_seconds",
+        "latscope_breaches_total",
+        "latscope_noise_ratio",
+        "latscope_trace_lost_events_total",
+    ] {
+        assert!(used.iter().any(|u| u == name), "no panel shows {name}");
+    }
+    assert!(exprs.iter().any(|(_, e)| e.contains("by (cause)") && e.contains("latscope_breaches_total")));
+
+    // Every query is valid PromQL: promtool parses them as recording rules, Grafana's variables filled in.
+    let dir = TempDir::new("monitor-grafana");
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    for (i, (_, e)) in exprs.iter().enumerate() {
+        let e = e
+            .replace("$__rate_interval", "1m")
+            .replace("$__interval", "1m")
+            .replace("$instance", ".*")
+            .replace("$cpu", ".*")
+            .replace("$job", ".*");
+        rules.push_str(&format!("      - record: dashboard:query{i}\n        expr: '{}'\n", e.replace('\'', "''")));
+    }
+    let path = dir.0.join("dashboard.rules.yml");
+    std::fs::write(&path, &rules).expect("write rules");
+    let out = Command::new("promtool").arg("check").arg("rules").arg(&path).output().expect("run promtool");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{said}\n{rules}");
+}
+
+#[test]
+fn promql_metric_names_are_found_and_functions_are_not() {
+    let e = "histogram_quantile(0.99, sum by (instance, cpu, le) (rate(latscope_timer_latency_seconds_bucket{cpu=~\"$cpu\"}[5m]))) / scalar(process_cpu_seconds_total)";
+    assert_eq!(metric_names(e), ["latscope_timer_latency_seconds_bucket", "process_cpu_seconds_total"]);
+    assert!(metric_names("sum by (cause) (x)").is_empty());
+}

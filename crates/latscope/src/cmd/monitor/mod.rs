@@ -7,6 +7,7 @@
 //! Threads: the measuring threads (one per CPU, SCHED_FIFO); this one, which drains the taps every
 //! 100 ms and publishes a snapshot every second; the HTTP server's; the flight recorder's.
 
+mod logfile;
 mod noise_causes;
 mod recorder;
 mod server;
@@ -38,6 +39,10 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:9464";
 /// Arguments of `latscope monitor`.
 #[derive(clap::Args, Debug)]
 #[command(mut_arg("duration", |a| a.help("Stop after this long [default: until SIGINT/SIGTERM]")))]
+#[command(after_help = "Signals: SIGTERM or SIGINT stop the monitor, restoring every tracing and real-time setting. \
+SIGHUP reopens what it writes, measuring on: the --log file by its name (after logrotate moved it), the \
+--capture-dir (created again if it was moved away, pruned to --keep) and the --textfile (rewritten at once); \
+it logs one line saying what it reopened.")]
 pub struct Args {
     #[command(flatten)]
     cpus: CpuArgs,
@@ -85,6 +90,10 @@ pub struct Args {
     /// With --noise: gaps in the noise loop longer than this are noise
     #[arg(long, value_name = "DUR", default_value = "5us", value_parser = args::duration(), requires = "noise")]
     noise_threshold: Nanos,
+    /// Append the log lines to FILE instead of stderr. SIGHUP reopens it (after logrotate moved it), re-creates
+    /// the --capture-dir if it was moved away (and applies --keep) and rewrites the --textfile at once
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
     /// At the end, write the whole run's timer result as JSON to FILE (`-` for stdout)
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -109,9 +118,11 @@ pub fn run(args: Args) -> CmdResult {
     if args.max_captures_per_hour == 0 || args.keep == 0 {
         return Err(CliError("--max-captures-per-hour and --keep must be at least 1".into()));
     }
-    // A terminal hangup must not end a monitor left running (nothing to reopen: logs go to stderr).
-    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
-    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
+    // SIGHUP reopens what the monitor writes (see `hangup`) instead of ending it.
+    signal::install_hangup();
+    if let Some(path) = &args.log {
+        logfile::open(path)?;
+    }
     let listen = match (args.listen, &args.textfile) {
         (Some(a), _) => Some(a),
         (None, Some(_)) => None,
@@ -341,6 +352,10 @@ fn collect_loop(
                 }
             }
         }
+        if signal::take_hangup() {
+            hangup(recorder, textfile);
+            next_publish = now; // the textfile is rewritten at once
+        }
         if now >= next_publish || finished {
             next_publish = now + PUBLISH_EVERY;
             let live = run.live();
@@ -377,7 +392,31 @@ fn collect_loop(
     }
 }
 
-/// One line to stderr, journald-friendly (no colour, no carriage return).
+/// SIGHUP: reopens the log file, re-creates the capture directory (pruned to `--keep`) and has the textfile
+/// rewritten; says so in one line.
+fn hangup(recorder: Option<&recorder::Recorder>, textfile: Option<&std::path::Path>) {
+    let mut done = Vec::new();
+    match logfile::reopen() {
+        Ok(Some(path)) => done.push(format!("log {} reopened", path.display())),
+        Ok(None) => {}
+        Err(e) => done.push(format!("log not reopened ({})", e.0)),
+    }
+    if let Some(r) = recorder {
+        match r.reopen() {
+            Ok(dir) => done.push(format!("capture directory {} ready", dir.display())),
+            Err(e) => done.push(e.0),
+        }
+    }
+    if let Some(dir) = textfile {
+        done.push(format!("textfile {} rewritten", dir.join(textfile::FILE).display()));
+    }
+    if done.is_empty() {
+        done.push("nothing to reopen (logs go to stderr)".into());
+    }
+    log(&format!("monitor: SIGHUP: {}", done.join("; ")));
+}
+
+/// One line to stderr or the `--log` file, journald-friendly (no colour, no carriage return).
 pub fn log(line: &str) {
-    eprintln!("latscope: {line}");
+    logfile::line(line);
 }

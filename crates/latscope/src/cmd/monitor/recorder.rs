@@ -103,6 +103,15 @@ impl Recorder {
         Ok(Recorder { plan, counts: Mutex::default(), windows: Mutex::default(), noise: NoiseCauses::default() })
     }
 
+    /// SIGHUP: creates the capture directory again when it was moved away, and removes the oldest captures
+    /// beyond `--keep`; the directory.
+    pub fn reopen(&self) -> Result<&std::path::Path, CliError> {
+        std::fs::create_dir_all(&self.plan.dir)
+            .map_err(|e| CliError(format!("capture directory {} not re-created ({e})", self.plan.dir.display())))?;
+        self.prune();
+        Ok(&self.plan.dir)
+    }
+
     /// Adds the recorder's counters to a snapshot.
     pub fn fill(&self, snap: &mut MonitorSnapshot) {
         let c = locked(&self.counts);
