@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: is `latscope monitor`'s resident memory flat over a long run? Runs
-#   latscope monitor -c 1 -i 1ms -p 95 -D MINUTESm --listen 127.0.0.1:PORT [EXTRA]
+#   latscope monitor -c 1 -i 1ms -p 95 -D MINUTES+1m --listen 127.0.0.1:PORT [EXTRA]
 # started on CPU 0 under `nice`, scrapes /metrics every second, reads VmRSS every minute and states the
 # least-squares slope (KiB/min) over the run after its first minute (start-up: threads, locked memory).
 # Not a test: it never fails on the figures. Needs root, CPU 1, curl and python3.
@@ -22,7 +22,7 @@ out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 
 # shellcheck disable=SC2086  # EXTRA is a list of options
-nice -n 10 taskset -c 0 "$LATSCOPE" monitor -c 1 -i 1ms -p 95 -D "${MINUTES}m" --listen "127.0.0.1:$PORT" \
+nice -n 10 taskset -c 0 "$LATSCOPE" monitor -c 1 -i 1ms -p 95 -D "$((MINUTES + 1))m" --listen "127.0.0.1:$PORT" \
     --json "$out/monitor.json" $EXTRA >/dev/null 2>"$out/monitor.log" &
 pid=$!
 trap 'kill "$pid" "${scraper:-}" 2>/dev/null || true' EXIT
@@ -34,7 +34,8 @@ for m in $(seq 0 "$MINUTES"); do
     rss=$(awk '/VmRSS/ {print $2}' /proc/"$pid"/status 2>/dev/null) || break
     [ -n "$rss" ] || break
     printf '%s\t%s\n' "$m" "$rss" >>"$out/rss.tsv"
-    [ "$m" = "$MINUTES" ] || sleep 60
+    [ "$m" = "$MINUTES" ] && { kill "$pid" 2>/dev/null || true; break; }
+    sleep 60
 done
 wait "$pid" || true
 python3 - "$out/rss.tsv" "$MINUTES" <<'PY'

@@ -718,3 +718,14 @@ fn promql_metric_names_are_found_and_functions_are_not() {
     assert_eq!(metric_names(e), ["latscope_timer_latency_seconds_bucket", "process_cpu_seconds_total"]);
     assert!(metric_names("sum by (cause) (x)").is_empty());
 }
+
+#[test]
+fn a_noise_duty_that_would_take_the_cpu_is_refused_before_measuring() {
+    for (duty, says) in [("50%", "at most 10% of each second"), ("1", "is not a share"), ("0%", "more than 0%")] {
+        let out = Command::new(BIN).args(["monitor", "-c", "1", "-D", "1s", "--noise", duty]).output().expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "--noise {duty}: {stderr}");
+        assert!(stderr.contains(says), "--noise {duty}: {stderr}");
+        assert!(!stderr.contains("measuring CPUs"), "--noise {duty} measured first: {stderr}");
+    }
+}

@@ -83,7 +83,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 20)]
     keep: usize,
     /// Also sample OS noise: on each measured CPU, run the `noise` loop for this share of every second
-    /// (e.g. 1% = 10 ms), one priority below the timer thread (SCHED_OTHER with -p 0 or 1); the timer
+    /// (e.g. 1% = 10 ms; at most 10%), one priority below the timer thread (SCHED_OTHER with -p 0 or 1); the timer
     /// thread's own wakeups interrupt it and are part of what it measures
     #[arg(long, value_name = "DUTY", value_parser = args::duty())]
     noise: Option<f64>,
@@ -117,6 +117,19 @@ pub fn run(args: Args) -> CmdResult {
     }
     if args.max_captures_per_hour == 0 || args.keep == 0 {
         return Err(CliError("--max-captures-per-hour and --keep must be at least 1".into()));
+    }
+    if let Some(duty) = args.noise {
+        if args.noise_threshold.0 == 0 {
+            return Err(CliError("--noise-threshold must be longer than 0, e.g. 5us".into()));
+        }
+        if duty > MAX_NOISE_DUTY {
+            return Err(CliError(format!(
+                "--noise {}%: at most {}% of each second, so that the CPU stays the application's (use \
+                 `latscope noise` to take a CPU whole)",
+                duty * 100.0,
+                MAX_NOISE_DUTY * 100.0
+            )));
+        }
     }
     // SIGHUP reopens what the monitor writes (see `hangup`) instead of ending it.
     signal::install_hangup();
@@ -190,9 +203,6 @@ pub fn run(args: Args) -> CmdResult {
     let run = start_timer(config.clone(), signal::stop_flag()).map_err(CliError::msg)?;
     let noise = match args.noise {
         Some(duty) => {
-            if args.noise_threshold.0 == 0 {
-                return Err(CliError("--noise-threshold must be longer than 0, e.g. 5us".into()));
-            }
             Some(start_noise_bursts(&noise_plan(&cpus, policy, duty, args.noise_threshold)).map_err(CliError::msg)?)
         }
         None => None,
@@ -307,6 +317,9 @@ fn noise_plan(cpus: &latscope_model::CpuList, timer: Policy, duty: f64, threshol
         gap_capacity: BURST_GAPS,
     }
 }
+
+/// The largest share of each second the noise loop may take.
+const MAX_NOISE_DUTY: f64 = 0.1;
 
 /// Gaps kept per burst for the attribution (more are counted).
 const BURST_GAPS: usize = 4096;
