@@ -2,7 +2,7 @@
 CARGO ?= cargo
 DURATION ?= 10s
 
-.PHONY: all deps build run test test-kernels lint doc bench clean
+.PHONY: all deps build run test test-kernels test-loom lint doc bench clean
 
 all: build
 
@@ -31,6 +31,11 @@ test: deps lint
 # Only the guest tests: scripts/kernel-vm.sh boots each kernel (cached in ~/.cache/latscope-kernels).
 test-kernels: deps
 	LATSCOPE_REQUIRE_LIVE=1 $(CARGO) test --release --locked -p latscope --test kernels -- --include-ignored
+
+# The .dat decoder's hand-off protocol (decode/src/dat/board.rs) model-checked with loom, in its own target dir
+# (the loom cfg rebuilds the dependencies).
+test-loom: deps
+	CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" $(CARGO) test --release --locked -p latscope-decode --lib board::loom_model
 
 bench: build
 	scripts/bench-all.sh

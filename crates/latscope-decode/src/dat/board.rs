@@ -1,7 +1,7 @@
 //! [`Board`]: the hand-off between the threads that decode a `.dat` chunk by chunk and the merge that takes
 //! each CPU's chunks in order — which chunk is decoded next, where results wait, who sleeps on which
 //! condition variable and who wakes them. Generic over what a job is ([`Jobs`]), so the protocol is
-//! model-checked on its own (`RUSTFLAGS="--cfg loom" cargo test -p latscope-decode --lib board::loom`) and
+//! model-checked on its own (`RUSTFLAGS="--cfg loom" cargo test -p latscope-decode --lib board::loom_model`) and
 //! stress-tested with yields injected at every step.
 //!
 //! # The protocol and its invariant
@@ -36,7 +36,7 @@
 //! its own jobs before it sleeps), whose delivery wakes it.
 
 #[cfg(loom)]
-use loom::sync::{Condvar, Mutex, MutexGuard};
+use ::loom::sync::{Condvar, Mutex, MutexGuard};
 use std::collections::BTreeMap;
 #[cfg(not(loom))]
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -580,11 +580,11 @@ mod tests {
 }
 
 #[cfg(all(test, loom))]
-mod loom {
+mod loom_model {
     //! Every interleaving of one merge and one or two workers, for small lanes: the merge gets every chunk
     //! of every lane in order, and no thread sleeps for ever (loom reports a deadlock otherwise).
     use super::*;
-    use loom::sync::Arc;
+    use ::loom::sync::Arc;
 
     /// Lanes of `n` numbered jobs; `fail` ends a lane after one of its jobs.
     struct Numbered {
@@ -612,7 +612,7 @@ mod loom {
     }
 
     fn check(sizes: &'static [u32], workers: usize, ahead: u64, fail: Option<(usize, u32)>, want: &'static [&[u32]]) {
-        let mut model = loom::model::Builder::new();
+        let mut model = ::loom::model::Builder::new();
         model.preemption_bound = Some(3);
         model.check(move || {
             let lanes = sizes.iter().enumerate().map(|(i, &n)| ((i, 0, n), n == 0));
@@ -620,7 +620,7 @@ mod loom {
             let threads: Vec<_> = (0..workers)
                 .map(|_| {
                     let b = board.clone();
-                    loom::thread::spawn(move || b.serve(&mut ()))
+                    ::loom::thread::spawn(move || b.serve(&mut ()))
                 })
                 .collect();
             // The merge takes the lanes round-robin, as a merge of interleaved CPUs does.
