@@ -415,7 +415,21 @@ fn noise_sampling_measures_an_injected_fifo_spinner_and_names_it() {
     // The bursts explained (all but those of the last half second) lost 12-18 % of their time to it; other
     // tasks of higher priority (another latscope run's timer thread) add a few µs each.
     assert!((0.08..=0.2).contains(&(secs / sampled)), "blocking tasks took {secs} s of {sampled} s sampled");
-    assert!(secs >= 0.6 * noise, "the spinner ({secs} s) is not most of the noise ({noise} s)");
+    // And the largest cause: the machine's own noise (ticks, the timer thread's wakeups, the hypervisor) is
+    // spread over other causes, each smaller than the spinner's 15 %. (Its share of all the noise is not a
+    // fixed number: the VM's own noise was 40 % of it in one quiet run.)
+    let prefix = "latscope_noise_gap_seconds_total{cpu=\"1\",cause=\"";
+    let others: Vec<(String, f64)> = text
+        .lines()
+        .filter_map(|l| {
+            let (cause, value) = l.strip_prefix(prefix)?.split_once("\"} ")?;
+            (cause != "blocking_task").then(|| (cause.to_string(), value.parse().unwrap_or(f64::NAN)))
+        })
+        .collect();
+    eprintln!("other causes: {others:?}");
+    for (cause, other) in &others {
+        assert!(secs > *other, "the spinner ({secs} s) is not the largest cause: {cause} {other} s (noise {noise} s)");
+    }
     assert!(stderr.contains("monitor: noise on CPU 1:"), "{stderr}");
 }
 
