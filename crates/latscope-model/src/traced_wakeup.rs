@@ -28,7 +28,8 @@ pub enum SampleMatch {
         /// The matching tolerance.
         tolerance_ns: Nanos,
     },
-    /// The trace covers the sample, but no wakeup matches and nothing else ran on the CPU.
+    /// The trace covers the sample, but no wakeup matches and what it shows on the CPU (other tasks,
+    /// interrupts) covers less than half of the lateness: what held the thread is not in the trace.
     NothingRan,
 }
 

@@ -103,9 +103,11 @@ pub fn note(w: &TracedWakeup) -> Option<String> {
             "no wakeup of tid {} on CPU {} ends within {} of the sample (events lost?)",
             w.tid, w.cpu, tolerance_ns
         )),
-        SampleMatch::NothingRan => {
-            Some(format!("no wakeup of tid {} on CPU {} matches, and nothing else ran", w.tid, w.cpu))
-        }
+        SampleMatch::NothingRan => Some(format!(
+            "no wakeup of tid {} on CPU {} matches, and what the trace shows there covers less than half of the \
+                 lateness: what held it is not in the trace",
+            w.tid, w.cpu
+        )),
     }
 }
 
