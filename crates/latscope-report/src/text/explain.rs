@@ -256,6 +256,8 @@ pub fn wakeup_sentence(w: &WakeupView<'_>, h: Option<&Explanation>) -> String {
                     t.prio.map_or_else(String::new, |p| format!(" (prio {})", if is_rt_prio(p) { 99 - p } else { p }));
                 format!("{}:{}{prio}", t.comm, t.pid)
             }
+            // The run's verdict knows the thread only when the trace named it.
+            None if w.tid == 0 => "the measuring thread".to_string(),
             None => format!("tid {}", w.tid),
         };
         let mut s = format!("{name} woke {} late on CPU {}", human(w.latency), w.cpu);
@@ -405,6 +407,15 @@ mod tests {
              (pid 60, SCHED_FIFO/RR prio 97) running on CPU 1: a task of higher or equal real-time priority. \
              Remedy: move spin off CPU 1."
         );
+    }
+
+    /// The run's verdict has no thread id when the trace did not name the thread: it said "tid 0 woke".
+    #[test]
+    fn an_unnamed_thread_is_not_tid_0() {
+        let w = WakeupView { latency: Nanos::from_us(90), cpu: CpuId(1), ..WakeupView::default() };
+        let h = Explanation::new(CauseKind::IrqHandler, Culprit::named("local_timer"), Nanos::from_us(60), None);
+        let s = wakeup_sentence(&w, Some(&h));
+        assert!(s.starts_with("the measuring thread woke 90 us late on CPU 1"), "{s}");
     }
 
     #[test]
