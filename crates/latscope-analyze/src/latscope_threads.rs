@@ -2,7 +2,10 @@
 //! named for what it is (this run's main thread or trace reader, another run's timer thread) so that no
 //! explanation passes the measurement itself, or a concurrent one, off as a load of the machine.
 
-use latscope_model::{CpuId, CpuList, Event, EventKind, Explanation, LatscopeThread, NoiseCauses, Pid, TracedWakeup};
+use latscope_model::{
+    latscope_worker, CpuId, CpuList, Event, EventKind, Explanation, LatscopeThread, LatscopeWorker, NoiseCauses, Pid,
+    TracedWakeup,
+};
 
 /// The threads of latscope processes as found while measuring: (process id, thread id, thread name).
 #[derive(Clone, Debug, Default)]
@@ -25,7 +28,8 @@ impl LatscopeThreads {
     pub fn add(&mut self, threads: impl IntoIterator<Item = (Pid, Pid, String)>) {
         let threads: Vec<(Pid, Pid, String)> = threads.into_iter().collect();
         let measures = |pid: Pid| {
-            threads.iter().any(|t| t.0 == pid && (measured_cpu(&t.2).is_some() || t.2.starts_with("latscope-rd")))
+            // A timer, noise or trace reader thread: every worker latscope names.
+            threads.iter().any(|t| t.0 == pid && latscope_worker(&t.2).is_some())
         };
         for t in &threads {
             if (t.0 == self.me || measures(t.0)) && !self.threads.iter().any(|x| x.1 == t.1) {
@@ -121,32 +125,25 @@ impl LatscopeThreads {
 
 /// Whether a task name is one latscope gives its threads.
 fn is_latscope_name(comm: &str) -> bool {
-    comm == "latscope"
-        || ["latscope-rd", "latscope-t", "latscope-noise"]
-            .iter()
-            .any(|p| comm.strip_prefix(p).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+    comm == "latscope" || latscope_worker(comm).is_some()
 }
 
 /// The CPU a measuring thread measures, from its name (`latscope-t1`, `latscope-noise1`).
 fn measured_cpu(comm: &str) -> Option<CpuId> {
-    let n = comm.strip_prefix("latscope-noise").or_else(|| comm.strip_prefix("latscope-t"))?;
-    n.parse().ok().map(CpuId)
+    match latscope_worker(comm)? {
+        (LatscopeWorker::Timer | LatscopeWorker::Noise, cpu) => Some(cpu),
+        (LatscopeWorker::Reader, _) => None,
+    }
 }
 
 /// What a latscope thread does, from its name.
 pub fn role(comm: &str) -> String {
-    let numbered =
-        |prefix: &str| comm.strip_prefix(prefix).filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    if comm == "latscope" {
-        "main thread".into()
-    } else if let Some(n) = numbered("latscope-rd") {
-        format!("trace reader of CPU {n}")
-    } else if let Some(n) = numbered("latscope-noise") {
-        format!("noise loop on CPU {n}")
-    } else if let Some(n) = numbered("latscope-t") {
-        format!("timer thread on CPU {n}")
-    } else {
-        format!("{comm} thread")
+    match latscope_worker(comm) {
+        _ if comm == "latscope" => "main thread".into(),
+        Some((LatscopeWorker::Reader, n)) => format!("trace reader of CPU {n}"),
+        Some((LatscopeWorker::Noise, n)) => format!("noise loop on CPU {n}"),
+        Some((LatscopeWorker::Timer, n)) => format!("timer thread on CPU {n}"),
+        None => format!("{comm} thread"),
     }
 }
 

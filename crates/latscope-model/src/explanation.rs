@@ -114,6 +114,34 @@ pub struct TaskRef {
     pub latscope: Option<Box<LatscopeThread>>,
 }
 
+/// What one of latscope's worker threads does, as its name says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LatscopeWorker {
+    /// `latscope-rdN`: the trace reader of CPU N.
+    Reader,
+    /// `latscope-tN`: the timer thread measuring CPU N.
+    Timer,
+    /// `latscope-noiseN`: the noise loop on CPU N.
+    Noise,
+}
+
+/// The worker a thread name is (`latscope-rd1`, `latscope-t1`, `latscope-noise1`) and its CPU; `None` for any
+/// other name (`latscope` itself included: the main thread).
+pub fn latscope_worker(comm: &str) -> Option<(LatscopeWorker, crate::CpuId)> {
+    let numbered = |prefix: &str| {
+        let n = comm.strip_prefix(prefix).filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))?;
+        n.parse().ok().map(crate::CpuId)
+    };
+    // `latscope-t` is a prefix of no other worker name, but test the longer ones first all the same.
+    [
+        ("latscope-noise", LatscopeWorker::Noise),
+        ("latscope-rd", LatscopeWorker::Reader),
+        ("latscope-t", LatscopeWorker::Timer),
+    ]
+    .into_iter()
+    .find_map(|(prefix, kind)| numbered(prefix).map(|cpu| (kind, cpu)))
+}
+
 /// A thread of latscope: a culprit that is the measurement itself, or a concurrent measurement.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LatscopeThread {

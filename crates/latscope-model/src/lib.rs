@@ -38,7 +38,8 @@ pub use cpu::{CpuId, CpuList, CpuListError};
 pub use decoded_trace::{DecodedTrace, Elision, Format, TraceInfo, Warning};
 pub use event::{count_events_and_stacks, Event, EventKind, Field, FieldValue, Pid, Text};
 pub use explanation::{
-    is_rt_prio, merge_same, CauseKind, Culprit, Explanation, Hint, LatscopeThread, Pattern, Place, TaskRef,
+    is_rt_prio, latscope_worker, merge_same, CauseKind, Culprit, Explanation, Hint, LatscopeThread, LatscopeWorker,
+    Pattern, Place, TaskRef,
 };
 pub use facts::{Fact, SystemFacts};
 pub use finding::{Evidence, Finding, Fix, FixKind, Severity};

@@ -98,19 +98,11 @@ pub fn latscope_threads() -> Vec<LatscopeTask> {
                 threads.push(LatscopeTask { pid, tid, comm });
             }
         }
-        if pid == me || named || threads.iter().any(|t| is_latscope_worker(&t.comm)) {
+        if pid == me || named || threads.iter().any(|t| latscope_model::latscope_worker(&t.comm).is_some()) {
             out.extend(threads);
         }
     }
     out
-}
-
-/// Whether a thread name is one latscope gives its measuring and tracing threads (`latscope-t1`,
-/// `latscope-noise1`, `latscope-rd1`).
-fn is_latscope_worker(comm: &str) -> bool {
-    ["latscope-t", "latscope-noise", "latscope-rd"]
-        .iter()
-        .any(|p| comm.strip_prefix(p).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
 }
 
 /// The PM QoS CPU latency limit in effect, µs, read from `/dev/cpu_dma_latency` (needs root). Opening it
