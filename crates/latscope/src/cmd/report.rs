@@ -82,6 +82,12 @@ pub fn write_perfetto(
     timer: Option<&TimerResult>,
     noise: Option<&NoiseResult>,
 ) -> Result<(), CliError> {
+    let p = perfetto_trace(events, timer, noise);
+    output::write_file(Kind::Perfetto, path, |mut w| p.write(&mut w))
+}
+
+/// The Perfetto trace of trace events and the measurements they explain.
+pub fn perfetto_trace(events: &[Event], timer: Option<&TimerResult>, noise: Option<&NoiseResult>) -> PerfettoTrace {
     let mut p = PerfettoTrace::new();
     p.add_events(events);
     if let Some(t) = timer {
@@ -90,7 +96,7 @@ pub fn write_perfetto(
     if let Some(n) = noise {
         p.add_noise(n);
     }
-    output::write_file(Kind::Perfetto, path, |mut w| p.write(&mut w))
+    p
 }
 
 /// Says where an output went, in the one wording every command uses: `latscope: report written to DIR/index.html`.

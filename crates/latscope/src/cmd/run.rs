@@ -21,7 +21,6 @@ use latscope_model::{
 };
 use latscope_report::json::write_json;
 use latscope_report::pages::{run_page, worst_case_timelines};
-use latscope_report::perfetto::PerfettoTrace;
 use latscope_report::slices::{self, CpuSlices};
 use latscope_sys::host::{collect, run_metadata};
 use latscope_sys::measure::{
@@ -276,16 +275,8 @@ fn perfetto_bytes(
     timer: Option<&TimerResult>,
     noise: Option<&NoiseResult>,
 ) -> Result<Vec<u8>, CliError> {
-    let mut p = PerfettoTrace::new();
-    p.add_events(events);
-    if let Some(t) = timer {
-        p.add_timer(t);
-    }
-    if let Some(n) = noise {
-        p.add_noise(n);
-    }
     let mut out = Vec::new();
-    p.write(&mut out)?;
+    crate::cmd::report::perfetto_trace(events, timer, noise).write(&mut out)?;
     Ok(out)
 }
 
