@@ -90,14 +90,21 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
             continue;
         };
         let pid = i64::from(main.culprit.pid().expect("pid"));
-        let switch_in = w.switch_in_ns.0;
-        // The same wakeup in the recording: same task switched in at the same moment (the two private
-        // instances stamp the same tracepoint hits on the same mono clock).
+        // The same wakeup in the recording: the same timer expiry (a field of `hrtimer_start`, the same value
+        // in both instances; the timer's period is 1 ms).
+        let expiry = w.expected_ns.0;
         let off = wakeups
             .iter()
-            .find(|o| o["switch_in"].as_u64().is_some_and(|s| s.abs_diff(switch_in) <= 2_000))
-            .unwrap_or_else(|| panic!("the live wakeup switched in at {switch_in} is not in the recording"));
+            .filter(|o| o["start"].as_u64().is_some_and(|s| s.abs_diff(expiry) < 500_000))
+            .min_by_key(|o| o["start"].as_u64().map(|s| s.abs_diff(expiry)))
+            .unwrap_or_else(|| panic!("the live wakeup of the timer expiring at {expiry} is not in the recording"));
         assert_eq!(off["task"]["pid"].as_i64(), Some(tid));
+        // Each instance stamps a tracepoint hit when it writes it, one after the other: the two stamps of one
+        // event differ by ~0.1–0.3 µs, and by as much as the hypervisor stalls the CPU between the two writes
+        // (2.7 µs, once 157 µs, seen here). The blocked time can differ by the two ends' differences.
+        let stamp = |key: &str, live: u64| off[key].as_u64().map_or(u64::MAX, |o| o.abs_diff(live));
+        let (d_switch, d_woken) = (stamp("switch_in", w.switch_in_ns.0), stamp("waking", w.woken_ns.0));
+        assert!(d_switch < 1_000_000 && d_woken < 1_000_000, "not the same wakeup: {off} LIVE {w:?}");
         let comps = off["components"].as_array().expect("components");
         let top = comps
             .iter()
@@ -108,8 +115,9 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
         let live_ns = main.magnitude.0;
         let off_ns = blocking(comps, pid);
         assert!(
-            live_ns.abs_diff(off_ns) as f64 <= 0.05 * live_ns as f64 + 2_000.0,
-            "blocked {live_ns} ns live vs {off_ns} ns offline"
+            live_ns.abs_diff(off_ns) as f64 <= 0.05 * live_ns as f64 + 2_000.0 + (d_switch + d_woken) as f64,
+            "blocked {live_ns} ns live vs {off_ns} ns offline (the instances' stamps differ by {d_switch} ns at \
+             the switch-in, {d_woken} ns at the wakeup)"
         );
         compared += 1;
     }
