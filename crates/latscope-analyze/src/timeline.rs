@@ -335,9 +335,26 @@ fn task_activity(comm: &TaskName, pid: Pid, prio: Option<i32>) -> Activity {
 /// in between, but nothing shows it stayed either).
 pub const INFERRED_IRQ_MAX_GAP: Nanos = Nanos::from_us(100);
 
-/// The callers through which a traced function is an interrupt handler (kernel/irq/handle.c across versions).
-const IRQ_HANDLER_CALLERS: [&str; 4] =
-    ["__handle_irq_event_percpu", "handle_irq_event_percpu", "handle_IRQ_event", "handle_irq_event"];
+/// The callers through which a traced function is an interrupt handler (kernel/irq/handle.c across versions:
+/// the function that calls `action->handler`). `handle_irq_event` only wraps them.
+const IRQ_HANDLER_CALLERS: [&str; 3] = ["__handle_irq_event_percpu", "handle_irq_event_percpu", "handle_IRQ_event"];
+
+/// What those callers also call besides the handlers: the IRQ core's own steps and the lock and preempt-count
+/// helpers (a 6.4 `handle_irq_event_percpu` calls `__handle_irq_event_percpu`, `add_interrupt_randomness` and
+/// `note_interrupt`, around the `rtl8169_interrupt` that `__handle_irq_event_percpu` calls).
+const IRQ_CORE_CALLEES: [&str; 11] = [
+    "__handle_irq_event_percpu",
+    "add_interrupt_randomness",
+    "note_interrupt",
+    "record_irq_time",
+    "__irq_wake_thread",
+    "irq_wake_thread",
+    "preempt_count_",
+    "_raw_spin_",
+    "__raw_spin_",
+    "trace_hardirqs_",
+    "lockdep_",
+];
 
 /// The timer interrupt's entry points: a function call in or from them is the hrtimer interrupt.
 const TIMER_INTERRUPTS: [&str; 3] = ["hrtimer_interrupt", "smp_apic_timer_interrupt", "local_apic_timer_interrupt"];
@@ -346,7 +363,10 @@ const TIMER_INTERRUPTS: [&str; 3] = ["hrtimer_interrupt", "smp_apic_timer_interr
 /// code, or the hrtimer interrupt when an hrtimer expires.
 fn irq_handler_shown(e: &Event) -> Option<Text> {
     match &e.kind {
-        EventKind::Function { func, parent: Some(p) } if IRQ_HANDLER_CALLERS.contains(&crate::symbol::bare(p)) => {
+        EventKind::Function { func, parent: Some(p) }
+            if IRQ_HANDLER_CALLERS.contains(&crate::symbol::bare(p))
+                && !IRQ_CORE_CALLEES.iter().any(|c| crate::symbol::bare(func).starts_with(c)) =>
+        {
             Some(Text::from(crate::symbol::bare(func)))
         }
         EventKind::HrtimerExpireEntry { .. } => Some(Text::from("hrtimer_interrupt")),

@@ -38,6 +38,28 @@ fn hard_irq_time_on_an_idle_cpu_is_irq_time() {
     assert_eq!(stat.cpu, CpuId(3));
 }
 
+/// Item 3: a wakeup_rt report whose 160 us were a NIC's interrupt handler on the idle CPU (`rtl8169_interrupt`,
+/// flags `dn.h`): the time is that interrupt's, named after its handler (not the IRQ core's
+/// `preempt_count_sub` or `__handle_irq_event_percpu` that the generic code calls first), not idle time.
+#[test]
+fn a_nic_handler_on_an_idle_cpu_is_irq_time_named_after_its_handler() {
+    let (name, t) = fixture("explain/wakeup_rt-6.4-rt-x86_64-rtl8169-irq-on-idle-lkml.txt");
+    let a = analyze(&name, &t, &AnalyzeOptions::default());
+    let w = a.wakeups.first().expect("the wakeup");
+    assert_eq!((w.task.pid, w.latency), (29050, Nanos::from_us(160)));
+    // The hrtimer interrupt that woke it (0-4 us), then the NIC's, another hard IRQ.
+    let timer = w.components.iter().find(|c| c.cause == CauseKind::IrqHandler).expect("the waking interrupt");
+    assert_eq!((timer.culprit.name.as_str(), timer.magnitude), ("hard irq hrtimer_interrupt", Nanos::from_us(4)));
+    let nic = w.components.iter().find(|c| c.cause == CauseKind::Irq).expect("the NIC's handler");
+    assert_eq!(nic.culprit.name, "hard irq rtl8169_interrupt");
+    // From `tick_irq_enter` at 4 us to its last `h` entry (`irq_exit_rcu`) at 152 us.
+    assert_eq!(nic.magnitude, Nanos::from_us(148), "{:?}", w.components);
+    let idle = Nanos(w.components.iter().filter(|c| c.cause == CauseKind::Idle).map(|c| c.magnitude.0).sum());
+    assert!(idle <= Nanos::from_us(8), "only the way out of idle after the interrupt: {idle:?}");
+    let h = w.headline.as_ref().expect("a headline");
+    assert_eq!((h.cause, h.culprit.name.as_str()), (CauseKind::Irq, "hard irq rtl8169_interrupt"));
+}
+
 /// Item 4: cyclictest's `--tracemark` line anchors the explanation on the wakeup it is about (cyclictest's
 /// 74 us wakeup), even though another real-time thread had a worse one in the same trace.
 #[test]
