@@ -369,6 +369,41 @@ impl WakeupContext<'_> {
             if we.cpu == cpu {
                 window_start = window_start.max(c.end);
             }
+        } else if let Some(x) =
+            r.expiry.map(|x| &self.expiries[x]).filter(|x| x.cpu == we.cpu && x.index <= r.waking_index)
+        {
+            // Woken in an hrtimer callback whose interrupt the trace does not show (no irq or irq_vectors events,
+            // no flags column): the callback runs in the timer interrupt, so that interrupt had entered by the
+            // callback's entry and lasted at least to its exit. Until the entry it is the timer IRQ delay (an
+            // upper bound: it includes the interrupt's own way in), the callback is the interrupt's time.
+            let by = interrupt_culprit(&Activity::HardIrq { handler: Some(Text::from("hrtimer_interrupt")) });
+            if x.ts > start {
+                let late = x.ts - start;
+                let mut delay = Explanation::new(CauseKind::TimerIrqDelay, by.clone(), late, Some(we.cpu));
+                let mut before = window_components(self.timeline, we.cpu, start, x.ts);
+                before.retain(|b| b.magnitude > Nanos::ZERO);
+                let arrival = Arrival::at(self.timeline, self.events, we.cpu, Some(x.index));
+                delay.within = held_back::decide(before, late, we.cpu, arrival, &self.remedy);
+                components.push(delay);
+            }
+            let exit = self.events[r.waking_index..r.switch_index.max(r.waking_index)]
+                .iter()
+                .position(|e| e.cpu == we.cpu && matches!(e.kind, EventKind::HrtimerExpireExit { .. }))
+                .map(|i| r.waking_index + i);
+            let callback_end = exit.map_or(we.ts, |i| self.events[i].ts).min(end);
+            let callback_start = x.ts.max(start);
+            if callback_end > callback_start {
+                components.push(Explanation::new(
+                    CauseKind::IrqHandler,
+                    by,
+                    callback_end - callback_start,
+                    Some(we.cpu),
+                ));
+            }
+            evidence.extend(exit);
+            if we.cpu == cpu {
+                window_start = window_start.max(callback_end);
+            }
         }
         let switch_end = r.switch_at.min(end);
         let preempted = self.preempted(r);

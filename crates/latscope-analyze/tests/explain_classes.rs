@@ -60,6 +60,25 @@ fn a_nic_handler_on_an_idle_cpu_is_irq_time_named_after_its_handler() {
     assert_eq!((h.cause, h.culprit.name.as_str()), (CauseKind::Irq, "hard irq rtl8169_interrupt"));
 }
 
+/// Item 3, event traces: `trace-cmd report` of sched and hrtimer events without interrupt events or flags.
+/// cyclictest was woken in the hrtimer callback 533 us after its timer expired, and switched in 206 us after
+/// the callback's exit. The callback ran in the timer interrupt: until its entry the time is the timer IRQ
+/// delay (not known what held it: no stacks), the callback is interrupt time, and nothing is left unexplained.
+#[test]
+fn a_wakeup_in_an_untraced_timer_interrupt_is_irq_time() {
+    let (name, t) = fixture("explain/tracecmd-report-6.18-sched-hrtimer-no-irq-events-cyclictest.txt");
+    let a = analyze(&name, &t, &AnalyzeOptions::default());
+    let w = a.wakeups.first().expect("the wakeup");
+    assert_eq!((w.task.pid, w.latency), (27946, Nanos(741_317)));
+    let part = |k: CauseKind| w.components.iter().find(|c| c.cause == k).map(|c| c.magnitude);
+    assert_eq!(part(CauseKind::TimerIrqDelay), Some(Nanos(533_317)), "{:?}", w.components);
+    assert_eq!(part(CauseKind::IrqHandler), Some(Nanos::from_us(2)));
+    assert_eq!(w.remainder, 0, "{:?}", w.components);
+    let h = w.headline.as_ref().expect("a headline");
+    assert_eq!(h.cause, CauseKind::TimerIrqDelay);
+    assert_eq!(h.within.first().map(|x| x.cause), Some(CauseKind::NoKernelEvent));
+}
+
 /// Item 4: cyclictest's `--tracemark` line anchors the explanation on the wakeup it is about (cyclictest's
 /// 74 us wakeup), even though another real-time thread had a worse one in the same trace.
 #[test]
