@@ -80,4 +80,30 @@ fn the_2_6_12_rt_verbose_format_decodes() {
     assert_eq!(calls[1], (0, "__trace_start_sched_wakeup+0x96/0xc0", Some("try_to_wake_up+0x84/0x140")));
     assert_eq!(calls[3], (976_000, "mask_and_ack_8259A+0xb/0x110", Some("__do_IRQ+0x8b/0x160")));
     assert!(t.events.iter().all(|e| e.comm.as_str() == "kswapd0" && e.pid == 66), "{:?}", t.events);
+    // The legend printed without `#` is the header; the `(T6/#4)` record is counted, not a line warning.
+    assert!(t.warnings.iter().all(|w| !w.message.starts_with("not an ftrace line")), "{:?}", t.warnings);
+}
+
+/// #19 item 13: the 2.6.11-rc4-RT verbose format as mailed in 2005, its `µs` written in Latin-1 into a mail
+/// that said UTF-8 (`284 �s`, `281�s :`): the legend without `#` is the header, the function entries and the
+/// wakeup/switch records decode with their times, and the tracer's other records are counted, not warned
+/// about line by line as "not an ftrace line".
+#[test]
+fn the_2_6_11_rt_verbose_format_with_a_mangled_micro_sign_decodes() {
+    let t = decode_file(&fixture("pasted/preemption-2.6.11-rc4-RT-verbose-mojibake-lkml.txt")).expect("decodes");
+    let h = t.info.latency.as_ref().expect("latency header");
+    assert_eq!((h.tracer.as_str(), h.latency, h.entries), ("preemption", Nanos::from_us(284), Some((25, 25))));
+    assert_eq!(h.task.as_ref().map(|t| (t.comm.as_str(), t.pid)), Some(("ksoftirqd/0", 2)));
+    let functions = t.events.iter().filter(|e| matches!(e.kind, EventKind::Function { .. })).count();
+    assert_eq!(functions, 19);
+    // The `(T3/#n)` records in the latency layout, their `�s` times read as microseconds.
+    let records: Vec<(u64, &str, i32)> = t
+        .events
+        .iter()
+        .filter(|e| !matches!(e.kind, EventKind::Function { .. }))
+        .map(|e| (e.ts.0, e.comm.as_str(), e.pid))
+        .collect();
+    assert_eq!(records, [(0, "dpkg", 9299), (281_000, "<...>", 2), (282_000, "<...>", 2)]);
+    assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+    assert!(t.warnings[0].message.starts_with("2 record(s) of the -rt verbose latency format"), "{:?}", t.warnings);
 }

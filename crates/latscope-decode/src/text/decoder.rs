@@ -4,7 +4,7 @@
 use super::body::{classify, Body};
 use super::flags::FifthColumn;
 use super::graph::{parse_graph_line, GraphBody, GraphLine};
-use super::latency::{header_line, strip_verbose_tag, verbose_entry};
+use super::latency::{header_line, legend_line, strip_verbose_tag, verbose_entry};
 use super::line::{parse_prefix, split_task, Prefix};
 use crate::typed::Interner;
 use crate::{Elision, Format, TraceInfo, Warning};
@@ -51,6 +51,8 @@ pub struct TextDecoder {
     quote: Option<usize>,
     /// Lines of author text between the quoted lines of a quoted trace.
     unquoted: u64,
+    /// Records of the -rt verbose format that are not function entries or event lines.
+    verbose_other: u64,
 }
 
 /// Per-CPU function_graph state: the running task (from `=>` banners / proc column) and the call stack.
@@ -88,6 +90,7 @@ impl TextDecoder {
             held: None,
             quote: None,
             unquoted: 0,
+            verbose_other: 0,
         }
     }
 
@@ -201,11 +204,21 @@ impl TextDecoder {
                 self.emit(e, sink);
                 return;
             }
+            // The tracer's other records in that format (`(T4/#18) [ =>  dpkg ] 0.280ms`, `(T6/#7) … 1µs!< (1)`):
+            // known, without an event of ours.
+            self.verbose_other += 1;
+            return;
         }
         if self.understood_marker(t) {
             return;
         }
         if self.events == 0 && header_line(t, &mut self.latency, &mut self.info.cpus) {
+            return;
+        }
+        if self.events == 0 && legend_line(t) {
+            if t.contains("lock-depth") {
+                self.fifth = FifthColumn::LockDepth;
+            }
             return;
         }
         if let Some(g) = parse_graph_line(line) {
@@ -492,6 +505,16 @@ impl TextDecoder {
                     "a mail-quoted trace: the `>` quoting was removed; {} unquoted line(s) between its lines \
                      were taken as the author's text and skipped",
                     self.unquoted
+                ),
+            });
+        }
+        if self.verbose_other > 0 {
+            self.warnings.push(Warning {
+                location: self.name.clone(),
+                message: format!(
+                    "{} record(s) of the -rt verbose latency format that are neither function entries nor event \
+                     lines (task-switch markers, special values) were skipped",
+                    self.verbose_other
                 ),
             });
         }

@@ -39,6 +39,27 @@ pub fn header_line(line: &str, h: &mut Option<LatencyHeader>, cpus: &mut Option<
     !t.is_empty() && t.bytes().all(|b| b == b'-')
 }
 
+/// A line of the column legend printed without `#` (2.6.11/12 -rt, 2.6.26): `_------=> CPU#`,
+/// `|| / _---=> hardirq/softirq`, `cmd     pid ||||| time  |   caller`, `\   /    |||||   \   |   /`.
+pub fn legend_line(t: &str) -> bool {
+    const WORDS: [&str; 11] = [
+        "CPU#",
+        "irqs-off",
+        "need-resched",
+        "hardirq/softirq",
+        "preempt-depth",
+        "lock-depth",
+        "delay",
+        "cmd",
+        "pid",
+        "time",
+        "caller",
+    ];
+    let drawn = |w: &str| w.bytes().all(|b| b"_-=>/|\\".contains(&b));
+    let words = t.split_ascii_whitespace().filter(|w| !drawn(w)).collect::<Vec<_>>();
+    t.split_ascii_whitespace().any(drawn) && words.iter().all(|w| WORDS.contains(w))
+}
+
 /// One verbose-format function entry: comm, pid, CPU, time since the start, function, parent.
 pub type VerboseEntry<'a> = (&'a str, i32, u32, Nanos, &'a str, Option<&'a str>);
 

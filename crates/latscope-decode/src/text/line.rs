@@ -111,10 +111,10 @@ pub fn parse_latency(line: &str, fifth: FifthColumn) -> Option<Prefix<'_>> {
 /// `1401.282250:`. Returns the time, the delay marker and where the body starts.
 fn latency_time(b: &[u8], s: usize, e: usize) -> Option<(Nanos, Option<u8>, usize)> {
     let tok = &b[s..e];
-    if let Some(pos) = find_us(tok) {
+    if let Some((pos, unit)) = find_us(tok) {
         let us = parse_u64(&tok[..pos])?;
         let ts = Nanos(us.checked_mul(1000)?);
-        let tail = &tok[pos + 2..];
+        let tail = &tok[pos + unit..];
         return match tail {
             [b':'] => Some((ts, None, e)),
             [m, b':'] if is_delay(*m) => Some((ts, Some(*m), e)),
@@ -139,9 +139,14 @@ fn latency_time(b: &[u8], s: usize, e: usize) -> Option<(Nanos, Option<u8>, usiz
     None
 }
 
-fn find_us(tok: &[u8]) -> Option<usize> {
+/// Where the digits of a microsecond time end in `tok`, and the unit's length: `us`, `µs` (the 2.6.11/12 -rt
+/// tracer's own unit), or `\u{FFFD}s` (that `µ`, written in Latin-1, in a mail that said it was UTF-8).
+fn find_us(tok: &[u8]) -> Option<(usize, usize)> {
     let n = tok.iter().take_while(|c| c.is_ascii_digit()).count();
-    (n > 0 && tok[n..].starts_with(b"us")).then_some(n)
+    if n == 0 {
+        return None;
+    }
+    ["us", "\u{b5}s", "\u{fffd}s"].into_iter().find(|u| tok[n..].starts_with(u.as_bytes())).map(|u| (n, u.len()))
 }
 
 /// The latency output's delay markers: `+` >10us, `!` >100us, `#` >1ms, `*` >10ms, `@` >100ms, `$` >1s.
