@@ -14,6 +14,10 @@ uname -v >>$out/uname
 #    - from 0.5 s, a SCHED_FIFO 96 spinner for about a second (it holds CPU 1: ktimers/1 waits behind it),
 #    - a writer to the serial console (irq/4-ttyS0 contends for the port lock: priority inheritance).
 step() { echo "guest: $*" >/dev/ttyS0; }
+# 0. The audit of the guest's own configuration, judged for a SCHED_FIFO 95 thread on CPU 1: the facts
+#    (kernel threads' priorities) and findings.
+step "audit"
+latscope audit -c 1 -p 95 -q --json $out/audit.json >$out/audit.log 2>&1
 step "record"
 cat $T/buffer_size_kb >$out/top-buffer-before
 cat /proc/sys/kernel/sched_rt_runtime_us >$out/rt-runtime

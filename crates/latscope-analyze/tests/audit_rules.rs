@@ -1,8 +1,8 @@
 //! The audit rules on recorded machines (`fixtures/facts/*.json`): each expected finding is present with
 //! the right severity, for the CPUs asked about.
 
-use latscope_analyze::audit::{findings_for, has_fail};
-use latscope_model::{CpuList, Finding, FixKind, Severity, SystemFacts};
+use latscope_analyze::audit::{findings_at, findings_for, has_fail};
+use latscope_model::{CpuList, Fact, Finding, FixKind, Severity, SystemFacts};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> SystemFacts {
@@ -259,4 +259,75 @@ fn rt_kernel_wording_is_true_to_threaded_irqs_and_rcuc() {
     if let Some(r) = laptop.iter().find(|x| x.id == "isolation.rcu_nocbs") {
         assert!(r.why.contains("softirq"), "{}", r.why);
     }
+}
+
+/// The Debian 6.1 PREEMPT_RT guest: every device IRQ is a SCHED_FIFO 50 thread, ktimers/rcuc are FIFO 1.
+#[test]
+fn rt_kernel_threads_below_a_fifo_95_thread_are_deferred_work_not_preemption() {
+    let facts = fixture("debian-6.1-rt-guest");
+    let f = findings_at(&facts, &cpus("1"), 95);
+    assert!(f.iter().all(|x| x.id != "priority.kernel_threads_above"), "migration/1 is not a finding: {f:#?}");
+    let below = f.iter().find(|x| x.id == "priority.deferred_work_below").expect("deferred work finding");
+    assert_eq!(below.severity, Severity::Info);
+    let values: Vec<&str> = below.evidence.iter().map(|e| e.value.as_str()).collect();
+    assert_eq!(values[0], "ktimers/1 (FIFO 1)");
+    assert_eq!(values[1], "ksoftirqd/1 (OTHER 0)");
+    assert_eq!(values[2], "rcuc/1 (FIFO 1)");
+    assert_eq!(values[3], "irq_work/1 (FIFO 1)");
+    // Only the IRQ threads allowed on CPU 1; irq/12-i8042 and the virtio config/req.0 threads are on CPU 0.
+    assert_eq!(
+        values[4],
+        "irq/9-acpi (FIFO 50), irq/1-i8042 (FIFO 50), irq/4-ttyS0 (FIFO 50), irq/26-virtio0-req.1 (FIFO 50)"
+    );
+    let fixes: Vec<&str> = below.fix.iter().map(|x| x.action.as_str()).collect();
+    assert_eq!(fixes, ["rcu_nocbs=1", "rcutree.kthread_prio=96"]);
+}
+
+#[test]
+fn rt_irq_threads_above_a_fifo_40_thread_preempt_it() {
+    let facts = fixture("debian-6.1-rt-guest");
+    let f = findings_at(&facts, &cpus("1"), 40);
+    let above = f.iter().find(|x| x.id == "priority.kernel_threads_above").expect("threads above");
+    assert_eq!(above.severity, Severity::Warn);
+    assert!(
+        above.title.starts_with("4 kernel threads at or above the real-time thread (SCHED_FIFO 40)"),
+        "{}",
+        above.title
+    );
+    let facts_named: Vec<&str> = above.evidence.iter().map(|e| e.fact.as_str()).collect();
+    assert_eq!(
+        facts_named,
+        ["irq/9-acpi (pid 47)", "irq/1-i8042 (pid 64)", "irq/4-ttyS0 (pid 99)", "irq/26-virtio0-req.1 (pid 115)"]
+    );
+    assert_eq!(above.fix[0].action, "for p in 47 64 99 115; do chrt -f -p 39 $p; done");
+    assert_eq!(above.fix[1].action, "for i in 9 1 4 26; do echo 0 > /proc/irq/$i/smp_affinity_list; done");
+    // Below FIFO 40 remain ktimers, ksoftirqd, rcuc and irq_work: the IRQ threads are no longer deferred work.
+    let below = f.iter().find(|x| x.id == "priority.deferred_work_below").expect("deferred work");
+    assert_eq!(below.evidence.len(), 4, "{below:#?}");
+}
+
+#[test]
+fn a_sched_other_thread_is_below_every_real_time_kernel_thread() {
+    let facts = fixture("debian-6.1-rt-guest");
+    let f = findings_at(&facts, &cpus("1"), 0);
+    let above = f.iter().find(|x| x.id == "priority.kernel_threads_above").expect("threads above");
+    assert!(above.title.contains("(SCHED_OTHER)"), "{}", above.title);
+    // Every real-time kernel thread allowed on CPU 1 but migration/1: rcu_preempt, rcub/0, irq_work/1, rcuc/1,
+    // ktimers/1 and the four IRQ threads.
+    assert!(above.title.starts_with("9 kernel threads"), "{}", above.title);
+    assert!(above.fix.iter().all(|x| !x.action.contains("chrt")), "no chrt below SCHED_OTHER: {:?}", above.fix);
+    assert!(f.iter().all(|x| x.id != "priority.deferred_work_below"));
+}
+
+#[test]
+fn without_threaded_interrupts_deferred_work_below_is_not_a_finding() {
+    // The same threads on a kernel said not to be PREEMPT_RT and booted without threadirqs: ksoftirqd below
+    // a FIFO 95 thread is how every such kernel is, not a finding.
+    let mut facts = fixture("debian-6.1-rt-guest");
+    facts.kernel.preemption = Fact::known("full".to_string(), "test");
+    let f = findings_at(&facts, &cpus("1"), 95);
+    assert!(f.iter().all(|x| !x.id.starts_with("priority.")), "{f:#?}");
+    // Facts without the kernel threads (older snapshots) give no priority finding either.
+    let f = findings_at(&fixture("rt_box"), &CpuList::default(), 40);
+    assert!(f.iter().all(|x| !x.id.starts_with("priority.")), "{f:#?}");
 }

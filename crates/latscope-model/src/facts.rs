@@ -296,6 +296,32 @@ pub struct SchedFacts {
     pub timer_migration: Fact<bool>,
     /// Container runtime marker found (`docker`, `podman`, `kubepods`, a cgroup path), if any.
     pub container: Fact<String>,
+    /// Kernel threads that do a CPU's deferred work or run at a real-time priority (IRQ threads, `ktimers`,
+    /// `ksoftirqd`, `rcuc`, …), with their policy, priority and CPUs.
+    pub kernel_threads: Fact<Vec<KernelThread>>,
+}
+
+/// A kernel thread's scheduling, from `/proc/PID/stat` and `/proc/PID/status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct KernelThread {
+    /// Process id.
+    pub pid: u32,
+    /// `/proc/PID/comm` (`irq/24-ttyS0`, `ktimers/1`, `rcuc/1`).
+    pub comm: String,
+    /// Scheduling policy: `FIFO`, `RR`, `DEADLINE`, `OTHER`, `BATCH` or `IDLE`.
+    pub policy: String,
+    /// Real-time priority (1-99; 0 for the time-sharing policies).
+    pub rt_priority: u32,
+    /// `Cpus_allowed_list`: where it may run.
+    pub cpus: CpuList,
+}
+
+impl KernelThread {
+    /// Whether it runs under a real-time policy (FIFO, RR or DEADLINE).
+    pub fn is_rt(&self) -> bool {
+        matches!(self.policy.as_str(), "FIFO" | "RR" | "DEADLINE")
+    }
 }
 
 /// The RT bandwidth of a cgroup.

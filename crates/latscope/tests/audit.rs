@@ -222,3 +222,27 @@ fn judges_saved_facts_offline() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("CPU 9"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn judges_kernel_thread_priorities_against_the_given_priority() {
+    // The Debian 6.1 PREEMPT_RT guest's facts: its IRQ threads are SCHED_FIFO 50.
+    let rt = fixture("debian-6.1-rt-guest.json");
+    let at = |prio: &str| {
+        let out = Command::new(BIN)
+            .args(["audit", "-c", "1", "-p", prio, "--json", "-", "--facts"])
+            .arg(&rt)
+            .output()
+            .expect("run");
+        parse(&out)
+    };
+    let low = at("40");
+    let above = finding(&low, "priority.kernel_threads_above");
+    assert_eq!(above["severity"], "warn", "{above}");
+    assert!(evidence_has(above, |f, v, _| f == "irq/4-ttyS0 (pid 99)" && v == "FIFO 50 on CPUs 1"), "{above}");
+    let high = at("95");
+    assert!(high["findings"].as_array().expect("findings").iter().all(|f| f["id"] != "priority.kernel_threads_above"));
+    assert_eq!(finding(&high, "priority.deferred_work_below")["severity"], "info");
+    let out = Command::new(BIN).args(["audit", "-p", "120", "--facts"]).arg(&rt).output().expect("run");
+    assert_eq!(out.status.code(), Some(1), "a bad argument exits 1");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-p/--priority '120'"));
+}

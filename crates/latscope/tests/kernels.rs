@@ -196,6 +196,25 @@ fn rt_priority_inheritance_is_recorded_and_named() {
     assert!(read(dir, "analyze.txt").contains("Priority inheritance:"), "{}", read(dir, "analyze.txt"));
 }
 
+/// The audit on PREEMPT_RT reads the kernel threads' priorities: for a SCHED_FIFO 95 thread on CPU 1, the
+/// CPU's ktimers, rcuc and IRQ threads are deferred work below it; the standard kernel has none of that.
+#[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+fn rt_audit_judges_kernel_thread_priorities() {
+    let Some(dir) = guest("rt") else { return };
+    let a: Value = serde_json::from_str(&read(dir, "audit.json")).expect("audit JSON");
+    let threads = a["facts"]["sched"]["kernel_threads"]["value"].as_array().expect("kernel threads");
+    let prio = |comm: &str| {
+        threads.iter().find(|t| t["comm"] == comm).map(|t| (t["policy"].clone(), t["rt_priority"].clone()))
+    };
+    assert_eq!(prio("ktimers/1"), Some((Value::from("FIFO"), Value::from(1))), "{threads:?}");
+    assert_eq!(prio("irq/4-ttyS0"), Some((Value::from("FIFO"), Value::from(50))), "{threads:?}");
+    let findings = a["findings"].as_array().expect("findings");
+    let below = findings.iter().find(|f| f["id"] == "priority.deferred_work_below").expect("deferred work finding");
+    let text = below.to_string();
+    assert!(text.contains("ktimers/1 (FIFO 1)") && text.contains("rcuc/1 (FIFO 1)"), "{below}");
+}
+
 /// On PREEMPT_RT a normal task's sleep timer expires in `ktimers/1` (SCHED_FIFO 1); the guest's SCHED_FIFO
 /// 96 spinner holds CPU 1 for 400 ms, so the timer is late because that thread waited behind it, which
 /// `analyze` must say instead of blaming a short irqs-off section.

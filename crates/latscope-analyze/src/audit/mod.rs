@@ -10,6 +10,7 @@ pub use cpu_rules::DEEP_IDLE_US;
 mod isolation_rules;
 mod kernel_rules;
 mod platform_rules;
+mod priority_rules;
 mod tracing_rules;
 
 use latscope_model::{CpuId, CpuList, Fact, Finding, Severity, SystemFacts};
@@ -24,15 +25,17 @@ pub struct Scope<'a> {
     pub online: CpuList,
     /// Online CPUs not measured: where IRQs, timers and kernel threads can be moved.
     pub housekeeping: CpuList,
+    /// The measuring (or the user's real-time) thread's SCHED_FIFO priority; 0 for SCHED_OTHER.
+    pub prio: u32,
 }
 
 impl<'a> Scope<'a> {
     /// The scope for `cpus` (empty: every online CPU).
-    pub fn new(facts: &'a SystemFacts, cpus: &CpuList) -> Scope<'a> {
+    pub fn new(facts: &'a SystemFacts, cpus: &CpuList, prio: u32) -> Scope<'a> {
         let online = facts.cpus.online.get().cloned().unwrap_or_else(|| cpus.clone());
         let cpus = if cpus.is_empty() { online.clone() } else { cpus.clone() };
         let housekeeping = minus(&online, &cpus);
-        Scope { facts, cpus, online, housekeeping }
+        Scope { facts, cpus, online, housekeeping, prio }
     }
 
     /// Whether the kernel is PREEMPT_RT (interrupt handlers and softirqs run in threads).
@@ -61,7 +64,15 @@ impl<'a> Scope<'a> {
 /// `latscope timer` and `latscope noise` attach this to their results so a report shows the context of
 /// its numbers; `latscope audit` shows it all.
 pub fn findings_for(facts: &SystemFacts, cpus: &CpuList) -> Vec<Finding> {
-    let s = Scope::new(facts, cpus);
+    findings_at(facts, cpus, MEASURING_PRIORITY)
+}
+
+/// latscope's default measuring priority (SCHED_FIFO 95, `-p`): what [`findings_for`] judges against.
+pub const MEASURING_PRIORITY: u32 = 95;
+
+/// Like [`findings_for`], for a measuring (or application) thread at SCHED_FIFO `prio` (0: SCHED_OTHER).
+pub fn findings_at(facts: &SystemFacts, cpus: &CpuList, prio: u32) -> Vec<Finding> {
+    let s = Scope::new(facts, cpus, prio);
     let mut out = Vec::new();
     kernel_rules::check(&s, &mut out);
     cpu_rules::check(&s, &mut out);
@@ -69,6 +80,7 @@ pub fn findings_for(facts: &SystemFacts, cpus: &CpuList) -> Vec<Finding> {
     console_rules::check(&s, &mut out);
     clock_rules::check(&s, &mut out);
     platform_rules::check(&s, &mut out);
+    priority_rules::check(&s, &mut out);
     tracing_rules::check(&s, &mut out);
     unprivileged(&s, &mut out);
     // Worst first; stable within a severity (rule order).
@@ -183,11 +195,11 @@ mod tests {
     fn scope_defaults_to_online_cpus() {
         let mut f = SystemFacts::default();
         f.cpus.online = Fact::known(CpuList::parse("0-3").expect("list"), "/sys/devices/system/cpu/online");
-        let s = Scope::new(&f, &CpuList::default());
+        let s = Scope::new(&f, &CpuList::default(), MEASURING_PRIORITY);
         assert_eq!(s.cpus.len(), 4);
         assert!(s.housekeeping.is_empty());
         assert_eq!(s.to_isolate(), CpuList::parse("1-3").expect("list"));
-        let s = Scope::new(&f, &CpuList::parse("2-3").expect("list"));
+        let s = Scope::new(&f, &CpuList::parse("2-3").expect("list"), MEASURING_PRIORITY);
         assert_eq!(s.housekeeping, CpuList::parse("0-1").expect("list"));
         assert_eq!(s.to_isolate(), CpuList::parse("2-3").expect("list"));
     }

@@ -4,7 +4,7 @@
 use crate::args;
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{is_stdout, write_file, write_text, Kind, Outputs};
-use latscope_analyze::audit::{findings_for, has_fail};
+use latscope_analyze::audit::{findings_at, has_fail};
 use latscope_model::{AuditResult, CpuList, RunMetadata, SystemFacts};
 use latscope_report::fix_script::write_fix_script;
 use latscope_report::json::write_json;
@@ -19,6 +19,10 @@ pub struct Args {
     /// CPUs you care about, e.g. 2-3 (default: all online CPUs)
     #[arg(short = 'c', long = "cpus", value_name = "LIST", value_parser = args::cpu_list())]
     cpus: Option<CpuList>,
+    /// The SCHED_FIFO priority of your real-time thread (1-99; 0 for SCHED_OTHER): kernel threads at or above it
+    /// on the CPUs are reported, and on PREEMPT_RT the deferred work waiting below it
+    #[arg(short = 'p', long = "priority", value_name = "N", default_value = "95", value_parser = args::priority())]
+    priority: latscope_sys::measure::Policy,
     /// Write the facts and findings as JSON to FILE (`-` for stdout; the table then goes to stderr)
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -64,7 +68,7 @@ pub fn run(args: Args) -> CmdResult {
             (facts, metadata)
         }
     };
-    let findings = findings_for(&facts, &cpus);
+    let findings = findings_at(&facts, &cpus, u32::from(args.priority.priority()));
     let audited = if cpus.is_empty() { facts.cpus.online.get().cloned().unwrap_or_default() } else { cpus };
     if args.facts.is_none() {
         metadata.duration_ns = started.elapsed().as_nanos() as u64;

@@ -14,7 +14,7 @@ use crate::cmd::report::{say_written, write_noise_report, write_perfetto};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{stderr_is_terminal, stdout_is_terminal, write_file, write_text, Kind};
 use crate::signal;
-use latscope_analyze::audit::findings_for;
+use latscope_analyze::audit::findings_at;
 use latscope_analyze::noise::{summarize, CpuLoop, LoopRun};
 use latscope_analyze::noise_attribution::{attribute, CpuGaps};
 use latscope_model::facts::SystemFacts;
@@ -147,7 +147,7 @@ pub(crate) fn measure(
     let mut beside = Beside::start(&config.cpus, &mut beside_warnings);
     let mut metadata = run_metadata(std::env::args().collect(), facts);
     let env = noise_environment(&config.cpus, metadata.hypervisor.clone());
-    let findings = findings_for(facts, &config.cpus);
+    let findings = findings_at(facts, &config.cpus, u32::from(config.policy.priority()));
 
     let mut trace_notes = Vec::new();
     let capture = if trace {

@@ -10,7 +10,7 @@ use crate::cmd::report::write_report_dir;
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{self, write_file, write_text, Kind};
 use crate::signal;
-use latscope_analyze::audit::findings_for;
+use latscope_analyze::audit::findings_at;
 use latscope_analyze::ranking;
 use latscope_analyze::remedy::RemedyContext;
 use latscope_analyze::sample_explain::{explain_samples, worst_samples};
@@ -133,7 +133,7 @@ pub fn run(args: Args) -> CmdResult {
 
     // 1. Audit (the facts were read above, before any measuring thread started).
     say("auditing the machine …");
-    let findings = findings_for(&facts, &CpuList::default());
+    let findings = findings_at(&facts, &CpuList::default(), u32::from(timer_policy.priority()));
     let audit = AuditResult::new(metadata.clone(), cpus.clone(), facts, findings);
     say(&format!("audit: {}", latscope_report::html::severity_counts(&audit.findings)));
 

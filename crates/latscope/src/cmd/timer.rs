@@ -11,7 +11,7 @@ use crate::cmd::report::{say_written, write_perfetto, write_timer_report};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{stderr_is_terminal, stdout_is_terminal, write_file, write_text, Kind};
 use crate::signal;
-use latscope_analyze::audit::findings_for;
+use latscope_analyze::audit::findings_at;
 use latscope_analyze::remedy::RemedyContext;
 use latscope_analyze::sample_explain::{explain_samples, worst_samples};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples, TimerSummary};
@@ -173,7 +173,7 @@ pub fn run(args: Args) -> CmdResult {
     // The configuration around the numbers, read before the measuring threads start.
     let facts = collect();
     let mut metadata = run_metadata(std::env::args().collect(), &facts);
-    let findings = findings_for(&facts, &plan.config.cpus);
+    let findings = findings_at(&facts, &plan.config.cpus, u32::from(plan.config.policy.priority()));
 
     // Real-time environment: degrade (and say so) rather than refuse, except for SCHED_FIFO itself.
     let mut warnings = Vec::new();

@@ -17,7 +17,7 @@ use crate::args::{self, CpuArgs, DurationArg, PriorityArg, StacksArg};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{is_stdout, write_file, write_text, Kind, Outputs};
 use crate::signal;
-use latscope_analyze::audit::findings_for;
+use latscope_analyze::audit::findings_at;
 use latscope_analyze::monitor_stats::MonitorStats;
 use latscope_model::{CpuMonitor, MonitorSnapshot, Nanos, Severity, TimerOptions, TimerResult};
 use latscope_report::json::write_json;
@@ -154,7 +154,7 @@ pub fn run(args: Args) -> CmdResult {
 
     let facts = collect();
     let mut metadata = run_metadata(std::env::args().collect(), &facts);
-    let findings = findings_for(&facts, &cpus);
+    let findings = findings_at(&facts, &cpus, u32::from(policy.priority()));
     let mut warnings = Vec::new();
     let _memory = lock_memory().map_err(|e| warnings.push(format!("degraded: memory not locked ({e})"))).ok();
     let dma =
