@@ -196,6 +196,11 @@ pub fn verdicts(p: &VerdictParts<'_>, events: &[Event], ctx: &RemedyContext) -> 
         sized.extend(slowest_call(f, ctx));
     }
     sized.sort_by_key(|v| std::cmp::Reverse(v.magnitude));
+    // A long section whose events are too sparse to state it is still said, as what its events show, when
+    // nothing else stands out (a latency tracer's report is measured by the tracer, not by its flags).
+    if out.is_empty() && sized.is_empty() {
+        sized.extend(sparse_section(p, events));
+    }
     out.extend(sized);
     if p.lost.values().sum::<u64>() > 0 || p.lost_unknown {
         let e = Explanation::new(CauseKind::LostEvents, Culprit::default(), Nanos::ZERO, None);
@@ -309,7 +314,31 @@ fn irqs_off(r: &IrqsOffReport, events: &[Event], ctx: &RemedyContext) -> Option<
     }
     let e = crate::hrtimer::irqs_off_explanation(s, s.duration());
     let v = verdict(VerdictKind::IrqsOff, finished(e, idx, None, ctx), events);
-    let section = match &s.source {
+    Some(Verdict { section: flag_section_of(s), ..v })
+}
+
+/// The longest section of the flags column (irqs, bottom halves or preemption off) of at least
+/// [`MIN_IRQS_OFF`] whose events are too sparse to state it ([`FlagSection::dense`]), as a verdict that says
+/// only what its events show: its [`Verdict::section`] is not dense, and it has no remedy (what to do first
+/// is to measure it).
+fn sparse_section(p: &VerdictParts<'_>, events: &[Event]) -> Option<Verdict> {
+    let irqs = p.irqs_off.cpus.iter().flat_map(|c| c.longest.iter()).filter_map(|f| flag_section_of(&f.section));
+    let others = p.disabled.cpus.iter().flat_map(|c| c.longest.iter()).cloned();
+    let s = irqs.chain(others).filter(|s| !s.dense() && s.duration() >= MIN_IRQS_OFF).max_by_key(|s| s.duration())?;
+    let (kind, cause) = match s.disabled {
+        Disabled::Irqs => (VerdictKind::IrqsOff, CauseKind::IrqsOff),
+        Disabled::BottomHalves => (VerdictKind::Disabled, CauseKind::BhOff),
+        Disabled::Preemption => (VerdictKind::Disabled, CauseKind::PreemptOff),
+    };
+    let mut e = Explanation::new(cause, Culprit::task(TaskRef::new(s.comm, s.pid, None)), s.duration(), Some(s.cpu));
+    e.evidence = vec![s.start_index, s.end_index];
+    Some(Verdict { section: Some(s.clone()), ..verdict(kind, e, events) })
+}
+
+/// An irqs-off section read from the flags column, as a [`FlagSection`]; `None` for one measured by
+/// preemptirq events.
+fn flag_section_of(s: &crate::timeline::IrqsOffSection) -> Option<FlagSection> {
+    match &s.source {
         IrqsOffSource::Flags { sampled, end_task } => Some(FlagSection {
             cpu: s.cpu,
             disabled: Disabled::Irqs,
@@ -323,8 +352,7 @@ fn irqs_off(r: &IrqsOffReport, events: &[Event], ctx: &RemedyContext) -> Option<
             end_index: s.end_index,
         }),
         IrqsOffSource::Preemptirq { .. } => None,
-    };
-    Some(Verdict { section, ..v })
+    }
 }
 
 fn late_timer(p: &VerdictParts<'_>, events: &[Event], ctx: &RemedyContext) -> Option<Verdict> {

@@ -196,5 +196,16 @@ fn sampled_irqs_off_sections_carry_their_granularity() {
     assert_eq!(f.section.duration(), Nanos::from_us(584));
     let IrqsOffSource::Flags { sampled, .. } = &f.section.source else { panic!("from the flags column") };
     assert_eq!(*sampled, Sampled { events: 26, max_gap: Nanos::from_us(63), switches: 0 });
-    assert!(a.verdicts.iter().all(|v| v.kind != VerdictKind::IrqsOff));
+    // Said as what its events show (not "nothing stands out", not a proven section): a verdict whose section
+    // is not dense, without a remedy.
+    assert_eq!(a.verdicts.len(), 1, "{:?}", a.verdicts);
+    let v = &a.verdicts[0];
+    assert_eq!(
+        (v.kind, v.explanation.cause, v.magnitude),
+        (VerdictKind::IrqsOff, CauseKind::IrqsOff, Nanos::from_us(584))
+    );
+    let s = v.section.as_ref().expect("the sampled section");
+    assert!(!s.dense());
+    assert_eq!((s.sampled.events, s.sampled.max_gap), (26, Nanos::from_us(63)));
+    assert!(v.explanation.hint.is_none());
 }

@@ -72,4 +72,13 @@ fn sampled_irqs_off_is_worded_with_its_granularity() {
         "{text}"
     );
     assert!(!text.contains("lower bound"), "{text}");
+    assert!(!text.contains("nothing in this trace stands out"), "{text}");
+    let s = first("events/rpi-4.19-armv7-function-stacktrace-symoffset-126k.txt");
+    assert_eq!(
+        s,
+        "On CPU 2 in cat:884: irqs were off at each of 26 events over 584 us, at most 63 us apart; no event shows \
+         them on. These events are too far apart to show that the state held between them (a gap of 63 us in 584 \
+         us): not a measured section. To measure it, trace with the preemptirq events or run the irqsoff or \
+         preemptoff tracer."
+    );
 }

@@ -267,6 +267,15 @@ fn flag_section(s: &latscope_analyze::flag_sections::FlagSection) -> String {
         text = first.to_uppercase() + &text[1..];
     }
     text.push('.');
+    if !s.dense() {
+        text.push_str(&format!(
+            " These events are too far apart to show that the state held between them (a gap of {} in {}): \
+             not a measured section. To measure it, trace with the preemptirq events or run the irqsoff or \
+             preemptoff tracer.",
+            human(s.sampled.max_gap),
+            human(s.duration())
+        ));
+    }
     text
 }
 
