@@ -109,6 +109,7 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
 
     let mut hit = 0;
     let mut late_irqs = 0;
+    let mut covered = 0;
     let mut diffs = Vec::new();
     let sentence = |w: &TracedWakeup| w.headline.as_ref().map(|h| h.sentence.clone()).unwrap_or_default();
     for w in worst {
@@ -124,8 +125,10 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
         // Other processes may run injectors too: ours is the one with our injector's thread id.
         let injector = blockers.iter().find(|b| b.culprit.pid() == Some(tid));
         let switch_in = w.switch_in_ns.0;
-        let Some(&(_, spin_end)) = spins.iter().find(|(s, e)| *s <= expected && expected < *e) else {
-            // Not hit at its deadline (other noise on a shared machine): the spinner may only be blamed for
+        // A spin starts 50 µs before a deadline; when the injector itself wakes later than that (a loaded
+        // CPU 1 holds both), it still runs first if the timer thread is not yet on the CPU.
+        let Some(&(spin_start, spin_end)) = spins.iter().find(|(s, e)| *s < switch_in && expected < *e) else {
+            // Not hit while waiting (other noise on a shared machine): the spinner may only be blamed for
             // the time it really ran inside the sample's window, by the raw sched_switch events. Its runs
             // there are its spins (any run longer than its wakeup and sleep overlaps a spin it reported);
             // they may outlast the spin itself when the hypervisor stalls the CPU while it is current.
@@ -155,20 +158,32 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
         if others > 0 {
             eprintln!("other tasks blocked too ({others} ns): {}", sentence(w));
         }
-        // Real overlap: from the moment the thread was woken to the end of the spin (or its switch-in); when
-        // the CPU stalls after the spin while the injector is still current, to the end of that run.
+        // Real overlap: from the moment the thread was woken (or the spinner's run began, when later) to the end
+        // of the spin (or its switch-in); when the CPU stalls after the spin while the injector is still
+        // current, to the end of that run.
         let woken = w.woken_ns.0;
-        let run_end = runs.iter().find(|(s, e)| *s <= spin_end && spin_end <= *e).map_or(spin_end, |r| r.1);
+        let (run_start, run_end) =
+            runs.iter().copied().find(|(s, e)| *s <= spin_end && spin_end <= *e).unwrap_or((spin_start, spin_end));
         // Interrupts that hit the spinner are not its time: the trace lists them as interference. Nor is the
         // rest of the timer interrupt that woke the thread (its handler from the wakeup to its exit): usually a
         // few µs, but the hypervisor can stall the CPU inside the handler (225 µs once here).
         let irqs: u64 = w.shares.iter().filter(|x| x.cause.is_interference()).map(|x| x.magnitude.0).sum();
         let irq_entry = expected + w.total_of(CauseKind::TimerIrqDelay).unwrap_or_default().0;
         let handler = w.total_of(CauseKind::IrqHandler).unwrap_or_default().0;
-        let handler_after_wakeup = handler.saturating_sub(woken.saturating_sub(irq_entry));
-        let real = run_end.min(switch_in).saturating_sub(woken).saturating_sub(irqs + handler_after_wakeup) as f64;
+        let handler_after_wakeup =
+            if run_start <= woken { handler.saturating_sub(woken.saturating_sub(irq_entry)) } else { 0 };
+        let real =
+            run_end.min(switch_in).saturating_sub(woken.max(run_start)).saturating_sub(irqs + handler_after_wakeup)
+                as f64;
         let blocked = b.magnitude.0 as f64;
         assert!((blocked - real).abs() <= 0.10 * real, "blocked {blocked} ns vs real overlap {real} ns: {w:?}");
+        // A spin that began after the deadline (the CPU was held before it) says nothing of the timer
+        // interrupt and may not lead the explanation: what follows is for spins that covered the deadline.
+        if spin_start > expected {
+            eprintln!("a spin began {} ns after the deadline: {}", spin_start - expected, sentence(w));
+            continue;
+        }
+        covered += 1;
         // The timer interrupt itself comes on time, but this VM's hypervisor now and then delivers one
         // tens of µs late: judged over all the spinner's wakeups, not one by one.
         let irq_delay = w.total_of(CauseKind::TimerIrqDelay).unwrap_or_default().0;
@@ -194,8 +209,10 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
     let median = diffs[diffs.len() / 2];
     assert!(median <= 10_000, "sample and trace differ by {median} ns (median): {diffs:?}");
     assert!(hit >= 3, "only {hit} of the 100 worst wakeups overlapped a spin: {stderr}");
+    // Under load the injector itself wakes late and none of its spins may cover a deadline: then only the
+    // naming and measuring above were judged.
     assert!(
-        late_irqs * 5 <= hit,
-        "{late_irqs} of {hit} spinner wakeups had a timer IRQ delay not small next to their latency"
+        late_irqs * 5 <= covered,
+        "{late_irqs} of {covered} spinner wakeups had a timer IRQ delay not small next to their latency"
     );
 }
