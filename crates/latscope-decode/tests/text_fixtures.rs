@@ -107,6 +107,7 @@ const TABLE: &[(&str, usize, u64, u64, Format, usize)] = &[
     ("latency/wakeup_rt-3.8-doc-nofunc.txt", 4, 0, 5000, Format::LatencyText, 0),
     ("latency/wakeup_rt-5.4.140-rt64-rpi4-arm64-abridged.txt", 10, 1000, 389000, Format::LatencyText, 0),
     ("latency/wakeup_rt-6.5-rt6-riscv-8col-before.txt", 6, 1000, 1968000, Format::LatencyText, 0),
+    ("latency/wakeup_rt-6.12-m68k-coldfire-zero-ip-mailwrapped.txt", 18, 0, 2000000, Format::LatencyText, 0),
     ("rtla/osnoise-tracer-trace-doc.txt", 8, 81637220000, 81638326000, Format::FtraceText, 0),
     ("rtla/timerlat-tracer-trace-doc.txt", 8, 54029328000, 54030347000, Format::FtraceText, 0),
     ("seeds/000-irqsoff-5.4.161-arm64-printk-12ms.txt", 4, 0, 12118000, Format::LatencyText, 0),
@@ -327,6 +328,81 @@ fn wakeup_rt_records_and_eight_column_flags() {
     assert_eq!(t.events.iter().filter(|e| matches!(e.kind, EventKind::Stack { .. })).count(), 2);
     assert_eq!(h.stack.first().map(|f| &**f), Some("__ftrace_trace_stack"));
     assert_eq!(h.stack.last().map(|f| &**f), Some("ret_from_exception"));
+}
+
+/// The wakeup tracer's `CALLER_ADDR1` record on an arch without frame pointers prints as `0` (m68k,
+/// riscv): a function record at address 0, not a print; the mail wrapped each wakeup/switch record
+/// after the woken task's pid, and the rest on the next line completes it.
+#[test]
+fn wakeup_rt_zero_address_records_and_wrapped_switch_records() {
+    let t = decode("latency/wakeup_rt-6.12-m68k-coldfire-zero-ip-mailwrapped.txt");
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    assert!(!t.events.iter().any(|e| matches!(e.kind, EventKind::Print { .. })), "no print events");
+    let zero: Vec<_> = t
+        .events
+        .iter()
+        .filter(|e| matches!(&e.kind, EventKind::Function { func, parent: None } if &**func == "0"))
+        .collect();
+    assert_eq!(zero.len(), 3);
+    // `0dn.5.    0us#: 0`: the delay marker of the last one is kept.
+    assert!(
+        zero[2].flags.irqs_off() && zero[2].flags.has(Flags::NEED_RESCHED) && zero[2].flags.preempt_depth == Some(5)
+    );
+    let wakeups: Vec<_> = t
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::SchedWakeup { comm, pid, prio, target_cpu, .. } => {
+                Some((e.pid, comm.to_string(), *pid, *prio, *target_cpu))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        wakeups,
+        [
+            (11, "irq_work/0".to_string(), 22, 98, Some(CpuId(0))),
+            (229, "irq/100-enet-fe".to_string(), 118, 49, Some(CpuId(0))),
+            (229, "irq/100-enet-fe".to_string(), 118, 49, Some(CpuId(0))),
+        ]
+    );
+    let switches =
+        t.events.iter().filter(|e| matches!(&e.kind, EventKind::SchedSwitch { next_pid: 22 | 118, .. })).count();
+    assert_eq!(switches, 3);
+    let e = t.events.iter().find(|e| e.pid == 229).expect("telnetd");
+    // `0Dnh4.`: CPU 0, irqs and bottom halves off, hardirq.
+    assert!(e.flags.has(Flags::IRQS_OFF | Flags::BH_OFF) && e.flags.in_hardirq() && e.cpu == CpuId(0));
+    let t = decode("latency/wakeup_rt-6.5-rt6-riscv-8col-before.txt");
+    assert!(t.events.iter().any(|e| matches!(&e.kind, EventKind::Function { func, .. } if &**func == "0")));
+}
+
+/// A synthetic event's `unsigned long[]` stacktrace field (`stack=STACK:`) is followed by its frames on
+/// `=> fn` lines in column 0: they are the event's stack, not lines to skip.
+#[test]
+fn synthetic_event_stack_field_frames_in_column_zero() {
+    let t = decode("explain/synthetic-block_lat-stack-doc-6.x.txt");
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    let stacks: Vec<(i32, Vec<&str>)> = t
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Stack { frames } => Some((e.pid, frames.iter().map(|f| &**f).collect())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stacks.len(), 2);
+    assert_eq!(stacks[0].0, 0);
+    assert_eq!(stacks[0].1.len(), 10);
+    assert_eq!(stacks[0].1[0], "__schedule+0x448/0x7b0");
+    assert_eq!(stacks[0].1[9], "ret_from_fork+0x2c/0x50");
+    assert_eq!((stacks[1].0, stacks[1].1[3]), (2, "wait_for_completion_killable+0x144/0x1f0"));
+    // Each stack follows its event.
+    assert!(
+        matches!(&t.events[0].kind, EventKind::Other { name, .. } if &**name == "block_lat"),
+        "{:?}",
+        t.events[0].kind
+    );
+    assert!(matches!(t.events[1].kind, EventKind::Stack { .. }));
 }
 
 #[test]

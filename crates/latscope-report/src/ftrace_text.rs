@@ -28,7 +28,12 @@ pub fn write_ftrace<W: Write>(mut out: W, e: &Event) -> io::Result<()> {
         }
     }
     let comm = if e.comm.is_empty() { "<...>" } else { e.comm.as_str() };
-    write!(out, "{comm:>16}-{:<7} [{:03}] ", e.pid, e.cpu.0)?;
+    write!(out, "{comm:>16}-{:<7} ", e.pid)?;
+    if let Some(tgid) = e.tgid {
+        // record-tgid's column, so the thread group survives a re-read.
+        write!(out, "({tgid:>5}) ")?;
+    }
+    write!(out, "[{:03}] ", e.cpu.0)?;
     if e.flags.has(Flags::KNOWN) {
         write!(out, "{} ", crate::events::format_flags(e.flags))?;
     }

@@ -100,11 +100,21 @@ pub fn classify<'a>(body: &'a str, tracer: &str, comm: &str, interner: &RefCell<
             }
         }
     }
+    if is_unresolved_ip(t) {
+        // A function record whose address did not resolve: the kernel prints `0` (the wakeup tracers'
+        // caller of the caller on arches without frame pointers) or the bare hex address.
+        return Some(Body::Kind(EventKind::Function { func: interner.borrow_mut().intern(t), parent: None }));
+    }
     if is_symbol(t) && !t.as_bytes()[0].is_ascii_digit() {
         // A function tracer line without the parent (`function:` 5-column trace-cmd, print-parent off).
         return Some(Body::Kind(EventKind::Function { func: interner.borrow_mut().intern(t), parent: None }));
     }
     Some(Body::Kind(EventKind::Print { ip: None, text: interner.borrow_mut().intern(t) }))
+}
+
+/// `0` or `0x` and hex digits: how `seq_print_ip_sym` prints an address without a symbol.
+fn is_unresolved_ip(t: &str) -> bool {
+    t == "0" || t.strip_prefix("0x").is_some_and(|h| !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit()))
 }
 
 fn named<'a>(name: &str, rest: &'a str, interner: &RefCell<Interner>) -> Body<'a> {
@@ -276,7 +286,10 @@ mod tests {
         };
         assert_eq!((pid, &*comm, target_cpu), (5882, "sleep", Some(CpuId(2))));
         assert!(matches!(c("funcgraph_exit:       + 21.469 us  |  }"), Body::Graph(Some(_), GraphBody::Exit { .. })));
-        assert!(matches!(c("0"), Body::Kind(EventKind::Print { .. })));
+        // The wakeup tracers' function record at address 0 (no frame pointers) and an address without a symbol.
+        assert!(matches!(c("0"), Body::Kind(EventKind::Function { func, parent: None }) if &*func == "0"));
+        assert!(matches!(c("0xc0012345"), Body::Kind(EventKind::Function { func, .. }) if &*func == "0xc0012345"));
+        assert!(matches!(c("0 and more"), Body::Kind(EventKind::Print { .. })));
         let i = RefCell::new(Interner::default());
         let b = classify("1000000        190  99.98100       9     18      0   1007     18      1", "osnoise", "x", &i);
         assert!(matches!(b, Some(Body::Kind(EventKind::Other { ref fields, .. })) if fields.len() == 9));

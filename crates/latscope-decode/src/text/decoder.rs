@@ -4,7 +4,7 @@
 use super::body::{classify, Body};
 use super::flags::FifthColumn;
 use super::graph::{parse_graph_line, GraphBody, GraphLine};
-use super::latency::{header_line, legend_line, strip_verbose_tag, verbose_entry};
+use super::latency::{header_line, legend_line, strip_verbose_tag, switch_record, verbose_entry};
 use super::line::{parse_prefix, split_task, Prefix};
 use crate::typed::Interner;
 use crate::{Elision, Format, TraceInfo, Warning};
@@ -53,6 +53,11 @@ pub struct TextDecoder {
     unquoted: u64,
     /// Records of the -rt verbose format that are not function entries or event lines.
     verbose_other: u64,
+    /// A wakeup tracer's record line that ends after the next task's `PID:`, held one line: a mail client
+    /// may have wrapped its `PRIO:STATE COMM` onto the next.
+    cut_record: Option<String>,
+    /// The open stack was opened by a synthetic event's `stack=STACK:` field, not a `<stack trace>` line.
+    stack_from_field: bool,
 }
 
 /// Per-CPU function_graph state: the running task (from `=>` banners / proc column) and the call stack.
@@ -91,6 +96,8 @@ impl TextDecoder {
             quote: None,
             unquoted: 0,
             verbose_other: 0,
+            cut_record: None,
+            stack_from_field: false,
         }
     }
 
@@ -141,6 +148,24 @@ impl TextDecoder {
             Some(l) => l,
             None => return,
         };
+        if let Some(cut) = self.cut_record.take() {
+            // A wakeup tracer's record cut after the next task's `PID:` (a mail client wrapped it): the rest,
+            // `PRIO:STATE COMM`, is this line.
+            let rest = line.trim_ascii();
+            if !rest.is_empty() && parse_prefix(line, self.fifth).is_none() {
+                let joined = format!("{} {rest}", cut.trim_ascii_end());
+                if parse_prefix(&joined, self.fifth).is_some_and(|p| switch_record(p.body.trim_ascii()).is_some()) {
+                    self.decode_line(&joined, false, sink);
+                    return;
+                }
+            }
+            self.decode_line(&cut, false, sink);
+        }
+        self.decode_line(line, true, sink);
+    }
+
+    /// Decode one unquoted line; `may_cut` lets a record cut at its end wait for the next line.
+    fn decode_line(&mut self, line: &str, may_cut: bool, sink: &mut dyn FnMut(Event)) {
         let t = line.trim_ascii();
         if let Some(mut e) = self.held.take() {
             // A wrapped `<-parent` continues the function entry before it.
@@ -176,6 +201,10 @@ impl TextDecoder {
         }
         // The hot path first: an event line.
         if let Some(p) = parse_prefix(line, self.fifth) {
+            if may_cut && is_cut_record(p.body) {
+                self.cut_record = Some(line.to_string());
+                return;
+            }
             if !p.comm.starts_with("(T") {
                 self.event_line(p, sink);
                 return;
@@ -369,16 +398,28 @@ impl TextDecoder {
         match body {
             Body::Kind(k) => {
                 let hold = matches!(k, EventKind::Function { parent: None, .. });
+                // A synthetic event's `unsigned long[]` stacktrace field prints as `stack=STACK:` with its
+                // frames on the `=> fn` lines that follow (6.3+): they are this event's stack.
+                let stack = p
+                    .body
+                    .trim_ascii_end()
+                    .ends_with("=STACK:")
+                    .then(|| Event { kind: EventKind::Stack { frames: Vec::new() }, ..e.clone() });
                 e.kind = k;
                 if hold {
                     self.held = Some(e);
                 } else {
                     self.emit(e, sink);
                 }
+                if stack.is_some() {
+                    self.stack = stack;
+                    self.stack_from_field = true;
+                }
             }
             Body::StackStart => {
                 e.kind = EventKind::Stack { frames: Vec::new() };
                 self.stack = Some(e);
+                self.stack_from_field = false;
             }
             Body::Graph(duration, g) => {
                 if let Some(k) = self.graph_kind(p.cpu as usize, g, duration) {
@@ -460,6 +501,11 @@ impl TextDecoder {
     fn flush_stack(&mut self, sink: &mut dyn FnMut(Event)) {
         if let Some(mut e) = self.stack.take() {
             let frames = std::mem::take(&mut self.frames);
+            if frames.is_empty() && self.stack_from_field {
+                // A `stack=STACK:` field with no frames after it (latscope's own rendering puts them under a
+                // `<stack trace>` line of their own): no stack to report.
+                return;
+            }
             if let Some(h) = self.latency.as_mut() {
                 h.stack = frames.clone();
             }
@@ -494,6 +540,9 @@ impl TextDecoder {
 
     /// End of input: flush a pending stack trace, settle the format. Returns the info and warnings.
     pub fn finish(mut self, sink: &mut dyn FnMut(Event)) -> (TraceInfo, Vec<Warning>) {
+        if let Some(cut) = self.cut_record.take() {
+            self.decode_line(&cut, false, sink);
+        }
         if let Some(e) = self.held.take() {
             self.emit(e, sink);
         }
@@ -617,6 +666,19 @@ fn is_elision(t: &str) -> bool {
     let mut w = t.split_whitespace();
     matches!((w.next(), w.next()), (Some(n), Some("x" | "times")) if n.bytes().all(|c| c.is_ascii_digit()))
         && t.contains("above")
+}
+
+/// A wakeup tracer's record (`11:120:R   + [000]      22:`) that stops after the next task's pid.
+fn is_cut_record(body: &str) -> bool {
+    let t = body.trim_ascii();
+    let Some(head) = t.strip_suffix(':') else { return false };
+    let Some((before, pid)) = head.rsplit_once(' ') else { return false };
+    let before = before.trim_ascii_end();
+    !pid.is_empty()
+        && pid.bytes().all(|c| c.is_ascii_digit())
+        && before.ends_with(']')
+        && (before.contains(" + [") || before.contains(" ==> ["))
+        && switch_record(t).is_none()
 }
 
 /// Text that can be a kernel symbol (`func`, `func.part.0`, `func+0x1c/0x30`).

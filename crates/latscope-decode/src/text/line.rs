@@ -169,6 +169,11 @@ pub fn split_task(s: &str) -> Option<(&str, i32, Option<i32>)> {
     if t.as_bytes().get(dash + 1).is_some_and(|c| !c.is_ascii_digit()) {
         return None;
     }
+    // `<...>--1`: no task (pid -1, no name), as latscope prints an event that names none; a comm never
+    // reads `<...>-`.
+    if t[..dash].trim_ascii_start() == "<...>-" {
+        return Some(("", -pid, tgid));
+    }
     let mut comm = t[..dash].trim_ascii_start();
     // trace-cmd report prefixes events of an instance (`-B NAME`) with `NAME: `.
     if let Some(i) = memchr::memrchr(b':', comm.as_bytes()) {
@@ -271,6 +276,11 @@ mod tests {
         assert_eq!(x.flags.preempt_lazy_depth, Some(1));
         let x = p("latscope_b3fix:    stress-ng-cpu-8259  [001]  3173.638933: hrtimer_expire_exit:  hrtimer=0x1");
         assert_eq!((x.comm, x.pid), ("stress-ng-cpu", 8259));
+        // latscope's own line for an event that names no task.
+        let x = p("           <...>--1      [001]     1.000000123: tracing_mark_write: x");
+        assert_eq!((x.comm, x.pid), ("", -1));
+        let x = p("           <...>-1       [001]     1.000000123: tracing_mark_write: x");
+        assert_eq!((x.comm, x.pid), ("<...>", 1));
         let x = p("  kworker/u17:1-959   (  959) [002] d..3 1.000000001: e: f");
         assert_eq!((x.tgid, x.ts), (Some(959), Nanos(1_000_000_001)));
     }
