@@ -63,7 +63,8 @@ pub fn timer_causes(t: &TimerResult, ctx: &RemedyContext) -> Vec<Cause> {
     let mut evidence = vec![worst_wakeup(t, None, cpu, Nanos(w.latency_ns), Nanos(w.expected_ns))];
     let unmatched = traced.iter().find(|x| x.cpu == cpu && x.seq == w.seq).map(|x| x.matched.clone());
     evidence.extend(unmatched.map(|matched| Observation::NotExplained { matched }));
-    if t.options.priority == 0 {
+    // An imported result that does not say its policy is not known to have run as SCHED_OTHER.
+    if t.options.priority == 0 && !matches!(&t.imported, Some(i) if i.priority.is_none()) {
         evidence.push(Observation::SchedOtherTimer);
     }
     let e = Explanation::new(CauseKind::NotTraced, Culprit::default(), Nanos(w.latency_ns), Some(cpu));
@@ -90,7 +91,8 @@ fn traced_cause(t: &TimerResult, w: &TracedWakeup) -> Option<Cause> {
     if w.remainder_ns > 0 {
         evidence.push(Observation::Uncovered { ns: Nanos(w.remainder_ns as u64) });
     }
-    if t.options.priority == 0 {
+    // An imported result that does not say its policy is not known to have run as SCHED_OTHER.
+    if t.options.priority == 0 && !matches!(&t.imported, Some(i) if i.priority.is_none()) {
         evidence.push(Observation::SchedOtherTimer);
     }
     Some(Cause {

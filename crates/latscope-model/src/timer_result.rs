@@ -28,6 +28,21 @@ pub struct TimerOptions {
     pub window_ns: Option<u64>,
 }
 
+/// How an imported run (cyclictest's histogram file or JSON) was set up, as far as its file says: `None`
+/// where the file does not say, shown as unknown (the options' `interval_ns`, `priority` and the
+/// metadata's `duration_ns` then hold 0).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedSetup {
+    /// The tool that measured (`cyclictest`).
+    pub tool: String,
+    /// Timer period, ns.
+    pub interval_ns: Option<u64>,
+    /// SCHED_FIFO priority; `Some(0)` is SCHED_OTHER.
+    pub priority: Option<u32>,
+    /// How long the run lasted (from its start and end times), ns.
+    pub duration_ns: Option<u64>,
+}
+
 /// Why the run ended.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -156,6 +171,9 @@ pub struct TimerResult {
     /// The worst samples explained from the trace (`latscope timer --trace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::traced_wakeup::TimerTrace>,
+    /// What an imported result's file said about its setup (`None` for latscope's own runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<ImportedSetup>,
 }
 
 impl TimerResult {
@@ -173,6 +191,7 @@ impl TimerResult {
             warnings: Vec::new(),
             findings: Vec::new(),
             trace: None,
+            imported: None,
         }
     }
 

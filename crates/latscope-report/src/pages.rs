@@ -87,8 +87,11 @@ pub fn timer_sections(r: &TimerResult, prefix: &str) -> Vec<Section> {
             ]);
         }
     }
-    let interval =
-        if r.options.interval_ns > 0 { format!(" every {}", us(r.options.interval_ns)) } else { String::new() };
+    let interval = match &r.imported {
+        Some(i) if i.interval_ns.is_none() => " (interval unknown)".to_string(),
+        _ if r.options.interval_ns > 0 => format!(" every {}", us(r.options.interval_ns)),
+        _ => String::new(),
+    };
     let mut main = Section {
         id: format!("{prefix}-latency"),
         heading: format!("Timer wakeup latency{interval}"),

@@ -4,7 +4,7 @@
 
 use super::{file_error, imported_metadata, timer_from_tool, ToolHistogram};
 use crate::DecodeError;
-use latscope_model::TimerResult;
+use latscope_model::{ImportedSetup, TimerResult};
 
 #[derive(Default)]
 struct Footer {
@@ -118,8 +118,9 @@ pub fn import(file: &str, text: &str) -> Result<TimerResult, DecodeError> {
         "cyclictest threads are shown as CPU 0, 1, …: the histogram file does not say which CPU each ran on".into(),
     );
     let metadata = imported_metadata("cyclictest", file);
-    // The histogram file does not record the interval or the priority.
-    Ok(timer_from_tool(file, "cyclictest", metadata, 0, 0, &hists, warnings))
+    // The histogram file does not record the interval, the priority or how long the run lasted.
+    let setup = ImportedSetup { tool: "cyclictest".into(), ..ImportedSetup::default() };
+    Ok(timer_from_tool(file, metadata, setup, &hists, warnings))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use super::{cyclictest_options, file_error, imported_metadata, line_error, timer_from_tool, ToolHistogram};
 use crate::DecodeError;
-use latscope_model::TimerResult;
+use latscope_model::{ImportedSetup, TimerResult};
 use serde_json::Value;
 
 /// The thread's number as a key string, its object, the file name: reads a u64 field.
@@ -72,8 +72,49 @@ pub fn import(file: &str, text: &str) -> Result<TimerResult, DecodeError> {
     }
     md.start_time = v.get("start_time").and_then(Value::as_str).unwrap_or("").to_string();
     md.cpu_count = hists.len() as u32;
+    let end = v.get("end_time").and_then(Value::as_str);
+    let duration_ns = match (mail_date_secs(&md.start_time), end.and_then(mail_date_secs)) {
+        (Some(a), Some(b)) if b >= a => Some((b - a) as u64 * 1_000_000_000),
+        _ => None,
+    };
     let (interval_ns, prio) = cyclictest_options(cmdline);
-    Ok(timer_from_tool(file, "cyclictest", md, interval_ns, prio, &hists, warnings))
+    let known = !cmdline.is_empty();
+    let setup = ImportedSetup {
+        tool: "cyclictest".into(),
+        interval_ns: known.then_some(interval_ns),
+        priority: known.then_some(prio),
+        duration_ns,
+    };
+    Ok(timer_from_tool(file, md, setup, &hists, warnings))
+}
+
+/// Seconds since 1970 of cyclictest's `start_time`/`end_time` (`Sun, 22 Nov 2026 21:40:10 +0000`, the
+/// RFC 2822 form of `strftime("%a, %d %b %Y %T %z")`); `None` when it is not that form.
+fn mail_date_secs(s: &str) -> Option<i64> {
+    let mut w = s.split_whitespace();
+    let _weekday = w.next()?;
+    let day: i64 = w.next()?.parse().ok()?;
+    let mon = w.next()?;
+    let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        .iter()
+        .position(|m| *m == mon)? as i64
+        + 1;
+    let year: i64 = w.next()?.parse().ok()?;
+    let mut hms = w.next()?.split(':').map(|x| x.parse::<i64>().ok());
+    let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
+    let zone = w.next()?;
+    let sign = if zone.starts_with('-') { -1 } else { 1 };
+    let z: i64 = zone.trim_start_matches(['+', '-']).parse().ok()?;
+    let offset = sign * ((z / 100) * 3600 + (z % 100) * 60);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + m * 60 + sec - offset)
 }
 
 #[cfg(test)]

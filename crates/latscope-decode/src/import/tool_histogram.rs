@@ -3,7 +3,8 @@
 
 use latscope_model::noise_result::{CounterInfo, CpuNoise, GapStats, NoiseOptions, NoiseResult};
 use latscope_model::{
-    CpuId, CpuList, CpuTimer, LatencyHistogram, Nanos, RunMetadata, TimerOptions, TimerResult, TimerStats,
+    CpuId, CpuList, CpuTimer, ImportedSetup, LatencyHistogram, Nanos, RunMetadata, TimerOptions, TimerResult,
+    TimerStats,
 };
 
 /// One thread's (or CPU's) histogram as an imported tool reports it: counts per bucket of `unit_ns`.
@@ -59,25 +60,35 @@ fn tool_stats(t: &ToolHistogram, h: &LatencyHistogram) -> TimerStats {
         // The tool's own maximum is exact; the histogram's is the top of an HDR bucket.
         s.max_ns = m;
     }
-    if let Some(a) = t.avg_ns {
+    // Without overflows the histogram's mean is the tool's own (cyclictest sums whole µs, which its
+    // buckets hold), to the precision the tool's rounded figure lacks; with overflows, the tool's.
+    if let Some(a) = t.avg_ns.filter(|_| t.overflows > 0 || s.count == 0) {
         s.avg_ns = a;
     }
     s
 }
 
-/// Builds a timer result from imported per-thread histograms (cyclictest).
+/// Builds a timer result from imported per-thread histograms (cyclictest); `setup` is what the file says
+/// about the run (its tool, interval, priority and duration, each `None` when it does not say).
 pub fn timer_from_tool(
     file: &str,
-    tool: &str,
-    metadata: RunMetadata,
-    interval_ns: u64,
-    priority: u32,
+    mut metadata: RunMetadata,
+    setup: ImportedSetup,
     threads: &[ToolHistogram],
     mut warnings: Vec<String>,
 ) -> TimerResult {
+    let tool = setup.tool.clone();
+    let tool = tool.as_str();
     let cpus = CpuList(threads.iter().map(|t| CpuId(t.cpu)).collect());
-    let options = TimerOptions { cpus, interval_ns, priority, ..TimerOptions::default() };
+    let options = TimerOptions {
+        cpus,
+        interval_ns: setup.interval_ns.unwrap_or(0),
+        priority: setup.priority.unwrap_or(0),
+        ..TimerOptions::default()
+    };
+    metadata.duration_ns = setup.duration_ns.unwrap_or(0);
     let mut r = TimerResult::new(metadata, options);
+    r.imported = Some(setup);
     let mut all = LatencyHistogram::new();
     for t in threads {
         let h = t.to_latency_histogram();
@@ -100,6 +111,11 @@ pub fn timer_from_tool(
         r.cpus.push(CpuTimer { cpu: CpuId(t.cpu), stats: tool_stats(t, &h), ..CpuTimer::default() });
     }
     r.all = TimerStats::from_histogram(&all, 0, None);
+    // The mean of all threads from theirs (the histogram's counts its overflows at the maximum).
+    let count: u64 = r.cpus.iter().map(|c| c.stats.count).sum();
+    if count > 0 {
+        r.all.avg_ns = r.cpus.iter().map(|c| c.stats.avg_ns * c.stats.count as f64).sum::<f64>() / count as f64;
+    }
     if let Some(max) = r.cpus.iter().map(|c| c.stats.max_ns).max() {
         r.all.max_ns = max;
     }
@@ -175,6 +191,7 @@ pub fn noise_from_tool(
 
 /// Reads `-i N`/`--interval=N` (us) and `-p N`/`--priority=N` from a cyclictest command line.
 pub fn cyclictest_options(cmdline: &str) -> (u64, u32) {
+    // cyclictest's defaults: `-i 1000`, `-p 0` (SCHED_OTHER).
     let words: Vec<&str> = cmdline.split_whitespace().collect();
     let mut interval_us = 1000u64;
     let mut prio = 0u32;

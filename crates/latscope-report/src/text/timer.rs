@@ -34,19 +34,29 @@ fn nsf(v: f64) -> String {
 
 fn write_header(out: &mut dyn Write, r: &TimerResult) -> io::Result<()> {
     let o = &r.options;
-    let policy = if o.priority == 0 { "SCHED_OTHER".to_string() } else { format!("SCHED_FIFO {}", o.priority) };
+    let policy_of = |p: u32| if p == 0 { "SCHED_OTHER".to_string() } else { format!("SCHED_FIFO {p}") };
+    // An imported file may not say how its run was set up: unknown, not latscope's defaults.
+    let (interval, policy, ran) = match &r.imported {
+        Some(i) => (
+            i.interval_ns.map_or_else(|| "unknown interval".to_string(), |v| format!("every {}", ns(v))),
+            i.priority.map_or_else(|| "policy unknown".to_string(), policy_of),
+            i.duration_ns.map_or_else(|| "duration unknown".to_string(), |v| format!("ran {}", ns(v))),
+        ),
+        None => (
+            format!("every {}", ns(o.interval_ns)),
+            policy_of(o.priority),
+            format!("ran {}", ns(r.metadata.duration_ns)),
+        ),
+    };
     let ended = match r.stopped_by {
         StopReason::Duration => "duration elapsed",
         StopReason::Signal => "interrupted",
         StopReason::Threshold => "stopped at the first latency above the threshold",
     };
-    write!(
-        out,
-        "latscope timer: CPU {} every {}, {policy}, ran {} ({ended})",
-        o.cpus,
-        ns(o.interval_ns),
-        ns(r.metadata.duration_ns)
-    )?;
+    match &r.imported {
+        Some(i) => write!(out, "{} (imported): CPU {} {interval}, {policy}, {ran}", i.tool, o.cpus)?,
+        None => write!(out, "latscope timer: CPU {} {interval}, {policy}, {ran} ({ended})", o.cpus)?,
+    }
     if let Some(t) = o.threshold_ns {
         write!(out, ", threshold {}", ns(t))?;
     }
