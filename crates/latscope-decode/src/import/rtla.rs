@@ -180,7 +180,8 @@ fn hist_cpus(out: &mut RtlaOutput, summary: &[(String, Vec<Option<u64>>)]) -> Re
     if out.columns.is_empty() {
         return Ok(());
     }
-    let row = |key: &str, i: usize| summary.iter().find(|r| r.0 == key).and_then(|r| r.1[i]);
+    // A row may hold fewer values than there are columns (a cut or damaged file): the missing are unknown.
+    let row = |key: &str, i: usize| summary.iter().find(|r| r.0 == key).and_then(|r| r.1.get(i).copied().flatten());
     let mut cpus: Vec<RtlaCpu> = Vec::new();
     for (i, col) in out.columns.iter().enumerate() {
         let Some((ctx, cpu)) = col.split_once('-') else {
@@ -188,7 +189,8 @@ fn hist_cpus(out: &mut RtlaOutput, summary: &[(String, Vec<Option<u64>>)]) -> Re
         };
         let cpu = CpuId(cpu.parse().map_err(|_| format!("histogram column '{col}': '{cpu}' is not a CPU number"))?);
         let over = row("over", i).unwrap_or(0);
-        let count = row("count", i).unwrap_or_else(|| out.buckets.iter().map(|b| b.1[i]).sum::<u64>() + over);
+        let count = row("count", i)
+            .unwrap_or_else(|| out.buckets.iter().map(|b| b.1.get(i).copied().unwrap_or(0)).sum::<u64>() + over);
         // rtla before 6.10 printed ~0 as the minimum of a column without samples.
         let us = |key| row(key, i).filter(|&v| count > 0 && v != u64::MAX).map(Nanos::from_us);
         let s = RtlaStats { count, min: us("min"), avg: us("avg"), max: us("max"), over };
