@@ -14,8 +14,9 @@ use crate::timeline::{Activity, Timeline};
 use latscope_model::{
     Bucket, CauseKind, CpuId, Culprit, Event, EventKind, Explanation, LatencyHistogram, Nanos, Summary, TaskRef, Text,
 };
+use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// One expiry of an hrtimer.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -179,17 +180,17 @@ pub struct HrtimerReport {
 /// Pairs every `hrtimer_expire_entry` with the last `hrtimer_start` of the same timer; an expiry whose start an
 /// earlier expiry pass on its CPU passed by gets no lateness (see the module's note).
 pub fn expiries(events: &[Event]) -> Vec<HrtimerExpiry> {
-    let mut started: HashMap<u64, (Nanos, usize)> = HashMap::new();
+    let mut started: FxHashMap<u64, (Nanos, usize)> = FxHashMap::default();
     // A cancel inside the interrupt that then runs the timer is __run_hrtimer removing it from the queue; any
     // other cancel really cancelled the start.
-    let mut cancelled: HashMap<u64, (Nanos, usize, Nanos)> = HashMap::new();
-    let mut soft_mode: HashMap<u64, bool> = HashMap::new();
-    let mut irq_entry: HashMap<CpuId, Nanos> = HashMap::new();
-    let mut softirq_entry: HashMap<CpuId, Nanos> = HashMap::new();
-    let mut passes: HashMap<CpuId, Vec<Pass>> = HashMap::new();
+    let mut cancelled: FxHashMap<u64, (Nanos, usize, Nanos)> = FxHashMap::default();
+    let mut soft_mode: FxHashMap<u64, bool> = FxHashMap::default();
+    let mut irq_entry: FxHashMap<CpuId, Nanos> = FxHashMap::default();
+    let mut softirq_entry: FxHashMap<CpuId, Nanos> = FxHashMap::default();
+    let mut passes: FxHashMap<CpuId, Vec<Pass>> = FxHashMap::default();
     let periods = tick_periods(events);
     // Per CPU, the time of its last event in a task (not the idle task).
-    let mut last_busy: HashMap<CpuId, Nanos> = HashMap::new();
+    let mut last_busy: FxHashMap<CpuId, Nanos> = FxHashMap::default();
     let mut out = Vec::new();
     for (i, e) in events.iter().enumerate() {
         if e.pid != 0 && !matches!(e.kind, EventKind::Stack { .. } | EventKind::Lost { .. }) {
@@ -286,9 +287,9 @@ const MIN_TICK_PERIOD: Nanos = Nanos(100_000);
 
 /// The tick period per CPU: the smallest step between consecutive traced expiries of its tick (the NOHZ code
 /// only ever moves the tick by whole periods).
-fn tick_periods(events: &[Event]) -> HashMap<CpuId, Nanos> {
-    let mut last: HashMap<u64, Nanos> = HashMap::new();
-    let mut out: HashMap<CpuId, Nanos> = HashMap::new();
+fn tick_periods(events: &[Event]) -> FxHashMap<CpuId, Nanos> {
+    let mut last: FxHashMap<u64, Nanos> = FxHashMap::default();
+    let mut out: FxHashMap<CpuId, Nanos> = FxHashMap::default();
     for e in events {
         if let EventKind::HrtimerStart { hrtimer, function, expires, .. } = &e.kind {
             if !is_tick(function) {

@@ -17,6 +17,7 @@ pub mod latscope_threads;
 pub mod monitor_stats;
 pub mod noise;
 pub mod noise_attribution;
+mod parallel;
 pub mod patterns;
 pub mod pi_boost;
 pub mod ranking;

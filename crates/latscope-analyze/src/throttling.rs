@@ -4,8 +4,8 @@
 use crate::hrtimer::activity_components;
 use crate::timeline::Timeline;
 use latscope_model::{is_rt_prio, CpuId, Event, EventKind, Explanation, Nanos, TaskRef};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// A stretch in which a runnable RT task was kept off the CPU while only non-RT work (or idle) ran.
 #[derive(Clone, Debug, Serialize)]
@@ -63,8 +63,8 @@ pub struct ThrottleSummary {
 /// attributed to the task that waited longest.
 pub fn throttle_gaps(events: &[Event], timeline: &Timeline) -> Vec<ThrottleGap> {
     // Per CPU: RT tasks preempted while runnable, in order, and the open gap (start index).
-    let mut waiting: HashMap<CpuId, Vec<(usize, TaskRef)>> = HashMap::new();
-    let mut open: HashMap<CpuId, usize> = HashMap::new();
+    let mut waiting: FxHashMap<CpuId, Vec<(usize, TaskRef)>> = FxHashMap::default();
+    let mut open: FxHashMap<CpuId, usize> = FxHashMap::default();
     let mut out = Vec::new();
     for (i, e) in events.iter().enumerate() {
         // A waiting RT task that is current again resumed even if its switch-in is not in the trace.

@@ -12,8 +12,8 @@ use latscope_model::event::WakeupKind;
 use latscope_model::{
     is_rt_prio, CauseKind, CpuId, Culprit, Event, EventKind, Explanation, Nanos, Pid, Place, TaskRef, Text,
 };
+use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// Which task's wakeups to decompose.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,13 +172,13 @@ impl<'a> WakeupContext<'a> {
 #[derive(Default)]
 struct Pairing {
     /// Woken tasks not yet switched in: the waking's index and the hrtimer expiry it ran in.
-    pending: HashMap<Pid, (usize, Option<usize>)>,
+    pending: FxHashMap<Pid, (usize, Option<usize>)>,
     /// Switched-in tasks whose record waits for the sleeping call's `sys_exit`.
-    awaiting_exit: HashMap<Pid, usize>,
+    awaiting_exit: FxHashMap<Pid, usize>,
     /// Tasks whose record just got its `sys_exit`, and its time.
-    returned: HashMap<Pid, (usize, Nanos)>,
+    returned: FxHashMap<Pid, (usize, Nanos)>,
     /// Tasks preempted on the way back to user space, waiting to run again.
-    resuming: HashMap<Pid, usize>,
+    resuming: FxHashMap<Pid, usize>,
     out: Vec<Record>,
 }
 
@@ -205,8 +205,8 @@ impl Pairing {
 
 impl WakeupContext<'_> {
     fn records(&self) -> Vec<Record> {
-        let by_event: HashMap<usize, usize> = self.expiries.iter().enumerate().map(|(i, x)| (x.index, i)).collect();
-        let mut in_expiry: HashMap<CpuId, usize> = HashMap::new();
+        let by_event: FxHashMap<usize, usize> = self.expiries.iter().enumerate().map(|(i, x)| (x.index, i)).collect();
+        let mut in_expiry: FxHashMap<CpuId, usize> = FxHashMap::default();
         let mut pairs = Pairing::default();
         // Switch-ins the trace lacks, as the timeline placed them, in event order.
         let mut untraced: Vec<&UntracedSwitch> =
@@ -592,6 +592,16 @@ pub fn classify_blocker(mut e: Explanation, victim: &TaskRef) -> Explanation {
 
 /// The `selection.top` worst wakeups of the selected tasks, decomposed, worst first.
 pub fn decompose_wakeups(ctx: &WakeupContext<'_>, selection: &WakeupSelection) -> Vec<WakeupBreakdown> {
+    decompose_wakeups_in(ctx, selection, &throttle_gaps(ctx.events, ctx.timeline))
+}
+
+/// [`decompose_wakeups`] with the trace's RT throttling gaps already found ([`throttle_gaps`] of the same
+/// events and timeline), for a caller that needs them too.
+pub fn decompose_wakeups_in(
+    ctx: &WakeupContext<'_>,
+    selection: &WakeupSelection,
+    gaps: &[ThrottleGap],
+) -> Vec<WakeupBreakdown> {
     let records = ctx.records();
     // A name matches truncated names only when no task has exactly that name.
     let exact = match &selection.task {
@@ -609,19 +619,27 @@ pub fn decompose_wakeups(ctx: &WakeupContext<'_>, selection: &WakeupSelection) -
         .map(|r| (ctx.end_of(&r) - ctx.start_of(&r).0, r))
         .collect();
     cands.sort_by_key(|(l, _)| std::cmp::Reverse(*l));
-    let gaps = throttle_gaps(ctx.events, ctx.timeline);
-    cands.into_iter().take(selection.top).filter_map(|(_, r)| ctx.decompose_with(&r, None, &gaps)).collect()
+    cands.into_iter().take(selection.top).filter_map(|(_, r)| ctx.decompose_with(&r, None, gaps)).collect()
 }
 
 /// The wakeup of task `pid` that a statement at `at` is about (a threshold mark the task wrote right after
 /// it, a synthetic latency event written at its switch-in): the latest one switched in at or before `at`.
 pub fn decompose_before(ctx: &WakeupContext<'_>, pid: Pid, at: Nanos) -> Option<WakeupBreakdown> {
-    let gaps = throttle_gaps(ctx.events, ctx.timeline);
+    decompose_before_in(ctx, pid, at, &throttle_gaps(ctx.events, ctx.timeline))
+}
+
+/// [`decompose_before`] with the trace's RT throttling gaps already found.
+pub fn decompose_before_in(
+    ctx: &WakeupContext<'_>,
+    pid: Pid,
+    at: Nanos,
+    gaps: &[ThrottleGap],
+) -> Option<WakeupBreakdown> {
     ctx.records()
         .into_iter()
         .filter(|r| ctx.task_of(r).is_some_and(|t| t.pid == pid) && r.switch_at <= at)
         .max_by_key(|r| r.switch_at)
-        .and_then(|r| ctx.decompose_with(&r, None, &gaps))
+        .and_then(|r| ctx.decompose_with(&r, None, gaps))
 }
 
 /// Explains one latency measured outside the trace: the wakeup switched in on `sample.cpu` closest to the

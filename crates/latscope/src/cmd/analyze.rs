@@ -131,5 +131,7 @@ pub fn run(args: Args) -> CmdResult {
         write_perfetto(path, &trace.events, None, None)?;
         say_written("Perfetto trace", path);
     }
+    // The process ends next: freeing the events one by one would only delay the exit (0.2 s at 6 M events).
+    std::mem::forget(trace);
     Ok(if analysis.exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }
