@@ -4,7 +4,7 @@
 
 use latscope_model::{
     latscope_worker, CpuId, CpuList, Event, EventKind, Explanation, LatscopeThread, LatscopeWorker, NoiseCauses, Pid,
-    TracedWakeup,
+    TaskName, TracedWakeup,
 };
 
 /// The threads of latscope processes as found while measuring: (process id, thread id, thread name).
@@ -44,8 +44,13 @@ impl LatscopeThreads {
     pub fn named_in(events: &[Event]) -> LatscopeThreads {
         let mut threads: Vec<(Pid, Pid, String)> = Vec::new();
         // A thread starts with its parent's name (`latscope`) and names itself after: the last name holds.
-        let mut note = |comm: &str, pid: Pid| {
-            if pid <= 0 || !is_latscope_name(comm) {
+        let mut note = |name: &TaskName, pid: Pid| {
+            // Every name of latscope's starts so: the others are passed over without reading them as text.
+            if pid <= 0 || !name.has_prefix("latscope") {
+                return;
+            }
+            let comm = name.as_str();
+            if !is_latscope_name(comm) {
                 return;
             }
             match threads.iter_mut().find(|t| t.1 == pid) {
@@ -55,10 +60,10 @@ impl LatscopeThreads {
             }
         };
         for e in events {
-            note(e.comm.as_str(), e.pid);
+            note(&e.comm, e.pid);
             if let EventKind::SchedSwitch { prev_comm, prev_pid, next_comm, next_pid, .. } = &e.kind {
-                note(prev_comm.as_str(), *prev_pid);
-                note(next_comm.as_str(), *next_pid);
+                note(prev_comm, *prev_pid);
+                note(next_comm, *next_pid);
             }
         }
         LatscopeThreads { me: 0, threads }

@@ -62,6 +62,9 @@ pub struct RawDecoder {
     interner: RefCell<Interner>,
     /// Symbol names handed out so far, by symbol number.
     symbols: RefCell<HashMap<u32, Text, BuildHasherDefault<FastHash>>>,
+    /// [`symbol_name`](Self::symbol_name)s handed out so far, by address: the few callbacks a trace names
+    /// again and again (hrtimer functions) skip the search of the symbol table.
+    names_by_addr: RefCell<HashMap<u64, Text, BuildHasherDefault<FastHash>>>,
     /// Per format id: field names already looked up, keyed by the name's address and length (the typed
     /// builder passes string literals), so a name is compared as text once per format, not per record.
     name_cache: RefCell<Vec<Vec<NameSlot>>>,
@@ -98,6 +101,7 @@ impl RawDecoder {
             unknown_ids: HashMap::new(),
             interner: RefCell::new(Interner::default()),
             symbols: RefCell::default(),
+            names_by_addr: RefCell::default(),
             name_cache: RefCell::new(Vec::new()),
             scratch: Vec::new(),
             last_comm: None,
@@ -213,12 +217,14 @@ impl RawDecoder {
     pub(crate) fn set_kallsyms_table(&mut self, kallsyms: Kallsyms) {
         self.kallsyms = Symbols::ready(kallsyms);
         self.symbols.borrow_mut().clear();
+        self.names_by_addr.borrow_mut().clear();
     }
 
     /// Kernel symbols another thread is still loading: the first lookup waits for them.
     pub(crate) fn set_kallsyms_loading(&mut self, loading: Arc<Loading>) {
         self.kallsyms = Symbols::pending(loading);
         self.symbols.borrow_mut().clear();
+        self.names_by_addr.borrow_mut().clear();
     }
 
     /// Convert every raw timestamp with `time` (events and page summaries).
@@ -301,10 +307,20 @@ impl RawDecoder {
 
     /// The name of the function containing `addr` without the offset (as `%ps` prints it), or hex.
     pub fn symbol_name(&self, addr: u64) -> Text {
-        match self.kallsyms.get().table.lookup_index(addr) {
+        if let Some(t) = self.names_by_addr.try_borrow().ok().and_then(|c| c.get(&addr).cloned()) {
+            return t;
+        }
+        let text = match self.kallsyms.get().table.lookup_index(addr) {
             Some((i, name, off)) if off < 0x10_0000 => self.symbol_text(i, name),
             _ => self.intern(&format!("0x{addr:x}")),
+        };
+        if let Ok(mut cache) = self.names_by_addr.try_borrow_mut() {
+            if cache.len() >= 64 * 1024 {
+                cache.clear();
+            }
+            cache.insert(addr, text.clone());
         }
+        text
     }
 
     /// The symbol name for a kernel address (`func+0x10` when inside a function), or hex when unknown.
