@@ -179,8 +179,8 @@ impl EventPasses {
     }
 }
 
-/// Analyses one decoded trace. Passes that do not need each other's results run two at a time
-/// ([`parallel::both`]); the result is the same as running them in turn.
+/// Analyses one decoded trace. Passes that do not need each other's results run two at a time, on two
+/// threads; the result is the same as running them in turn.
 pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analysis {
     let events = &trace.events;
     let top = opts.selection.top.max(1);
