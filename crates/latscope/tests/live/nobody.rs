@@ -24,7 +24,15 @@ pub fn binary() -> NobodyBinary {
     std::fs::create_dir_all(&dir).expect("create the directory of the copy");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
     let path = dir.join("latscope");
-    std::fs::copy(env!("CARGO_BIN_EXE_latscope"), &path).expect("copy the latscope binary");
+    // Copied by `cp`, not here: a file this process held open for writing would also be held by any child
+    // another test thread forks meanwhile (until its exec), and running the copy then fails with "Text file
+    // busy" (seen once). The writer is then only ever the `cp` process, gone when it exits.
+    let cp = std::process::Command::new("cp")
+        .arg(env!("CARGO_BIN_EXE_latscope"))
+        .arg(&path)
+        .status()
+        .expect("run cp to copy the latscope binary");
+    assert!(cp.success(), "cp of the latscope binary failed: {cp}");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
     NobodyBinary { dir, path }
 }
