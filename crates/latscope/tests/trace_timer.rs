@@ -5,7 +5,7 @@
 //! skips with the reason otherwise (fails under
 //! LATSCOPE_REQUIRE_LIVE=1).
 
-use latscope_model::{CauseKind, Explanation, TimerResult, TracedWakeup};
+use latscope_model::{CauseKind, Explanation, SampleMatch, TimerResult, TracedWakeup};
 use serde_json::Value;
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
@@ -113,6 +113,15 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
     let mut diffs = Vec::new();
     let sentence = |w: &TracedWakeup| w.headline.as_ref().map(|h| h.sentence.clone()).unwrap_or_default();
     for w in worst {
+        // A sample the trace holds no account of (the thread was running at its deadline and nothing in the
+        // trace covers the time: the hypervisor, seen once here at 3.9 ms) is said to be so; it must not be
+        // one the injector ran in.
+        if w.matched == SampleMatch::NothingRan {
+            let (from, to) = (w.expected_ns.0, w.expected_ns.0 + w.sample_latency_ns.0);
+            assert_eq!(overlap(&runs, from, to), 0, "the injector ran in a sample called unexplained: {w:?}");
+            eprintln!("not in the trace: {} ns at {from}", w.sample_latency_ns.0);
+            continue;
+        }
         assert!(w.found(), "a worst sample is not in the trace: {w:?}");
         let (sample, traced) = (w.sample_latency_ns.0, w.trace_latency_ns.0);
         // The thread's own sample and the trace agree on the same wakeup: a few µs typically (the clock
