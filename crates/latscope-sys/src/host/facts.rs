@@ -2,7 +2,6 @@
 //! /sys, spawning no process and changing nothing. Facts that need root are unknown without it.
 
 use super::counters::read_smi_count;
-use super::kernel_threads::read_kernel_threads;
 use super::read_fact::read_string;
 use super::{
     cgroup_rt, clocksource, cmdline, console, cpufreq, cpuidle, hypervisor, irq_affinity, kconfig, memory, preemption,
@@ -43,7 +42,7 @@ pub fn collect() -> SystemFacts {
         cgroup_rt,
         timer_migration: sysctl::read_sysctl_bool("kernel.timer_migration"),
         container,
-        kernel_threads: read_kernel_threads(),
+        kernel_threads: scan.kernel_threads,
     };
 
     let (printk, consoles) = console::read_console();

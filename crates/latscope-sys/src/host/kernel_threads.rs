@@ -3,7 +3,7 @@
 //! under a real-time policy, read from `/proc/PID/stat` and `/proc/PID/status`.
 
 use latscope_model::facts::KernelThread;
-use latscope_model::{CpuList, Fact};
+use latscope_model::CpuList;
 use std::path::Path;
 
 /// `PF_KTHREAD` in the `flags` field of `/proc/PID/stat`.
@@ -12,32 +12,25 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 /// Kernel threads doing deferred work, kept whatever their policy.
 const DEFERRED_WORK: [&str; 7] = ["irq/", "ktimers/", "ksoftirqd/", "rcuc/", "rcub/", "rcuo", "rcu_"];
 
-/// The interesting kernel threads, by pid.
-pub fn read_kernel_threads() -> Fact<Vec<KernelThread>> {
-    const FROM: &str = "/proc/*/stat";
-    let entries = match std::fs::read_dir("/proc") {
-        Ok(e) => e,
-        Err(e) => return Fact::unknown(FROM, super::read_fact::why_unreadable(Path::new("/proc"), &e)),
-    };
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
-        let Some(t) = parse_stat(pid, &stat) else { continue };
-        if !(t.is_rt() || DEFERRED_WORK.iter().any(|p| t.comm.starts_with(p))) {
-            continue;
-        }
-        let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
-        out.push(KernelThread { cpus: allowed_cpus(&status).unwrap_or_default(), ..t });
+/// Where the kernel threads are read from (by `process::scan`'s one pass over `/proc`).
+pub(super) const FROM: &str = "/proc/*/stat";
+
+/// The process at `dir` (`/proc/PID`) when it is a kernel thread worth keeping: one doing deferred work, or
+/// one under a real-time policy.
+pub(super) fn kernel_thread(pid: u32, dir: &Path) -> Option<KernelThread> {
+    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+    let t = parse_stat(pid, &stat)?;
+    if !(t.is_rt() || DEFERRED_WORK.iter().any(|p| t.comm.starts_with(p))) {
+        return None;
     }
-    out.sort_by_key(|t| t.pid);
-    Fact::known(out, FROM)
+    let status = std::fs::read_to_string(dir.join("status")).unwrap_or_default();
+    Some(KernelThread { cpus: allowed_cpus(&status).unwrap_or_default(), ..t })
 }
 
 /// A kernel thread's name, policy and priority from its `/proc/PID/stat` line; `None` for a user process or
 /// a line that does not parse. The name is between the first `(` and the last `)`: it may hold spaces and
 /// parentheses.
-pub fn parse_stat(pid: u32, line: &str) -> Option<KernelThread> {
+fn parse_stat(pid: u32, line: &str) -> Option<KernelThread> {
     let open = line.find('(')?;
     let close = line.rfind(')')?;
     let comm = line.get(open + 1..close)?.to_string();
@@ -100,8 +93,8 @@ mod tests {
 
     #[test]
     fn this_machines_kernel_threads_are_found() {
-        let threads = read_kernel_threads();
-        let threads = threads.get().expect("/proc readable");
+        let scan = super::super::process::scan();
+        let threads = scan.kernel_threads.get().expect("/proc readable");
         let kthreadd = std::fs::read_to_string("/proc/2/comm").is_ok_and(|c| c.trim() == "kthreadd");
         if kthreadd {
             // Every Linux kernel since 2.6 has a ksoftirqd per CPU.

@@ -27,7 +27,6 @@ mod watchdog;
 pub use counters::{deltas as counter_deltas, CounterSnapshot};
 pub use cpus::{check_online, online_cpus};
 pub use facts::collect;
-pub use kernel_threads::read_kernel_threads;
 pub use metadata::{rfc3339, run_metadata};
 pub use own_usage::own_usage;
 pub use process::{latscope_threads, LatscopeTask};

@@ -1,7 +1,8 @@
-//! One pass over `/proc/<pid>`: running irqbalance daemons, and processes holding `/dev/cpu_dma_latency`
-//! open (each holds a PM QoS CPU-latency request); the threads of every latscope process, this one's too.
+//! One pass over `/proc/<pid>`: running irqbalance daemons, processes holding `/dev/cpu_dma_latency` open
+//! (each holds a PM QoS CPU-latency request) and the kernel threads whose priority matters; the threads of
+//! every latscope process, this one's too.
 
-use latscope_model::facts::ProcessRef;
+use latscope_model::facts::{KernelThread, ProcessRef};
 use latscope_model::Fact;
 use std::path::Path;
 
@@ -15,6 +16,8 @@ pub struct ProcessScan {
     pub irqbalance: Fact<Vec<ProcessRef>>,
     /// Holders of `/dev/cpu_dma_latency` (unknown when some processes' fds were not readable).
     pub dma_latency_holders: Fact<Vec<ProcessRef>>,
+    /// The kernel threads of [`super::kernel_threads::kernel_thread`], by pid.
+    pub kernel_threads: Fact<Vec<KernelThread>>,
 }
 
 fn comm(pid_dir: &Path) -> Option<String> {
@@ -30,12 +33,14 @@ pub fn scan() -> ProcessScan {
             let why = super::read_fact::why_unreadable(Path::new("/proc"), &e);
             return ProcessScan {
                 irqbalance: Fact::unknown("/proc/*/comm", why.clone()),
-                dma_latency_holders: Fact::unknown("/proc/*/fd", why),
+                dma_latency_holders: Fact::unknown("/proc/*/fd", why.clone()),
+                kernel_threads: Fact::unknown(super::kernel_threads::FROM, why),
             };
         }
     };
     let mut irqbalance = Vec::new();
     let mut holders = Vec::new();
+    let mut kernel_threads = Vec::new();
     let mut denied = 0usize;
     for e in entries.flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
@@ -44,6 +49,7 @@ pub fn scan() -> ProcessScan {
         }
         let dir = e.path();
         let Some(name) = comm(&dir) else { continue };
+        kernel_threads.extend(super::kernel_threads::kernel_thread(pid, &dir));
         if name == "irqbalance" {
             irqbalance.push(ProcessRef { pid, comm: name.clone() });
         }
@@ -68,7 +74,12 @@ pub fn scan() -> ProcessScan {
     } else {
         Fact::known(holders, "/proc/*/fd")
     };
-    ProcessScan { irqbalance: Fact::known(irqbalance, "/proc/*/comm"), dma_latency_holders }
+    kernel_threads.sort_by_key(|t| t.pid);
+    ProcessScan {
+        irqbalance: Fact::known(irqbalance, "/proc/*/comm"),
+        dma_latency_holders,
+        kernel_threads: Fact::known(kernel_threads, super::kernel_threads::FROM),
+    }
 }
 
 /// A thread of a latscope process.
