@@ -183,11 +183,8 @@ fn irq_affinity(s: &Scope, out: &mut Vec<Finding>) {
         let irq_list: Vec<String> = hits.iter().map(|h| h.0.to_string()).collect();
         f = f
             .fix(
-                Fix::new(
-                    FixKind::Command,
-                    format!("for i in {}; do echo {keep} > /proc/irq/$i/smp_affinity_list; done", irq_list.join(" ")),
-                )
-                .with_note("kernel-managed IRQs (per-queue NVMe/virtio) refuse this: use isolcpus=managed_irq,…"),
+                Fix::new(FixKind::Command, super::move_irqs_command(&irq_list, &keep))
+                    .with_note("kernel-managed IRQs (per-queue NVMe/virtio) refuse this: use isolcpus=managed_irq,…"),
             )
             .fix(Fix::new(FixKind::Command, format!("echo {} > /proc/irq/default_smp_affinity", hex_mask(&keep))))
             .fix(Fix::new(FixKind::BootParam, format!("irqaffinity={keep}")));

@@ -161,6 +161,11 @@ pub(crate) fn minus(a: &CpuList, b: &CpuList) -> CpuList {
     CpuList(a.iter().filter(|c| !b.contains(*c)).collect())
 }
 
+/// The shell command that routes IRQs `irqs` (numbers) to CPUs `keep`; an IRQ's handler thread follows it.
+pub(crate) fn move_irqs_command(irqs: &[String], keep: &CpuList) -> String {
+    format!("for i in {}; do echo {keep} > /proc/irq/$i/smp_affinity_list; done", irqs.join(" "))
+}
+
 /// A CPU list as the kernel's hexadecimal mask (`0-1` → `3`), comma-grouped every 32 bits.
 pub(crate) fn hex_mask(cpus: &CpuList) -> String {
     let max = cpus.iter().map(|c| c.0).max().unwrap_or(0);

@@ -77,17 +77,14 @@ fn above(s: &Scope, here: &[&KernelThread], out: &mut Vec<Finding>) {
         );
     }
     // An IRQ thread (`irq/N-name`) follows its IRQ's affinity: moving the IRQ moves the thread.
-    let irqs: Vec<&str> =
-        hits.iter().filter_map(|t| t.comm.strip_prefix("irq/")?.split('-').next()).filter(|n| !n.is_empty()).collect();
+    let irqs: Vec<String> = hits
+        .iter()
+        .filter_map(|t| t.comm.strip_prefix("irq/")?.split('-').next())
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect();
     if !s.housekeeping.is_empty() && !irqs.is_empty() {
-        f = f.fix(Fix::new(
-            FixKind::Command,
-            format!(
-                "for i in {}; do echo {} > /proc/irq/$i/smp_affinity_list; done",
-                irqs.join(" "),
-                s.keep_for_housekeeping()
-            ),
-        ));
+        f = f.fix(Fix::new(FixKind::Command, super::move_irqs_command(&irqs, &s.keep_for_housekeeping())));
     }
     out.push(f);
 }
