@@ -1,6 +1,7 @@
 //! Two-sample tests on bucketed latency histograms: Kolmogorov–Smirnov, Mann–Whitney U (tie-corrected,
-//! as every value in a bucket ties) and a tail test (share of samples above the baseline's p99), with
-//! the effect sizes that decide whether a difference matters ([`Difference`]).
+//! as every value in a bucket ties) and a tail test (share of samples above the baseline's p99, and of
+//! windows holding such samples: Fisher's exact test), with the effect sizes that decide whether a
+//! difference matters ([`Difference`]).
 
 use latscope_model::Bucket;
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,9 @@ pub struct TestResult {
     /// Windows of B above it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail_windows_b: Option<u64>,
+    /// Fisher's exact two-sided p-value of those window counts (out of each run's windows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_windows_p: Option<f64>,
     /// B's p99 / A's p99.
     pub p99_ratio: f64,
     /// B's median / A's median.
@@ -53,7 +57,8 @@ pub enum Difference {
     Distribution,
     /// The share of samples above [`TAIL_LEVEL`] × A's p99 changed by [`MIN_TAIL_RATIO`] (and
     /// [`MIN_TAIL_POINTS`]), significantly, and — when the runs kept per-window rows — the run with more
-    /// of them has them in at least [`MIN_TAIL_WINDOWS`] windows.
+    /// of them has them in at least [`MIN_TAIL_WINDOWS`] windows, and in significantly more of its windows
+    /// than the other run ([`WINDOW_ALPHA`]).
     #[serde(rename = "tail")]
     Tail,
 }
@@ -79,6 +84,12 @@ pub const MIN_TAIL_POINTS: f64 = 0.5;
 /// samples of one burst look like a significant tail. A tail counts as a difference only when it shows in
 /// at least this many windows of the run that has it (one burst, even across a window boundary, does not).
 pub const MIN_TAIL_WINDOWS: u64 = 3;
+/// p-value below which the windows holding late samples differ between the runs (Fisher's exact test).
+/// The samples of a window are not independent (a burst fills it), the windows are closer to it: a
+/// machine that was worse for a second or two in one run (13 of 30 windows against 5 of 30, p = 0.047,
+/// seen in two runs of one configuration here) is not a difference, a spinner that delays a wakeup in
+/// every window (30 of 30 against 5 of 30, p = 5e-12) is.
+pub const WINDOW_ALPHA: f64 = 0.01;
 
 /// What the tests read of one run in one scope.
 #[derive(Clone, Copy, Debug)]
@@ -192,6 +203,29 @@ pub fn mann_whitney(a: &[Bucket], b: &[Bucket]) -> (f64, f64) {
     (p, 1.0 - u_a / (n * m))
 }
 
+/// ln(n!) by summation, exact enough for window counts (thousands at most).
+fn ln_factorial(n: u64) -> f64 {
+    (2..=n).map(|k| (k as f64).ln()).sum()
+}
+
+/// Fisher's exact test, two-sided: `ka` of `na` windows against `kb` of `nb`. The p-value sums the
+/// probabilities of every table with the same margins that is no more likely than the one observed.
+pub fn fisher_exact(ka: u64, na: u64, kb: u64, nb: u64) -> f64 {
+    let (ka, kb) = (ka.min(na), kb.min(nb));
+    let k = ka + kb;
+    let n = na + nb;
+    if n == 0 {
+        return 1.0;
+    }
+    let ln_choose = |n: u64, k: u64| ln_factorial(n) - ln_factorial(k) - ln_factorial(n - k);
+    let denominator = ln_choose(n, k);
+    let p_of = |x: u64| (ln_choose(na, x) + ln_choose(nb, k - x) - denominator).exp();
+    let observed = p_of(ka);
+    let (low, high) = (k.saturating_sub(nb), k.min(na));
+    let p: f64 = (low..=high).map(p_of).filter(|p| *p <= observed * (1.0 + 1e-9)).sum();
+    p.clamp(0.0, 1.0)
+}
+
 fn quantile(buckets: &[Bucket], q: f64) -> u64 {
     let total: u64 = buckets.iter().map(|b| b.count).sum();
     let target = (q * total as f64).ceil().max(1.0) as u64;
@@ -237,10 +271,13 @@ pub fn test(sa: Sample<'_>, sb: Sample<'_>) -> TestResult {
     let windows_above = |s: Sample<'_>| s.window_max_ns.iter().filter(|m| **m > threshold).count() as u64;
     let windows =
         (!sa.window_max_ns.is_empty() && !sb.window_max_ns.is_empty()).then(|| (windows_above(sa), windows_above(sb)));
-    // The run with the larger tail must show it in several windows, when the windows are known.
-    let spread = match windows {
-        Some((wa, wb)) => (if pb > pa { wb } else { wa }) >= MIN_TAIL_WINDOWS,
-        None => true,
+    let windows_p =
+        windows.map(|(wa, wb)| fisher_exact(wa, sa.window_max_ns.len() as u64, wb, sb.window_max_ns.len() as u64));
+    // The run with the larger tail must show it in several windows, and in significantly more of its
+    // windows than the other, when the windows are known.
+    let spread = match (windows, windows_p) {
+        (Some((wa, wb)), Some(p)) => (if pb > pa { wb } else { wa }) >= MIN_TAIL_WINDOWS && p < WINDOW_ALPHA,
+        _ => true,
     };
     if tail_p < ALPHA && tail_moved && spread {
         reasons.push(Difference::Tail);
@@ -256,6 +293,7 @@ pub fn test(sa: Sample<'_>, sb: Sample<'_>) -> TestResult {
         tail_p,
         tail_windows_a: windows.map(|w| w.0),
         tail_windows_b: windows.map(|w| w.1),
+        tail_windows_p: windows_p,
         p99_ratio,
         p50_ratio,
         significant: !reasons.is_empty(),
@@ -387,6 +425,46 @@ mod tests {
             super::test(Sample { histogram: &a, window_max_ns: &wa }, Sample { histogram: &c, window_max_ns: &wc });
         assert!(spinner.significant && spinner.reasons.contains(&Difference::Tail), "{spinner:?}");
         assert_eq!(spinner.tail_windows_b, Some(30));
+        assert!(spinner.tail_windows_p.is_some_and(|p| p < 1e-10), "{spinner:?}");
+    }
+
+    /// scipy.stats.fisher_exact([[5, 25], [13, 17]]) = 0.0470…, [[5, 25], [30, 0]] = 5.49e-12,
+    /// [[0, 5], [5, 0]] = 2/252.
+    #[test]
+    fn fisher_exact_matches_reference_values() {
+        assert!((fisher_exact(5, 30, 13, 30) - 0.047_022).abs() < 1e-5);
+        assert!((fisher_exact(5, 30, 30, 30) / 5.489_9e-12 - 1.0).abs() < 1e-3);
+        assert!((fisher_exact(0, 5, 5, 5) - 2.0 / 252.0).abs() < 1e-9);
+        assert!((fisher_exact(3, 10, 3, 10) - 1.0).abs() < 1e-9);
+        assert_eq!(fisher_exact(0, 0, 0, 0), 1.0);
+    }
+
+    /// Two runs of one configuration in a CI run (crates/latscope/tests/run_report_compare.rs): the
+    /// machine was worse for a while during B, whose late samples (1.03 % against 0.17 %) lay in 13 of
+    /// its 30 windows against 5 of 30. Counted by samples and with three windows enough, that was "B is
+    /// worse, significant (tail)"; by windows it is not (Fisher p = 0.047).
+    #[test]
+    fn a_machine_worse_for_a_while_in_one_run_is_not_a_tail_difference() {
+        let mut av = noise(21, 3_000, 20_000, 6_000);
+        for w in 0..5 {
+            av[w * 100 + 50] += 300_000;
+        }
+        let mut bv = noise(22, 3_000, 20_000, 6_000);
+        let mut late = 0;
+        for w in 0..13 {
+            for k in 0..if w < 5 { 3 } else { 2 } {
+                bv[w * 200 + 10 + k * 7] += 300_000;
+                late += 1;
+            }
+        }
+        assert_eq!(late, 31);
+        let (a, b) = (hist(av.clone()), hist(bv.clone()));
+        let (wa, wb) = (window_max(&av, 100), window_max(&bv, 100));
+        let t = super::test(Sample { histogram: &a, window_max_ns: &wa }, Sample { histogram: &b, window_max_ns: &wb });
+        assert!(t.tail_p < ALPHA && t.tail_b_pct >= MIN_TAIL_RATIO * t.tail_a_pct + MIN_TAIL_POINTS, "{t:?}");
+        assert_eq!((t.tail_windows_a, t.tail_windows_b), (Some(5), Some(13)));
+        assert!((t.tail_windows_p.unwrap_or(0.0) - 0.047).abs() < 1e-3, "{t:?}");
+        assert!(!t.significant, "{t:?}");
     }
 
     #[test]

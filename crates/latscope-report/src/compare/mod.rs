@@ -97,8 +97,14 @@ pub fn verdict(a: &RunInput, b: &RunInput, v: &Verdict) -> String {
         Measure::Noise => "p99 loop time",
     };
     let evidence = |t: &TestResult| {
-        let windows = match (t.tail_windows_a, t.tail_windows_b) {
-            (Some(wa), Some(wb)) => format!(" in {wa} → {wb} windows"),
+        let windows = match (t.tail_windows_a, t.tail_windows_b, t.tail_windows_p) {
+            (Some(wa), Some(wb), Some(p)) => format!(
+                " in {wa} of {na} → {wb} of {nb} windows, Fisher p={}",
+                fmt_p(p),
+                na = a.all.window_max_ns.len(),
+                nb = b.all.window_max_ns.len()
+            ),
+            (Some(wa), Some(wb), None) => format!(" in {wa} → {wb} windows"),
             _ => String::new(),
         };
         format!(
