@@ -234,6 +234,7 @@ mod tests {
                 median_gap_ns: 50_000_000,
                 median_interval_ns: 1_000_000_000,
                 throttled_ns: 150_000_000,
+                in_longer_gaps: 0,
                 runtime_us: Some(950_000),
                 period_us: Some(1_000_000),
                 sysctl: "kernel.sched_rt_runtime_us".into(),

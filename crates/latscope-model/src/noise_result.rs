@@ -122,6 +122,11 @@ pub struct RtThrottling {
     pub median_interval_ns: u64,
     /// Their total duration, ns (part of the noise total).
     pub throttled_ns: u64,
+    /// Longer gaps that end a whole number of periods from a matched gap's end: a throttle that came right
+    /// after other noise, so that the gap holds both. Not in `matched_gaps`, the median or the total (their
+    /// length is not the throttle's).
+    #[serde(default)]
+    pub in_longer_gaps: u64,
     /// The sysctl to change (`kernel.sched_rt_runtime_us`).
     pub sysctl: String,
     /// The value that removes throttling (`-1`), to be set only when the RT tasks are trusted.

@@ -210,7 +210,8 @@ fn fifo_spinner_finds_and_names_rt_throttling() {
     let expected = (period - runtime as u64) * 1000;
     // Other SCHED_FIFO load on the same CPU (another test, a benchmark) changes the pattern: show the gaps.
     assert!(v.detected, "RT throttling not detected: {v:?}\nlongest gaps: {:?}\n{text}", r.cpus[0].gaps.top);
-    assert!(v.matched_gaps >= 2, "{v:?}");
+    // Two throttles at least, one of them measured (a throttle right after other noise ends a longer gap).
+    assert!(v.matched_gaps >= 1 && v.matched_gaps + v.in_longer_gaps >= 2, "{v:?}");
     assert_eq!(v.expected_gap_ns, Some(expected));
     let off = (v.median_gap_ns as f64 - expected as f64).abs() / expected as f64;
     assert!(off <= 0.3, "throttling gaps of {} ns vs expected {expected} ns", v.median_gap_ns);

@@ -317,12 +317,17 @@ pub fn throttling_sentence(cpu: u32, v: &RtThrottling) -> Option<String> {
             (Some(rt), Some(p)) => format!("sched_rt_runtime_us={rt} of sched_rt_period_us={p}"),
             _ => "the RT bandwidth settings".to_string(),
         };
+        let longer = match v.in_longer_gaps {
+            0 => String::new(),
+            1 => ", and 1 more at the end of a longer gap,".to_string(),
+            n => format!(", and {n} more at the end of longer gaps,"),
+        };
         return Some(format!(
-            "CPU {cpu}: RT throttling: {} gaps of about {} every {} ({} in all) match {settings}: the kernel stops \
-             SCHED_FIFO/RR tasks for {} each period so that other tasks can run. This is not hardware or \
-             interrupt noise. To let a real-time task run uninterrupted, set 'sysctl -w {}={}' (only with \
-             trusted RT tasks: a runaway one then hangs its CPU), or measure with -p 0.",
-            v.matched_gaps,
+            "CPU {cpu}: RT throttling: {} of about {} every {} ({} in all){longer} match {settings}: the \
+             kernel stops SCHED_FIFO/RR tasks for {} each period so that other tasks can run. This is not \
+             hardware or interrupt noise. To let a real-time task run uninterrupted, set 'sysctl -w {}={}' \
+             (only with trusted RT tasks: a runaway one then hangs its CPU), or measure with -p 0.",
+            crate::human::counted(v.matched_gaps, "gap", "gaps"),
             t(v.median_gap_ns),
             if v.median_interval_ns > 0 { t(v.median_interval_ns) } else { "period".to_string() },
             t(v.throttled_ns),
@@ -414,6 +419,7 @@ mod tests {
                 median_gap_ns: 48_800_000,
                 median_interval_ns: 1_000_000_000,
                 throttled_ns: 150_000_000,
+                in_longer_gaps: 0,
                 sysctl: "kernel.sched_rt_runtime_us".into(),
                 suggested_value: "-1".into(),
             },
@@ -468,6 +474,9 @@ mod tests {
         };
         let s = throttling_sentence(2, &v).expect("sentence");
         assert!(s.contains("not seen"), "{s}");
+        let v = RtThrottling { detected: true, matched_gaps: 1, in_longer_gaps: 1, ..v };
+        let s = throttling_sentence(2, &v).expect("sentence");
+        assert!(s.contains("RT throttling: 1 gap of about ") && s.contains(", and 1 more at the end of a longer gap,"), "{s}");
         assert!(throttling_sentence(2, &RtThrottling::default()).is_none());
     }
 }
