@@ -582,7 +582,9 @@ mod tests {
 #[cfg(all(test, loom))]
 mod loom_model {
     //! Every interleaving of one merge and one or two workers, for small lanes: the merge gets every chunk
-    //! of every lane in order, and no thread sleeps for ever (loom reports a deadlock otherwise).
+    //! of every lane in order, and no thread sleeps for ever (loom reports a deadlock otherwise). With the
+    //! lost wake-up of #19 put back (`Claim::Nothing { ended: true }` sleeping on `ready` in `take`), all
+    //! four models fail with "deadlock; threads = [(Id(0), Blocked…" (checked 2026-11-26, `make test-loom`).
     use super::*;
     use ::loom::sync::Arc;
 
