@@ -1,24 +1,28 @@
-//! An rtla timerlat output ➜ an [`Analysis`]: each auto-analysis becomes a verdict whose explanation is
+//! An rtla output ➜ an [`Analysis`]: each timerlat auto-analysis becomes a verdict whose explanation is
 //! its largest part (timer IRQ delay, the timerlat IRQ handler, the blocking thread, IRQ/softirq/thread
 //! interference) with the other parts `within`; without an auto-analysis, the worst thread (or IRQ)
-//! latency of the table is the verdict, marked as not traced.
+//! latency of the table — or, for osnoise and hwnoise, the longest single noise — is the verdict, marked
+//! as not traced.
 
 use crate::analysis::{analyze, Analysis, AnalyzeOptions};
 use crate::remedy;
 use crate::verdict::{Verdict, VerdictKind};
 use latscope_model::{
-    CauseKind, Culprit, DecodedTrace, Explanation, Nanos, RtlaAnalysis, RtlaBlocking, RtlaMode, RtlaOutput, RtlaPart,
-    TaskRef,
+    CauseKind, Culprit, DecodedTrace, Explanation, Nanos, RtlaAnalysis, RtlaBlocking, RtlaCpu, RtlaMode, RtlaOutput,
+    RtlaPart, RtlaTool, TaskRef,
 };
 
 /// The analysis of rtla output `out` read from `name`.
 pub fn analyze_rtla(name: &str, out: RtlaOutput, opts: &AnalyzeOptions) -> Analysis {
     let mut a = analyze(name, &DecodedTrace::default(), opts);
     a.source.format = Some(
-        match out.mode {
-            RtlaMode::Top => "rtla timerlat top",
-            RtlaMode::Hist => "rtla timerlat hist",
-            RtlaMode::AutoAnalysis => "rtla timerlat auto-analysis",
+        match (out.tool, out.mode) {
+            (RtlaTool::Hwnoise, _) => "rtla hwnoise",
+            (RtlaTool::Osnoise, RtlaMode::Hist) => "rtla osnoise hist",
+            (RtlaTool::Osnoise, _) => "rtla osnoise top",
+            (RtlaTool::Timerlat, RtlaMode::Top) => "rtla timerlat top",
+            (RtlaTool::Timerlat, RtlaMode::Hist) => "rtla timerlat hist",
+            (RtlaTool::Timerlat, RtlaMode::AutoAnalysis) => "rtla timerlat auto-analysis",
         }
         .to_string(),
     );
@@ -155,18 +159,24 @@ fn auto_analysis(a: &RtlaAnalysis, opts: &AnalyzeOptions) -> Verdict {
     verdict(total, remedy::with_hint(e, None, &opts.remedy))
 }
 
-/// Without an auto-analysis: the worst latency of the table, which rtla measured but did not explain.
+/// Without an auto-analysis: the worst latency of the table (for osnoise and hwnoise: the longest single
+/// noise), which rtla measured but did not explain.
 fn worst_of_table(out: &RtlaOutput, opts: &AnalyzeOptions) -> Option<Verdict> {
     let (cpu, max) = out
         .cpus
         .iter()
-        .filter_map(|c| c.thread.or(c.irq).and_then(|s| s.max).map(|m| (c.cpu, m)))
+        .filter_map(|c| worst_of_cpu(c).map(|m| (c.cpu, m)))
         .max_by_key(|(cpu, m)| (*m, std::cmp::Reverse(*cpu)))?;
     let e = Explanation::new(CauseKind::NotTraced, Culprit::named("rtla"), max, Some(cpu));
     Some(verdict(max, remedy::with_hint(e, None, &opts.remedy)))
 }
 
-/// The worst latency in the table, as rtla's whole microseconds.
+/// A CPU's worst: its thread latency (or IRQ latency), or its longest single noise.
+fn worst_of_cpu(c: &RtlaCpu) -> Option<Nanos> {
+    c.thread.or(c.irq).and_then(|s| s.max).or(c.noise.map(|n| n.max_single)).or(c.noise_hist.and_then(|s| s.max))
+}
+
+/// The worst latency (or single noise) in the table, as rtla's whole microseconds.
 pub fn worst_in_table(out: &RtlaOutput) -> Option<Nanos> {
-    out.cpus.iter().filter_map(|c| c.thread.or(c.irq).and_then(|s| s.max)).max()
+    out.cpus.iter().filter_map(worst_of_cpu).max()
 }

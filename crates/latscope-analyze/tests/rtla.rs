@@ -74,3 +74,20 @@ fn a_table_without_auto_analysis_reports_the_worst_latency_as_not_explained() {
         (Nanos::from_us(58), CauseKind::NotTraced, Some(CpuId(1)))
     );
 }
+
+/// osnoise and hwnoise tables (kernel docs): the longest single noise is the verdict, not traced.
+#[test]
+fn the_longest_single_noise_of_an_osnoise_or_hwnoise_table_is_the_verdict() {
+    for (rel, format, us, cpu) in [
+        ("osnoise-top-doc-6.x.txt", "rtla osnoise top", 56, 0),
+        ("hwnoise-doc-6.x.txt", "rtla hwnoise", 4, 4),
+        ("osnoise-hist-doc-6.x.txt", "rtla osnoise hist", 50, 9),
+    ] {
+        let a = analysed(rel);
+        assert_eq!(a.source.format.as_deref(), Some(format));
+        assert_eq!(a.verdicts.len(), 1, "{rel}");
+        let v = &a.verdicts[0];
+        assert_eq!((v.kind, v.magnitude), (VerdictKind::Rtla, Nanos::from_us(us)), "{rel}");
+        assert_eq!((v.explanation.cause, v.explanation.cpu), (CauseKind::NotTraced, Some(CpuId(cpu))), "{rel}");
+    }
+}

@@ -3,7 +3,7 @@
 //! a mail, a share wrapped before its `%)`).
 
 use latscope_decode::import::rtla::{is_rtla, parse};
-use latscope_model::{CpuId, Nanos, RtlaMode, RtlaOutput};
+use latscope_model::{CpuId, Nanos, RtlaMode, RtlaOutput, RtlaTool};
 use std::path::PathBuf;
 
 fn read(rel: &str) -> RtlaOutput {
@@ -149,4 +149,63 @@ fn short_histogram_rows_do_not_panic() {
         Ok(_) => {}
         Err(e) => assert!(e.to_string().starts_with("crash.txt"), "{e}"),
     }
+}
+
+/// `rtla osnoise top` (kernel docs): one row per CPU with the noise and each source's count.
+#[test]
+fn osnoise_top_reads_noise_and_its_sources_per_cpu() {
+    let o = read("osnoise-top-doc-6.x.txt");
+    assert_eq!((o.tool, o.mode), (RtlaTool::Osnoise, RtlaMode::Top));
+    assert_eq!(o.duration.as_deref(), Some("0 00:01:00"));
+    assert_eq!(o.cpus.iter().map(|c| c.cpu.0).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    let n = o.cpus[1].noise.expect("noise row");
+    assert_eq!(
+        (n.periods, n.runtime, n.noise, n.max_period_noise, n.max_single),
+        (59, Nanos::from_us(53_100_000), Nanos::from_us(338_339), Nanos::from_us(8092), Nanos::from_us(24))
+    );
+    assert!((n.available_pct - 99.36282).abs() < 1e-9);
+    assert_eq!((n.hw, n.nmi, n.irq, n.softirq, n.thread), (399, 0, Some(53130), Some(1448), Some(31)));
+    assert!(o.cpus.iter().all(|c| c.irq.is_none() && c.thread.is_none()));
+    assert!(o.skipped.is_empty(), "{:?}", o.skipped);
+}
+
+/// `rtla hwnoise` (kernel docs): the same table without the IRQ, softirq and thread columns.
+#[test]
+fn hwnoise_reads_hardware_and_nmi_counts() {
+    let o = read("hwnoise-doc-6.x.txt");
+    assert_eq!((o.tool, o.mode), (RtlaTool::Hwnoise, RtlaMode::Top));
+    assert_eq!(o.duration.as_deref(), Some("0 00:10:00"));
+    assert_eq!(o.cpus.len(), 7);
+    let n = o.cpus[2].noise.expect("cpu 3");
+    assert_eq!(
+        (o.cpus[2].cpu, n.noise, n.max_single, n.hw, n.nmi),
+        (CpuId(3), Nanos::from_us(86), Nanos::from_us(3), 6, 75)
+    );
+    assert_eq!((n.irq, n.softirq, n.thread), (None, None, None));
+    assert!(o.skipped.is_empty(), "{:?}", o.skipped);
+}
+
+/// `rtla osnoise hist` (kernel docs): `CPU-N` columns of single noise durations.
+#[test]
+fn osnoise_hist_reads_single_noise_durations_per_cpu() {
+    let o = read("osnoise-hist-doc-6.x.txt");
+    assert_eq!((o.tool, o.mode), (RtlaTool::Osnoise, RtlaMode::Hist));
+    assert_eq!(o.cpus.len(), 12);
+    assert_eq!(o.buckets.len(), 6);
+    let h = o.cpus[11].noise_hist.expect("CPU-011");
+    assert_eq!((h.count, h.max, h.over), (54880, Some(Nanos::from_us(50)), 0));
+    assert!(o.skipped.is_empty(), "{:?}", o.skipped);
+}
+
+/// A row cut short or a value that is not a number is skipped with its line, not misread.
+#[test]
+fn a_damaged_noise_row_is_skipped_with_its_line() {
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rtla-output/osnoise-top-doc-6.x.txt"),
+    )
+    .expect("fixture");
+    let damaged = text.replace("99.36282        8092", "99.36282").replace("290842", "29O842");
+    let o = parse("damaged.txt", &damaged).expect("still parses");
+    assert_eq!(o.cpus.iter().map(|c| c.cpu.0).collect::<Vec<_>>(), [0, 3]);
+    assert_eq!(o.skipped.iter().map(|s| s.0).collect::<Vec<_>>(), [5, 6]);
 }

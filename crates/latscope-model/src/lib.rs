@@ -51,7 +51,9 @@ pub use missing::MissingFeature;
 pub use monitor_snapshot::{CpuMonitor, MonitorSnapshot, NoiseMonitor, ProcessUsage, LATENCY_BUCKETS};
 pub use noise_cause::{CpuNoiseCauses, NoiseCauses};
 pub use record_result::{RecordResult, RecordedCpu};
-pub use rtla_output::{RtlaAnalysis, RtlaBlocking, RtlaCpu, RtlaEntry, RtlaMode, RtlaOutput, RtlaPart, RtlaStats};
+pub use rtla_output::{
+    RtlaAnalysis, RtlaBlocking, RtlaCpu, RtlaEntry, RtlaMode, RtlaNoise, RtlaOutput, RtlaPart, RtlaStats, RtlaTool,
+};
 pub use run_result::{Cause, Observation, RunResult, Source};
 pub use syscall_args::SyscallArgs;
 pub use task_name::TaskName;

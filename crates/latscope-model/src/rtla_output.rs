@@ -1,16 +1,30 @@
 //! [`RtlaOutput`]: what an `rtla timerlat top`/`hist` run printed — per-CPU IRQ, thread and user
-//! latency, histograms, and the auto-analysis of the CPU that hit the stop condition — as data.
+//! latency, histograms, and the auto-analysis of the CPU that hit the stop condition — or an `rtla osnoise
+//! top`/`hist` or `rtla hwnoise` run (per-CPU noise and its sources' counts), as data.
 
 use crate::{CpuId, Nanos, Pid};
 use serde::{Deserialize, Serialize};
+
+/// Which rtla tool printed the output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RtlaTool {
+    /// `rtla timerlat`: timer wakeup latency.
+    #[default]
+    Timerlat,
+    /// `rtla osnoise`: operating system noise seen by a busy loop.
+    Osnoise,
+    /// `rtla hwnoise`: osnoise with interrupts off, so only NMIs and hardware-related noise remain.
+    Hwnoise,
+}
 
 /// Which rtla output the text is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RtlaMode {
-    /// `rtla timerlat top` (one row per CPU).
+    /// `rtla timerlat top` (one row per CPU), `rtla osnoise top`, `rtla hwnoise`.
     Top,
-    /// `rtla timerlat hist` (one column per CPU and context).
+    /// `rtla timerlat hist` (one column per CPU and context), `rtla osnoise hist` (one column per CPU).
     Hist,
     /// Only the auto-analysis (`--aa-only`, or a pasted excerpt).
     AutoAnalysis,
@@ -36,7 +50,7 @@ pub struct RtlaStats {
 }
 
 /// One CPU's rows or columns.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RtlaCpu {
     /// The CPU.
     pub cpu: CpuId,
@@ -49,6 +63,46 @@ pub struct RtlaCpu {
     /// Return to user space latency (`-u`, the `Usr` columns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<RtlaStats>,
+    /// An osnoise or hwnoise top row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<RtlaNoise>,
+    /// The durations of single noise occurrences (`rtla osnoise hist`, the `CPU-N` columns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_hist: Option<RtlaStats>,
+}
+
+/// One CPU's row of `rtla osnoise top` or `rtla hwnoise` (whole microseconds as rtla prints them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RtlaNoise {
+    /// Periods the workload ran.
+    pub periods: u64,
+    /// How long the workload ran.
+    #[serde(rename = "runtime_ns")]
+    pub runtime: Nanos,
+    /// The sum of the noise it saw.
+    #[serde(rename = "noise_ns")]
+    pub noise: Nanos,
+    /// The share of the runtime left to the workload, percent (`% CPU Aval`).
+    pub available_pct: f64,
+    /// The most noise in one period.
+    #[serde(rename = "max_period_noise_ns")]
+    pub max_period_noise: Nanos,
+    /// The longest single noise.
+    #[serde(rename = "max_single_ns")]
+    pub max_single: Nanos,
+    /// Hardware-related noise occurrences: noise with no operating system activity to account for it.
+    pub hw: u64,
+    /// NMI occurrences.
+    pub nmi: u64,
+    /// IRQ occurrences (osnoise, not hwnoise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq: Option<u64>,
+    /// Softirq occurrences (osnoise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub softirq: Option<u64>,
+    /// Thread occurrences (osnoise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<u64>,
 }
 
 /// An interference entry under an auto-analysis line (`local_timer:236  4.93 us`).
@@ -137,6 +191,9 @@ pub struct RtlaBlocking {
 /// Everything read from one rtla output.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RtlaOutput {
+    /// Which tool (absent in JSON written before osnoise was read: timerlat).
+    #[serde(default)]
+    pub tool: RtlaTool,
     /// Which output.
     pub mode: RtlaMode,
     /// The run's duration as printed (`0 00:10:00`), when printed.

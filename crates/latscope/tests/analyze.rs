@@ -273,6 +273,37 @@ fn rtla_outputs_are_analysed() {
     assert_eq!(v["rtla"]["cpus"].as_array().map(Vec::len), Some(23));
 }
 
+/// `rtla osnoise top`, `rtla osnoise hist` and `rtla hwnoise` outputs (kernel docs; #17 item 4, #19 item
+/// 14): the longest single noise is the verdict, with what the output says of its sources and how to find
+/// which one made it.
+#[test]
+fn rtla_osnoise_and_hwnoise_outputs_are_analysed() {
+    let out = latscope(&["analyze", "fixtures/rtla-output/osnoise-top-doc-6.x.txt"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("(rtla osnoise top), 4 CPUs"), "{text}");
+    assert!(
+        text.contains("rtla osnoise measured a longest single noise of 56 us on CPU 0")
+            && text.contains("549 hardware-related, 0 NMI, 53111 IRQ, 1590 softirq, 13 thread")
+            && text.contains("`rtla osnoise top -s 56 -t`"),
+        "{text}"
+    );
+    let (v, code) = json_of(&["analyze", "fixtures/rtla-output/hwnoise-doc-6.x.txt", "--threshold", "3us"]);
+    assert_eq!(code, 2, "4 us is over 3 us");
+    assert_eq!(v["source"]["format"], "rtla hwnoise");
+    assert_eq!(v["verdicts"][0]["magnitude_ns"], 4000);
+    assert_eq!(v["verdicts"][0]["explanation"]["cpu"], 4);
+    assert_eq!(v["rtla"]["tool"], "hwnoise");
+    assert_eq!(v["rtla"]["cpus"][2]["noise"]["nmi"], 75);
+    let out = latscope(&["analyze", "fixtures/rtla-output/osnoise-hist-doc-6.x.txt"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("longest single noise of 50 us on CPU 9 among 55052 single noises")
+            && text.contains("CPU  11: single noise max 50 us"),
+        "{text}"
+    );
+}
+
 /// `--max-memory` (#18 item 2): a trace whose whole-trace analysis needs more memory than allowed is refused
 /// with its size and what to do (exit 1), instead of the out-of-memory killer; within the limit it is
 /// analysed as before.

@@ -1,18 +1,22 @@
-//! rtla's own output — `rtla timerlat top` and `hist` tables and the timerlat auto-analysis — read into
-//! an [`RtlaOutput`], also as people paste it: tabs turned into spaces, no-break spaces from a web page,
-//! a `> ` mail quote, a share `(0.00` wrapped before its `%)`, the idle line glued to the total.
+//! rtla's own output — `rtla timerlat top` and `hist` tables and the timerlat auto-analysis, `rtla osnoise
+//! top` and `hist`, `rtla hwnoise` — read into an [`RtlaOutput`], also as people paste it: tabs turned into
+//! spaces, no-break spaces from a web page, a `> ` mail quote, a share `(0.00` wrapped before its `%)`, the
+//! idle line glued to the total.
 
 use super::{file_error, line_error};
 use crate::DecodeError;
 use latscope_model::{
-    CpuId, Nanos, RtlaAnalysis, RtlaBlocking, RtlaCpu, RtlaEntry, RtlaMode, RtlaOutput, RtlaPart, RtlaStats,
+    CpuId, Nanos, RtlaAnalysis, RtlaBlocking, RtlaCpu, RtlaEntry, RtlaMode, RtlaNoise, RtlaOutput, RtlaPart, RtlaStats,
+    RtlaTool,
 };
 
-/// Whether `text` looks like rtla timerlat output (a table or an auto-analysis).
+/// Whether `text` looks like rtla output (a timerlat table or auto-analysis, an osnoise or hwnoise table).
 pub fn is_rtla(text: &str) -> bool {
     let head: String = text.chars().take(16384).map(|c| if c == '\u{a0}' { ' ' } else { c }).collect();
     head.contains("rtla timerlat hit stop tracing")
         || head.contains("# RTLA timerlat histogram")
+        || head.contains("# RTLA osnoise histogram")
+        || head.lines().any(|l| noise_header(l.trim_start_matches(['>', ' '])).is_some())
         || head.contains("hit stop tracing, analyzing it ##")
         || (head.contains("Timer Latency") && head.contains("CPU COUNT"))
         || head.lines().any(|l| l.trim_start_matches(['>', ' ']).starts_with("IRQ handler delay:"))
@@ -26,6 +30,7 @@ pub fn is_rtla(text: &str) -> bool {
 pub fn parse(file: &str, text: &str) -> Result<RtlaOutput, DecodeError> {
     let lines = normalized(text);
     let mut out = RtlaOutput {
+        tool: RtlaTool::Timerlat,
         mode: RtlaMode::AutoAnalysis,
         duration: None,
         cpus: Vec::new(),
@@ -37,6 +42,8 @@ pub fn parse(file: &str, text: &str) -> Result<RtlaOutput, DecodeError> {
         skipped: Vec::new(),
     };
     let mut top_groups: Vec<String> = Vec::new();
+    // The osnoise/hwnoise top header: whether its rows have the IRQ, softirq and thread columns.
+    let mut noise_columns: Option<bool> = None;
     let mut summary: Vec<(String, Vec<Option<u64>>)> = Vec::new();
     let mut aa = AaState::default();
     for (no, line) in &lines {
@@ -47,6 +54,8 @@ pub fn parse(file: &str, text: &str) -> Result<RtlaOutput, DecodeError> {
         if let Some(d) = t.strip_prefix("# Duration:") {
             out.duration = Some(d.trim().to_string());
             out.mode = RtlaMode::Hist;
+        } else if t == "# RTLA osnoise histogram" {
+            out.tool = RtlaTool::Osnoise;
         } else if t.starts_with('#') && !t.starts_with("##") {
             // `# RTLA timerlat histogram`, `# Time unit is microseconds (us)`, a shell prompt.
         } else if t.contains("Latency (us)") && t.contains('|') {
@@ -54,6 +63,22 @@ pub fn parse(file: &str, text: &str) -> Result<RtlaOutput, DecodeError> {
             out.duration = parts.next().map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
             top_groups = parts.map(|g| g.trim().to_string()).collect();
             out.mode = RtlaMode::Top;
+        } else if t == "Operating System Noise" || t == "Hardware-related Noise" {
+            out.tool = if t.starts_with("Hardware") { RtlaTool::Hwnoise } else { RtlaTool::Osnoise };
+            out.mode = RtlaMode::Top;
+        } else if let Some(d) = t.strip_prefix("duration:").filter(|d| d.contains("time is in us")) {
+            out.duration = d.split('|').next().map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
+        } else if let Some(with_sources) = noise_header(t) {
+            noise_columns = Some(with_sources);
+            out.mode = RtlaMode::Top;
+            if out.tool == RtlaTool::Timerlat {
+                out.tool = if with_sources { RtlaTool::Osnoise } else { RtlaTool::Hwnoise };
+            }
+        } else if let Some(with_sources) = noise_columns.filter(|_| t.contains('#')) {
+            match noise_row(t, with_sources) {
+                Some(c) => out.cpus.push(c),
+                None => out.skipped.push((*no, t.to_string())),
+            }
         } else if t == "Timer Latency" || t.starts_with("CPU COUNT") {
         } else if let Some(rest) = t.strip_prefix("Index") {
             out.columns = rest.split_whitespace().map(str::to_string).collect();
@@ -72,8 +97,9 @@ pub fn parse(file: &str, text: &str) -> Result<RtlaOutput, DecodeError> {
     if out.cpus.is_empty() && out.buckets.is_empty() && out.analyses.is_empty() {
         return Err(file_error(
             file,
-            "no rtla timerlat table (top or hist) or auto-analysis found; expected the output of `rtla timerlat \
-             top` or `rtla timerlat hist`",
+            "no rtla table (timerlat or osnoise top or hist, hwnoise) or timerlat auto-analysis found; expected \
+             the output of `rtla timerlat top`, `rtla timerlat hist`, `rtla osnoise top`, `rtla osnoise hist` or \
+             `rtla hwnoise`",
         ));
     }
     hist_cpus(&mut out, &summary).map_err(|m| line_error(file, lines.last().map_or(1, |l| l.0), m))?;
@@ -108,6 +134,45 @@ fn normalized(text: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// The osnoise/hwnoise top header (`CPU Period Runtime Noise % CPU Aval Max Noise Max Single HW NMI`,
+/// then `IRQ Softirq Thread` for osnoise): whether it has the IRQ, softirq and thread columns.
+fn noise_header(t: &str) -> Option<bool> {
+    let words: Vec<&str> = t.split_whitespace().collect();
+    let base = ["CPU", "Period", "Runtime", "Noise", "%", "CPU", "Aval", "Max", "Noise", "Max", "Single", "HW", "NMI"];
+    if !words.starts_with(&base) {
+        return None;
+    }
+    match &words[base.len()..] {
+        [] => Some(false),
+        ["IRQ", "Softirq", "Thread"] => Some(true),
+        _ => None,
+    }
+}
+
+/// `  0 #59  53100000  304896  99.42580  6978  56  549  0  53111  1590  13` → the CPU's noise row.
+fn noise_row(t: &str, with_sources: bool) -> Option<RtlaCpu> {
+    let w: Vec<&str> = t.split_whitespace().collect();
+    if w.len() != if with_sources { 12 } else { 9 } {
+        return None;
+    }
+    let n = |i: usize| w[i].parse::<u64>().ok();
+    let us = |i: usize| n(i).map(Nanos::from_us);
+    let noise = RtlaNoise {
+        periods: w[1].strip_prefix('#')?.parse().ok()?,
+        runtime: us(2)?,
+        noise: us(3)?,
+        available_pct: w[4].parse().ok().filter(|p: &f64| (0.0..=100.0).contains(p))?,
+        max_period_noise: us(5)?,
+        max_single: us(6)?,
+        hw: n(7)?,
+        nmi: n(8)?,
+        irq: if with_sources { Some(n(9)?) } else { None },
+        softirq: if with_sources { Some(n(10)?) } else { None },
+        thread: if with_sources { Some(n(11)?) } else { None },
+    };
+    Some(RtlaCpu { cpu: CpuId(w[0].parse().ok()?), noise: Some(noise), ..RtlaCpu::default() })
+}
+
 /// `  1 #12322     |        0         0         1        15 |       10 …` → the CPU's stats.
 fn top_row(t: &str, groups: &[String]) -> Option<RtlaCpu> {
     let mut segs = t.split('|');
@@ -129,7 +194,7 @@ fn top_row(t: &str, groups: &[String]) -> Option<RtlaCpu> {
             Some(Context::Irq) => c.irq = Some(s),
             Some(Context::Thread) => c.thread = Some(s),
             Some(Context::User) => c.user = Some(s),
-            None => {}
+            Some(Context::Noise) | None => {}
         }
     }
     Some(c)
@@ -139,6 +204,8 @@ enum Context {
     Irq,
     Thread,
     User,
+    /// osnoise hist's `CPU-N` columns: single noise durations.
+    Noise,
 }
 
 fn context(name: &str) -> Option<Context> {
@@ -149,6 +216,8 @@ fn context(name: &str) -> Option<Context> {
         Some(Context::Thread)
     } else if n.starts_with("usr") || n.starts_with("ret user") || n.starts_with("user") {
         Some(Context::User)
+    } else if n == "cpu" {
+        Some(Context::Noise)
     } else {
         None
     }
@@ -205,7 +274,8 @@ fn hist_cpus(out: &mut RtlaOutput, summary: &[(String, Vec<Option<u64>>)]) -> Re
             Some(Context::Irq) => cpus[at].irq = Some(s),
             Some(Context::Thread) => cpus[at].thread = Some(s),
             Some(Context::User) => cpus[at].user = Some(s),
-            None => return Err(format!("histogram column '{col}': '{ctx}' is not IRQ, Thr or Usr")),
+            Some(Context::Noise) => cpus[at].noise_hist = Some(s),
+            None => return Err(format!("histogram column '{col}': '{ctx}' is not IRQ, Thr, Usr or CPU")),
         }
     }
     cpus.sort_by_key(|c| c.cpu);

@@ -476,7 +476,10 @@ mod tests {
         assert!(s.contains("not seen"), "{s}");
         let v = RtThrottling { detected: true, matched_gaps: 1, in_longer_gaps: 1, ..v };
         let s = throttling_sentence(2, &v).expect("sentence");
-        assert!(s.contains("RT throttling: 1 gap of about ") && s.contains(", and 1 more at the end of a longer gap,"), "{s}");
+        assert!(
+            s.contains("RT throttling: 1 gap of about ") && s.contains(", and 1 more at the end of a longer gap,"),
+            "{s}"
+        );
         assert!(throttling_sentence(2, &RtThrottling::default()).is_none());
     }
 }

@@ -1,9 +1,10 @@
-//! rtla timerlat output in `latscope analyze` text: what the table says per CPU, and the sentence of an
-//! auto-analysis verdict (the latency, its largest part with the culprit, the other parts).
+//! rtla output in `latscope analyze` text: what the table says per CPU (timerlat latencies, osnoise and
+//! hwnoise noise with its sources' counts), and the sentence of a verdict (an auto-analysis: the latency,
+//! its largest part with the culprit, the other parts; a table: its worst and what it does not say).
 
 use super::explain;
 use crate::human::human;
-use latscope_model::{CauseKind, Explanation, Nanos, RtlaOutput, RtlaStats};
+use latscope_model::{CauseKind, CpuId, Explanation, Nanos, RtlaNoise, RtlaOutput, RtlaStats, RtlaTool};
 use std::io::{self, Write};
 
 fn stats(s: &Option<RtlaStats>) -> String {
@@ -27,6 +28,14 @@ pub fn write_table(out: &mut dyn Write, r: &RtlaOutput) -> io::Result<()> {
         r.duration.as_deref().map(|d| format!(", run {d}")).unwrap_or_default()
     )?;
     for c in &r.cpus {
+        if let Some(n) = &c.noise {
+            writeln!(out, "  CPU {:>3}: {}", c.cpu.0, noise_row(n))?;
+            continue;
+        }
+        if c.noise_hist.is_some() {
+            writeln!(out, "  CPU {:>3}: single noise {}", c.cpu.0, stats(&c.noise_hist))?;
+            continue;
+        }
         write!(out, "  CPU {:>3}: IRQ {}; thread {}", c.cpu.0, stats(&c.irq), stats(&c.thread))?;
         if c.user.is_some() {
             write!(out, "; user {}", stats(&c.user))?;
@@ -37,6 +46,72 @@ pub fn write_table(out: &mut dyn Write, r: &RtlaOutput) -> io::Result<()> {
         writeln!(out, "  Max timer IRQ latency from idle: {} on CPU {}", human(ns), cpu.0)?;
     }
     writeln!(out)
+}
+
+/// An osnoise/hwnoise row: the noise, the share left, the worst period and single noise, the counts.
+fn noise_row(n: &RtlaNoise) -> String {
+    format!(
+        "noise {} in {} ({:.5} % available), at most {} in a period, longest single {}; {}",
+        human(n.noise),
+        human(n.runtime),
+        n.available_pct,
+        human(n.max_period_noise),
+        human(n.max_single),
+        sources(n)
+    )
+}
+
+/// The counts of each noise source rtla printed.
+fn sources(n: &RtlaNoise) -> String {
+    let mut s = vec![format!("{} hardware-related", n.hw), format!("{} NMI", n.nmi)];
+    for (v, name) in [(n.irq, "IRQ"), (n.softirq, "softirq"), (n.thread, "thread")] {
+        if let Some(v) = v {
+            s.push(format!("{v} {name}"));
+        }
+    }
+    s.join(", ")
+}
+
+/// The sentence on the longest single noise of an osnoise or hwnoise output, on `cpu`.
+fn noise_sentence(r: &RtlaOutput, cpu: Option<CpuId>, total: Nanos) -> String {
+    let on = cpu.map_or_else(|| "a CPU".to_string(), |c| format!("CPU {}", c.0));
+    let row = r.cpus.iter().find(|c| Some(c.cpu) == cpu);
+    let tool = if r.tool == RtlaTool::Hwnoise { "rtla hwnoise" } else { "rtla osnoise" };
+    let mut s = format!("{tool} measured a longest single noise of {} on {on}", human(total));
+    match row.and_then(|c| c.noise.as_ref()) {
+        Some(n) => {
+            s.push_str(&format!(
+                " ({:.5} % of the CPU left to the workload in {} periods, at most {} of noise in one); its \
+                 occurrences over the run: {}",
+                n.available_pct,
+                n.periods,
+                human(n.max_period_noise),
+                sources(n)
+            ));
+            if n.hw > 0 {
+                s.push_str(
+                    ". Hardware-related noise is noise that no operating system activity accounts for (firmware: \
+                     an SMI; an SMT sibling; a hypervisor running something else)",
+                );
+            }
+        }
+        None => {
+            if let Some(h) = row.and_then(|c| c.noise_hist) {
+                s.push_str(&format!(" among {} single noises (a histogram holds no count by source)", h.count));
+            }
+        }
+    }
+    if r.tool == RtlaTool::Hwnoise {
+        s.push_str(". hwnoise runs with interrupts off, so only hardware-related noise and NMIs remain.");
+    } else {
+        s.push_str(&format!(
+            ". The output does not say which source made the longest noise: `rtla osnoise top -s {} -t` stops \
+             and saves the trace when a single noise reaches that many microseconds, or `latscope noise --trace` \
+             names what ran in each gap.",
+            total.0.div_ceil(1000).max(1)
+        ));
+    }
+    s
 }
 
 fn share(e: &Explanation) -> String {
@@ -82,6 +157,9 @@ pub fn sentence(r: Option<&RtlaOutput>, total: Nanos, e: &Explanation) -> String
         None => String::new(),
     };
     match e.cause {
+        CauseKind::NotTraced if r.is_some_and(|r| r.tool != RtlaTool::Timerlat) => {
+            noise_sentence(r.expect("checked"), e.cpu, total)
+        }
         CauseKind::NotTraced => format!(
             "rtla measured {} on {cpu}{}; without its auto-analysis (`rtla timerlat -a US`, or -T with -t) the \
              output does not say why.",
