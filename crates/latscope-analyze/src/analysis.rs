@@ -96,6 +96,8 @@ pub struct Analysis {
     /// Priority inheritance (`sched_pi_setprio`): the tasks boosted because a higher-priority task waited
     /// on a lock they held.
     pub pi: crate::pi_boost::PiReport,
+    /// Kernel lock contention (`lock:contention_begin`/`end`): the locks waited for and the longest waits.
+    pub locks: crate::lock_contention::LockReport,
     /// Function-graph trees, when the trace has them.
     pub funcgraph: Option<FuncGraphReport>,
     /// `--diff NORMAL ABNORMAL`: the aligned trees.
@@ -162,6 +164,7 @@ struct EventPasses {
     storms: Vec<TickStorm>,
     trees: Vec<CallNode>,
     pi: crate::pi_boost::PiReport,
+    locks: crate::lock_contention::LockReport,
     threads: crate::latscope_threads::LatscopeThreads,
 }
 
@@ -174,6 +177,7 @@ impl EventPasses {
             storms: tick_storms(events),
             trees: funcgraph::call_trees(events),
             pi: crate::pi_boost::pi_boosts(events),
+            locks: crate::lock_contention::lock_contention(events),
             threads: crate::latscope_threads::LatscopeThreads::named_in(events),
         }
     }
@@ -196,7 +200,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
     let ctx = WakeupContext { remedy: opts.remedy.clone(), ..WakeupContext::new(events, &timeline, &expiries) };
     let (passes, mut wakeups) =
         parallel::both(|| EventPasses::run(name, trace), || wakeup::decompose_wakeups_in(&ctx, &opts.selection, &gaps));
-    let EventPasses { source, reported, storms, trees, pi, threads } = passes;
+    let EventPasses { source, reported, storms, trees, pi, locks, threads } = passes;
     let anchor_at = reported::anchor(&reported);
     let anchor = anchor_at.and_then(|a| reported.iter().position(|r| r == a));
     // The wakeup the trace's own statement is about leads, whatever its size among the others.
@@ -242,6 +246,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         anchored_wakeup,
         tick_storms: storms,
         pi,
+        locks,
         funcgraph,
         diff: None,
         irq_stats,

@@ -14,6 +14,7 @@ pub mod irq_stats;
 pub mod irqsoff;
 pub mod latency_report;
 pub mod latscope_threads;
+pub mod lock_contention;
 pub mod monitor_stats;
 pub mod noise;
 pub mod noise_attribution;

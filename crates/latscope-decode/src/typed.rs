@@ -227,6 +227,16 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
             oldprio: f.int("oldprio")? as i32,
             newprio: f.int("newprio")? as i32,
         },
+        "contention_begin" if sys.is_empty() || sys == "lock" => EventKind::LockContentionBegin {
+            lock: f.ptr("lock_addr")?,
+            flags: match f.text("flags_names") {
+                Some(names) => latscope_model::event::lock_flags::parse(&names)?,
+                None => f.int("flags")? as u32,
+            },
+        },
+        "contention_end" if sys.is_empty() || sys == "lock" => {
+            EventKind::LockContentionEnd { lock: f.ptr("lock_addr")?, ret: f.int("ret")? as i32 }
+        }
         "irq_disable" | "irq_enable" | "preempt_disable" | "preempt_enable"
             if sys.is_empty() || sys == "preemptirq" =>
         {

@@ -66,6 +66,8 @@ const FACTS: &[(&str, u32, usize, u64, u64)] = &[
     ("local-6.18-x86_64-sched_irq_timer-v7.dat", 7, 3242, 3173638928950, 3174492483397),
     ("local-6.18-x86_64-sched_syscalls-v7-zstd.dat", 7, 4851, 3174726915101, 3175798845676),
     ("local-6.18-x86_64-printk-stacks-v6.dat", 6, 41241, 8040930705564, 8043993910043),
+    // lock:contention_* and irq:* (trace-cmd report 3.1.6: the same 15947 events, 48109.144047 to 48110.292138).
+    ("local-6.18-x86_64-lock-contention-zstd-v7.dat", 7, 15947, 48109144046663, 48110292137823),
     // x86-tsc cycles (2.6 GHz), as trace-cmd report prints them too.
     ("local-6.18-x86_64-x86-tsc-clock-extract-v7.dat", 7, 2890, 67818115550561, 67818496593118),
     ("rpi-4.14.62-armv7-sched_switch-v6.dat", 6, 4427, 852655067718354, 852673659139713),

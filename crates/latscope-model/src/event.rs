@@ -166,6 +166,12 @@ pub enum EventKind {
     /// `sched:sched_pi_setprio`: priority inheritance changed `pid`'s priority (kernel prio numbers: a
     /// boost lowers the number to a waiter's, the end of the boost raises it back).
     SchedPiSetprio { comm: TaskName, pid: Pid, oldprio: i32, newprio: i32 },
+    /// `lock:contention_begin`: the current task (or interrupt) starts waiting for a contended kernel lock
+    /// at `lock`; `flags` are the kernel's `LCB_F_*` bits ([`lock_flags`]: spin, read, write, rt, percpu,
+    /// mutex).
+    LockContentionBegin { lock: u64, flags: u32 },
+    /// `lock:contention_end`: it got the lock at `lock` (`ret` 0) or gave up (a signal, a timeout).
+    LockContentionEnd { lock: u64, ret: i32 },
     /// `preemptirq:*` with the caller and its parent (`console_unlock+0xc0/0x510`).
     Preemptirq { toggle: Toggle, caller: Text, parent: Text },
     /// `nmi:nmi_handler`
@@ -233,6 +239,8 @@ impl EventKind {
             .into(),
             EventKind::SchedMigrate { .. } => "sched_migrate_task".into(),
             EventKind::SchedPiSetprio { .. } => "sched_pi_setprio".into(),
+            EventKind::LockContentionBegin { .. } => "contention_begin".into(),
+            EventKind::LockContentionEnd { .. } => "contention_end".into(),
             EventKind::Preemptirq { toggle, .. } => match toggle {
                 Toggle::IrqDisable => "irq_disable",
                 Toggle::IrqEnable => "irq_enable",
@@ -285,4 +293,41 @@ pub const SOFTIRQ_NAMES: [&str; 10] =
 /// The name of softirq vector `vec`, or `"?"` beyond the known ten.
 pub fn softirq_name(vec: u32) -> &'static str {
     SOFTIRQ_NAMES.get(vec as usize).copied().unwrap_or("?")
+}
+
+/// The kernel's `LCB_F_*` lock-contention flags (include/trace/events/lock.h), as `lock:contention_begin`
+/// prints them.
+pub mod lock_flags {
+    /// A spinning lock (spinlock, rwlock).
+    pub const SPIN: u32 = 1 << 0;
+    /// Taken for reading.
+    pub const READ: u32 = 1 << 1;
+    /// Taken for writing.
+    pub const WRITE: u32 = 1 << 2;
+    /// An rt_mutex (every spinlock_t and mutex on PREEMPT_RT).
+    pub const RT: u32 = 1 << 3;
+    /// A per-CPU rw-semaphore.
+    pub const PERCPU: u32 = 1 << 4;
+    /// A mutex.
+    pub const MUTEX: u32 = 1 << 5;
+    /// Each flag with the name the kernel prints.
+    pub const NAMES: [(u32, &str); 6] =
+        [(SPIN, "SPIN"), (READ, "READ"), (WRITE, "WRITE"), (RT, "RT"), (PERCPU, "PERCPU"), (MUTEX, "MUTEX")];
+
+    /// `SPIN|WRITE` → the bits; `None` when a name is unknown.
+    pub fn parse(text: &str) -> Option<u32> {
+        text.split('|')
+            .filter(|n| !n.is_empty())
+            .try_fold(0, |bits, n| NAMES.iter().find(|(_, name)| *name == n.trim()).map(|(b, _)| bits | b))
+    }
+
+    /// The bits as the kernel prints them (`SPIN|WRITE`); unknown bits in hex.
+    pub fn names(bits: u32) -> String {
+        let mut out: Vec<String> = NAMES.iter().filter(|(b, _)| bits & b != 0).map(|(_, n)| n.to_string()).collect();
+        let known = NAMES.iter().fold(0, |a, (b, _)| a | b);
+        if bits & !known != 0 {
+            out.push(format!("{:#x}", bits & !known));
+        }
+        out.join("|")
+    }
 }

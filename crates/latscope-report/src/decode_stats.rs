@@ -218,6 +218,8 @@ fn static_name(k: &EventKind) -> Option<&'static str> {
         },
         EventKind::SchedMigrate { .. } => "sched_migrate_task",
         EventKind::SchedPiSetprio { .. } => "sched_pi_setprio",
+        EventKind::LockContentionBegin { .. } => "contention_begin",
+        EventKind::LockContentionEnd { .. } => "contention_end",
         EventKind::Preemptirq { toggle, .. } => match toggle {
             Toggle::IrqDisable => "irq_disable",
             Toggle::IrqEnable => "irq_enable",

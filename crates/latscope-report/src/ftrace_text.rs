@@ -109,6 +109,10 @@ pub fn body(k: &EventKind) -> String {
         EventKind::SchedPiSetprio { comm, pid, oldprio, newprio } => {
             write!(s, "{name}: comm={comm} pid={pid} oldprio={oldprio} newprio={newprio}")
         }
+        EventKind::LockContentionBegin { lock, flags } => {
+            write!(s, "{name}: {lock:016x} (flags={})", latscope_model::event::lock_flags::names(*flags))
+        }
+        EventKind::LockContentionEnd { lock, ret } => write!(s, "{name}: {lock:016x} (ret={ret})"),
         EventKind::Preemptirq { caller, parent, .. } => write!(s, "{name}: caller={caller} parent={parent}"),
         EventKind::NmiHandler { handler, delta, handled } => {
             write!(s, "{name}: {handler}() delta_ns: {} handled: {handled}", delta.0)

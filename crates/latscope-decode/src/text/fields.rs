@@ -187,6 +187,7 @@ pub fn parse_body<'a>(name: &str, body: &'a str, f: &mut TextFields<'a>) {
         "sys_exit" if body.starts_with("NR ") => sys_exit(body, f),
         "workqueue_execute_start" | "workqueue_execute_end" if body.starts_with("work struct ") => workqueue(body, f),
         "nmi_handler" if body.contains("delta_ns:") => nmi(body, f),
+        "contention_begin" | "contention_end" if !body.contains("lock_addr=") => contention(body, f),
         "timerlat_sample" => timerlat(body, f),
         "thread_noise" | "irq_noise" | "softirq_noise" | "nmi_noise" | "sample_threshold" => noise(name, body, f),
         "print" | "tracing_mark_write" | "bprint" | "bputs" | "tracing_mark" => {
@@ -281,6 +282,20 @@ fn nmi<'a>(body: &'a str, f: &mut TextFields<'a>) -> bool {
             "handled:" => f.push("handled", Val::S(v)),
             _ => {}
         }
+    }
+    true
+}
+
+/// `00000000cf07f6fd (flags=SPIN|WRITE)` or `00000000cf07f6fd (ret=0)`: the lock's (hashed) address, and
+/// the flags by name (`flags_names`) or the result.
+fn contention<'a>(body: &'a str, f: &mut TextFields<'a>) -> bool {
+    let Some((addr, rest)) = body.split_once(' ') else { return false };
+    let Some(inner) = rest.trim().strip_prefix('(').and_then(|r| r.strip_suffix(')')) else { return false };
+    f.push("lock_addr", Val::S(addr));
+    match inner.split_once('=') {
+        Some(("flags", v)) => f.push("flags_names", Val::S(v)),
+        Some(("ret", v)) => f.push("ret", Val::S(v)),
+        _ => return false,
     }
     true
 }
@@ -426,6 +441,23 @@ mod tests {
         assert_eq!(
             kind("tracing_mark_write", "B|13580|draw "),
             EventKind::Print { ip: None, text: "B|13580|draw".into() }
+        );
+        // The kernel's own text (6.18, hashed %p) and trace-cmd report's (0x, the raw address).
+        assert_eq!(
+            kind("contention_begin", "00000000cf07f6fd (flags=SPIN)"),
+            EventKind::LockContentionBegin { lock: 0xcf07f6fd, flags: 1 }
+        );
+        assert_eq!(
+            kind("contention_begin", "0xffff8882aa00a950 (flags=WRITE)"),
+            EventKind::LockContentionBegin { lock: 0xffff_8882_aa00_a950, flags: 4 }
+        );
+        assert_eq!(
+            kind("contention_end", "00000000cf07f6fd (ret=0)"),
+            EventKind::LockContentionEnd { lock: 0xcf07f6fd, ret: 0 }
+        );
+        assert_eq!(
+            kind("contention_begin", "00000000cf07f6fd (flags=SPIN|MUTEX|RT)"),
+            EventKind::LockContentionBegin { lock: 0xcf07f6fd, flags: 0b101001 }
         );
     }
 }

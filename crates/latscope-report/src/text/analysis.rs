@@ -189,6 +189,7 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         }
         writeln!(out)?;
     }
+    write_locks(out, &a.locks)?;
     if let Some(t) = &a.throttling {
         writeln!(
             out,
@@ -374,4 +375,86 @@ fn prio_words(prio: i32) -> String {
     } else {
         format!("normal (prio {prio})")
     }
+}
+
+/// The lock-contention section: the longest single waits, then the most waited-for locks.
+fn write_locks(out: &mut dyn Write, r: &latscope_analyze::lock_contention::LockReport) -> io::Result<()> {
+    use latscope_analyze::lock_contention::WaitContext;
+    if r.longest.is_empty() {
+        return Ok(());
+    }
+    let context = |c: WaitContext| match c {
+        WaitContext::Task => "",
+        WaitContext::Softirq => " in a softirq",
+        WaitContext::Hardirq => " in a hard interrupt (its CPU ran nothing else meanwhile)",
+        WaitContext::Nmi => " in an NMI",
+    };
+    writeln!(
+        out,
+        "Lock contention: {} on {}{}; the longest waits:",
+        crate::human::counted(r.events, "contention event", "contention events"),
+        crate::human::counted(r.locks.len() as u64, "lock", "locks"),
+        if r.unmatched > 0 {
+            format!(" ({} without their begin or end in the trace)", r.unmatched)
+        } else {
+            String::new()
+        }
+    )?;
+    for w in r.longest.iter().take(5) {
+        writeln!(
+            out,
+            "  {}:{} on CPU {} waited {} for {} {:#x}{}{} at {:.6} s",
+            w.task.comm,
+            w.task.pid,
+            w.cpu.0,
+            human(w.duration),
+            lock_words(&w.kind),
+            w.lock,
+            context(w.context),
+            if w.acquired { "" } else { ", and gave up" },
+            w.start.0 as f64 / 1e9
+        )?;
+    }
+    for l in r.locks.iter().take(5) {
+        writeln!(
+            out,
+            "  {} {:#x}: {} waited, {} in all{}",
+            lock_words(&l.kind),
+            l.lock,
+            crate::human::counted(l.waits, "time", "times"),
+            human(l.total),
+            if l.in_interrupt > 0 { format!(", {} of them in interrupts", l.in_interrupt) } else { String::new() }
+        )?;
+    }
+    writeln!(out)
+}
+
+/// The kind of lock in words from the kernel's flags (`SPIN|WRITE` → "rwlock (write)").
+fn lock_words(kind: &str) -> String {
+    let has = |f: &str| kind.split('|').any(|k| k == f);
+    let mode = if has("READ") {
+        " (read)"
+    } else if has("WRITE") {
+        " (write)"
+    } else {
+        ""
+    };
+    let what = if has("RT") {
+        "rt_mutex"
+    } else if has("MUTEX") {
+        "mutex"
+    } else if has("PERCPU") {
+        "per-CPU rw-semaphore"
+    } else if has("SPIN") {
+        if mode.is_empty() {
+            "spinlock"
+        } else {
+            "rwlock"
+        }
+    } else if !mode.is_empty() {
+        "rw-semaphore"
+    } else {
+        "lock"
+    };
+    format!("{what}{mode}")
 }

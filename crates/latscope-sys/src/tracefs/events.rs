@@ -81,10 +81,11 @@ const X86_VECTORS: &str =
     "x86 only (CONFIG_X86_LOCAL_APIC); elsewhere the timer interrupt shows as irq/irq_handler_entry";
 const X86_NMI: &str = "x86 only (arch/x86 nmi tracepoint); NMIs are not traced on this architecture";
 const SYSCALLS: &str = "CONFIG_FTRACE_SYSCALLS=y";
+const LOCK: &str = "Linux 5.19 or later (the lock:contention_begin/end tracepoints)";
 const LISTED: &str = "a kernel with this tracepoint (see /sys/kernel/tracing/available_events for what exists)";
 
 /// The default latency event set: interrupts, IRQ vectors, hrtimers, scheduler switches and wakeups,
-/// NMIs, and `clock_nanosleep` entry/exit. Wakeups are filtered to the measured CPUs when `cpus` is given.
+/// priority inheritance, kernel lock contention, NMIs, and `clock_nanosleep` entry/exit. Wakeups are filtered to the measured CPUs when `cpus` is given.
 /// The `clock_nanosleep` pair is `syscalls/*` here; [`resolve`] falls back to filtered `raw_syscalls`.
 pub fn default_events(cpus: Option<&CpuList>) -> Vec<EventSpec> {
     let mut v = Vec::new();
@@ -121,6 +122,10 @@ pub fn default_events(cpus: Option<&CpuList>) -> Vec<EventSpec> {
     // Priority inheritance: a task boosted by a higher-priority waiter on an rt_mutex it holds (on
     // PREEMPT_RT every spinlock_t is one). Rare outside RT kernels, so it costs nothing there.
     v.push(EventSpec::new("sched", "sched_pi_setprio", CORE));
+    // Kernel lock contention: which lock a task or an interrupt waited for, and how long. Fires only when
+    // a lock is contended (32 pairs in 5 s here under a two-core build).
+    v.push(EventSpec::new("lock", "contention_begin", LOCK));
+    v.push(EventSpec::new("lock", "contention_end", LOCK));
     v.push(EventSpec::new("nmi", "nmi_handler", X86_NMI));
     v.push(EventSpec::new("syscalls", "sys_enter_clock_nanosleep", SYSCALLS));
     v.push(EventSpec::new("syscalls", "sys_exit_clock_nanosleep", SYSCALLS));
