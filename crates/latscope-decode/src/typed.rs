@@ -266,20 +266,24 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
             ip: f.func("ip"),
             text: f.text("buf").or_else(|| f.text("str")).or_else(|| f.text("text"))?,
         },
-        "timerlat_sample" => EventKind::Timerlat {
-            context: match f.int("context") {
-                Some(0) => TimerlatContext::Irq,
-                Some(2) => TimerlatContext::User,
-                Some(_) => TimerlatContext::Thread,
-                None => match f.text("context").as_deref() {
-                    Some("irq") => TimerlatContext::Irq,
-                    Some("user-ret") | Some("user") => TimerlatContext::User,
-                    _ => TimerlatContext::Thread,
+        // `osnoise:timerlat_sample` (a tracepoint on some kernels) or the timerlat tracer's own record,
+        // `ftrace:timerlat` (6.1: `seq:%u context:%d timer_latency:%llu`), read from raw pages.
+        "timerlat_sample" | "timerlat" if name == "timerlat_sample" || sys.is_empty() || sys == "ftrace" => {
+            EventKind::Timerlat {
+                context: match f.int("context") {
+                    Some(0) => TimerlatContext::Irq,
+                    Some(2) => TimerlatContext::User,
+                    Some(_) => TimerlatContext::Thread,
+                    None => match f.text("context").as_deref() {
+                        Some("irq") => TimerlatContext::Irq,
+                        Some("user-ret") | Some("user") => TimerlatContext::User,
+                        _ => TimerlatContext::Thread,
+                    },
                 },
-            },
-            seqnum: f.int("seqnum")? as u64,
-            latency: nanos(f.int("timer_latency")?),
-        },
+                seqnum: f.int("seqnum")? as u64,
+                latency: nanos(f.int("timer_latency")?),
+            }
+        }
         "thread_noise" | "irq_noise" | "softirq_noise" | "nmi_noise" | "sample_threshold" => {
             let (kind, label) = match name {
                 "thread_noise" => (OsnoiseKind::Thread, f.text("comm")),

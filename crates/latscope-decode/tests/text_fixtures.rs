@@ -59,6 +59,7 @@ const TABLE: &[(&str, usize, u64, u64, Format, usize)] = &[
         0,
     ),
     ("events/snapshot-sched_switch-3.x-doc.txt", 3, 2440603828000, 2440707230000, Format::FtraceText, 0),
+    ("events/timerlat-instance-6.1-rt-qemu.txt", 32, 6966399000, 7032857000, Format::FtraceText, 0),
     ("events/timerlat-osnoise-events-7col-flags-doc.txt", 5, 548771078000, 548771104000, Format::FtraceText, 0),
     ("events/timerlat-print_stack-7col-flags-doc.txt", 7, 200201948000, 200203446000, Format::FtraceText, 0),
     ("events/trace_pipe-irq-softirq-3.x-doc.txt", 12, 138732674000, 138733283000, Format::FtraceText, 0),

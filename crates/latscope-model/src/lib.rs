@@ -58,6 +58,8 @@ pub use run_result::{Cause, Observation, RunResult, Source};
 pub use syscall_args::SyscallArgs;
 pub use task_name::TaskName;
 pub use time::{parse_duration, DurationError, Nanos};
-pub use timer_result::{CpuTimer, ImportedSetup, StopReason, TimerOptions, TimerResult, TimerStats, WakeupSample};
+pub use timer_result::{
+    CpuTimer, ImportedSetup, IrqLatency, StopReason, TimerBackend, TimerOptions, TimerResult, TimerStats, WakeupSample,
+};
 pub use traced_wakeup::{SampleMatch, TimerTrace, TracedWakeup};
 pub use window::{WindowAccum, WindowRow};

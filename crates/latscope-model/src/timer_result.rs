@@ -26,6 +26,31 @@ pub struct TimerOptions {
     pub stop_on_threshold: bool,
     /// Window length of the per-window rows, if asked for.
     pub window_ns: Option<u64>,
+    /// What measured: latscope's own threads or the kernel's timerlat tracer.
+    #[serde(default)]
+    pub backend: TimerBackend,
+}
+
+/// What measured the wakeup latencies of a timer run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerBackend {
+    /// latscope's measuring threads (cyclictest's method): the latency a user-space thread sees.
+    #[default]
+    User,
+    /// The kernel's timerlat tracer (`timerlat/N` kernel threads, as rtla timerlat): the thread latency,
+    /// with the timer IRQ's latency beside it ([`TimerResult::irq`]).
+    Timerlat,
+}
+
+/// The timer interrupt's own latency per CPU (timerlat's IRQ context): how late the hrtimer's interrupt
+/// ran, before the thread woke. The thread latency stays the headline ([`TimerResult::cpus`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IrqLatency {
+    /// Per CPU, in the order of [`TimerResult::cpus`]; `worst` holds the worst interrupts.
+    pub cpus: Vec<CpuTimer>,
+    /// All CPUs merged.
+    pub all: TimerStats,
 }
 
 /// How an imported run (cyclictest's histogram file or JSON) was set up, as far as its file says: `None`
@@ -174,6 +199,9 @@ pub struct TimerResult {
     /// What an imported result's file said about its setup (`None` for latscope's own runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<ImportedSetup>,
+    /// The timer IRQ's latency, measured by the timerlat backend beside the thread latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq: Option<IrqLatency>,
 }
 
 impl TimerResult {
@@ -192,6 +220,7 @@ impl TimerResult {
             findings: Vec::new(),
             trace: None,
             imported: None,
+            irq: None,
         }
     }
 

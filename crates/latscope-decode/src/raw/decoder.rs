@@ -562,6 +562,46 @@ mod tests {
         assert_eq!(dec.unknown_ids().get(&9), Some(&4));
     }
 
+    /// `events/ftrace/timerlat/format` as Debian's 6.1.0-56-rt-amd64 shows it (recorded in the qemu guest of
+    /// `scripts/kernel-vm.sh`): the timerlat tracer's own record, with the RT kernel's lazy count.
+    const TIMERLAT_6_1_RT: &str = "name: timerlat\nID: 17\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\
+\tfield:unsigned char common_preempt_lazy_count;\toffset:8;\tsize:1;\tsigned:0;\n\n\
+\tfield:unsigned int seqnum;\toffset:12;\tsize:4;\tsigned:0;\n\
+\tfield:int context;\toffset:16;\tsize:4;\tsigned:1;\n\
+\tfield:u64 timer_latency;\toffset:24;\tsize:8;\tsigned:0;\n\n\
+print fmt: \"seq:%u\\tcontext:%d\\ttimer_latency:%llu\\n\", REC->seqnum, REC->context, REC->timer_latency\n";
+
+    #[test]
+    fn decodes_the_timerlat_tracers_records() {
+        let mut dec = RawDecoder::new(HEADER_PAGE, false).expect("decoder");
+        dec.add_format("ftrace", TIMERLAT_6_1_RT).expect("format");
+        let record = |context: i32, seq: u32, latency: u64| {
+            let mut r = vec![17, 0, 0x01, 0x01, 135, 0, 0, 0, 0, 0, 0, 0];
+            r.extend_from_slice(&seq.to_le_bytes());
+            r.extend_from_slice(&context.to_le_bytes());
+            r.extend_from_slice(&[0; 4]);
+            r.extend_from_slice(&latency.to_le_bytes());
+            r
+        };
+        let page =
+            PageBuilder::new(1_000).data(10, &record(0, 2, 8_783_880)).data(5, &record(1, 2, 9_008_940)).finish(None);
+        let mut got = Vec::new();
+        dec.decode_page(CpuId(1), &page, &mut |e| got.push(e));
+        let kinds: Vec<&EventKind> = got.iter().map(|e| &e.kind).collect();
+        use latscope_model::event::TimerlatContext;
+        assert_eq!(
+            kinds,
+            [
+                &EventKind::Timerlat { context: TimerlatContext::Irq, seqnum: 2, latency: Nanos(8_783_880) },
+                &EventKind::Timerlat { context: TimerlatContext::Thread, seqnum: 2, latency: Nanos(9_008_940) },
+            ]
+        );
+    }
+
     #[test]
     fn decodes_a_page_into_events() {
         let mut dec = RawDecoder::new(HEADER_PAGE, false).expect("decoder");

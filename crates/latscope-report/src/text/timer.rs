@@ -2,7 +2,7 @@
 //! window rows (seed 003 style), a histogram with log-scaled bars so single outliers stay visible (seed 004),
 //! the worst wakeups with their absolute times, and the threshold verdict.
 
-use latscope_model::{Bucket, Nanos, StopReason, TimerResult, TimerStats};
+use latscope_model::{Bucket, CpuTimer, Nanos, StopReason, TimerBackend, TimerResult, TimerStats};
 use std::io::{self, Write};
 
 /// Width of the longest histogram bar, characters.
@@ -55,6 +55,12 @@ fn write_header(out: &mut dyn Write, r: &TimerResult) -> io::Result<()> {
     };
     match &r.imported {
         Some(i) => write!(out, "{} (imported): CPU {} {interval}, {policy}, {ran}", i.tool, o.cpus)?,
+        None if o.backend == TimerBackend::Timerlat => write!(
+            out,
+            "latscope timer (the kernel's timerlat tracer): CPU {} {interval}, timerlat threads at {policy}, {ran} \
+             ({ended})",
+            o.cpus
+        )?,
         None => write!(out, "latscope timer: CPU {} {interval}, {policy}, {ran} ({ended})", o.cpus)?,
     }
     if let Some(t) = o.threshold_ns {
@@ -78,6 +84,14 @@ fn write_header(out: &mut dyn Write, r: &TimerResult) -> io::Result<()> {
 }
 
 fn write_table(out: &mut dyn Write, r: &TimerResult) -> io::Result<()> {
+    let Some(irq) = &r.irq else { return write_stats(out, r, &r.cpus, &r.all) };
+    writeln!(out, "Thread latency (timerlat's thread context, as latscope's own threads measure it):")?;
+    write_stats(out, r, &r.cpus, &r.all)?;
+    writeln!(out, "Timer IRQ latency (timerlat's IRQ context: how late the timer interrupt ran):")?;
+    write_stats(out, r, &irq.cpus, &irq.all)
+}
+
+fn write_stats(out: &mut dyn Write, r: &TimerResult, cpus: &[CpuTimer], all: &TimerStats) -> io::Result<()> {
     let thr = r.options.threshold_ns.map(|t| format!(">{}", ns(t)));
     let mut head = format!(
         "{:<4}{:>10}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>10}",
@@ -87,11 +101,11 @@ fn write_table(out: &mut dyn Write, r: &TimerResult) -> io::Result<()> {
         head.push_str(&format!("  {t}"));
     }
     writeln!(out, "{head}")?;
-    for c in &r.cpus {
+    for c in cpus {
         writeln!(out, "{}", stats_row(&c.cpu.to_string(), &c.stats))?;
     }
-    if r.cpus.len() > 1 {
-        writeln!(out, "{}", stats_row("all", &r.all))?;
+    if cpus.len() > 1 {
+        writeln!(out, "{}", stats_row("all", all))?;
     }
     writeln!(out)
 }
@@ -339,6 +353,25 @@ mod tests {
         assert!(fast.matches('#').count() == 40, "{fast}");
         assert!(text.contains("due 101.500000000 (+1.5s into the run), missed 2 periods"), "{text}");
         assert!(text.contains("Threshold 1ms exceeded: CPU 1 1 time (max 2.05ms)."), "{text}");
+    }
+
+    #[test]
+    fn a_timerlat_run_shows_the_thread_latency_first_and_the_irq_latency_beside_it() {
+        let mut r = result();
+        r.options.backend = TimerBackend::Timerlat;
+        let mut h = LatencyHistogram::new();
+        h.record_n(Nanos(3_000), 10);
+        let irq_cpu = CpuTimer { cpu: CpuId(1), stats: TimerStats::from_histogram(&h, 0, None), ..CpuTimer::default() };
+        r.irq = Some(latscope_model::IrqLatency { cpus: vec![irq_cpu], all: TimerStats::from_histogram(&h, 0, None) });
+        let text = render(&r);
+        assert!(text.starts_with("latscope timer (the kernel's timerlat tracer): CPU 0-1 every 1ms, timerlat threads"));
+        let thread = text.find("Thread latency (timerlat's thread context").expect("thread table");
+        let irq = text.find("Timer IRQ latency (timerlat's IRQ context").expect("IRQ table");
+        assert!(thread < irq, "{text}");
+        let irq_row = text[irq..].lines().find(|l| l.starts_with("1 ")).expect("CPU 1 IRQ row");
+        assert!(irq_row.contains("10") && irq_row.contains("3us"), "{irq_row}");
+        // The user-space backend's text has neither heading.
+        assert!(!render(&result()).contains("Timer IRQ latency"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod noise_bursts;
 mod rt;
 mod tap;
 mod timer;
+mod timerlat;
 
 pub use cycles::{Calibration, ClockPair, COUNTER_NAME};
 pub use inject::{start_injector, InjectSpec, InjectionReport, Injector, Spin, DEFAULT_RECORDED_SPINS};
@@ -25,3 +26,4 @@ pub use tap::{SampleTap, TapCursor, DEFAULT_TAP_SAMPLES};
 pub use timer::{
     start_timer, CpuMeasurement, LiveCpu as LiveTimerCpu, LiveSnapshot, TimerConfig, TimerMeasurement, TimerRun,
 };
+pub use timerlat::{timerlat_available, TimerlatConfig, TimerlatRun, TIMERLAT_PERIOD_RANGE};

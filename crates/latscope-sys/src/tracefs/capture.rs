@@ -55,6 +55,9 @@ pub struct CaptureConfig {
     /// whose event is enabled wins. More can be added once the run's threads are known
     /// ([`Capture::add_stacks`]).
     pub stacks: Vec<StackSpec>,
+    /// A tracer to run in the instance (`current_tracer`, e.g. `timerlat`), set last before tracing starts
+    /// and put back to `nop` at teardown; with one, the events may all be missing. `None` runs none.
+    pub tracer: Option<String>,
 }
 
 impl Default for CaptureConfig {
@@ -66,6 +69,7 @@ impl Default for CaptureConfig {
             retention: Retention::Window { span: Nanos(2_000_000_000), max_bytes: 64 << 20 },
             tracefs_root: None,
             stacks: Vec::new(),
+            tracer: None,
         }
     }
 }
@@ -312,7 +316,7 @@ impl Capture {
             formats.push(FormatText { system: e.system.clone(), name: e.name.clone(), text });
             self.report.events.push(e.id());
         }
-        if self.report.events.is_empty() {
+        if self.report.events.is_empty() && cfg.tracer.is_none() {
             return Err(SysError::Invalid(
                 "none of the requested trace events exists on this kernel (see the missing list)".into(),
             ));
@@ -340,6 +344,11 @@ impl Capture {
             long_size: std::mem::size_of::<libc::c_long>() as u8,
             clock,
         };
+
+        // The tracer before the readers: the kernel refuses to change it (EBUSY) while a pipe is open.
+        if let (Some(t), Some(k)) = (&cfg.tracer, self.knobs.as_mut()) {
+            k.set("current_tracer", t)?;
+        }
 
         // Readers on the CPUs not traced, when there are any, to stay out of the measurement's way.
         let housekeeping: Vec<CpuId> = online.iter().filter(|c| !cpus.contains(*c)).collect();
@@ -417,6 +426,13 @@ impl Capture {
         if let Some(i) = &self.instance {
             let _ = write_knob(&i.path().join("tracing_on"), "0");
         }
+    }
+
+    /// Whether the instance still records: `false` after [`freeze`](Capture::freeze) and when the kernel
+    /// stopped it (a tracer's own stop condition, e.g. timerlat's `stop_tracing_us`).
+    pub fn is_recording(&self) -> bool {
+        let Some(i) = &self.instance else { return false };
+        !self.is_frozen() && std::fs::read_to_string(i.path().join("tracing_on")).is_ok_and(|t| t.trim() == "1")
     }
 
     /// Whether [`freeze`](Capture::freeze) was called.

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct Knobs {
     dir: PathBuf,
-    saved: Vec<(PathBuf, Option<String>)>,
+    /// Each file's path, the value to write back, and whether it is written NUL-terminated.
+    saved: Vec<(PathBuf, Option<String>, bool)>,
 }
 
 impl Knobs {
@@ -21,30 +22,48 @@ impl Knobs {
 
     /// Writes `value` to `rel` (relative to the directory), saving the old value on the first write.
     pub fn set(&mut self, rel: &str, value: &str) -> Result<(), SysError> {
+        self.save(rel, false)?;
+        write_knob(&self.dir.join(rel), value)
+    }
+
+    /// [`set`](Knobs::set) for a file whose kernel parser reads past the bytes written unless they end in a
+    /// NUL: 6.1's `osnoise/cpus` copies the write into a stack buffer it does not terminate, so after
+    /// `1\n` it parses whatever the stack held (EINVAL, or a wrong CPU list). The value (and its restore)
+    /// is written as `VALUE\0`.
+    pub fn set_nul_terminated(&mut self, rel: &str, value: &str) -> Result<(), SysError> {
+        self.save(rel, true)?;
+        write_bytes(&self.dir.join(rel), value, format!("{value}\0").as_bytes())
+    }
+
+    fn save(&mut self, rel: &str, nul: bool) -> Result<(), SysError> {
         let path = self.dir.join(rel);
-        if !self.saved.iter().any(|(p, _)| *p == path) {
-            let old = std::fs::read_to_string(&path).map_err(|e| SysError::file(&path, e))?;
-            self.saved.push((path.clone(), restore_value(rel, &old)));
+        if !self.saved.iter().any(|(p, _, _)| *p == path) {
+            // One large read: some files refuse a read buffer no longer than their text (6.1's osnoise/cpus
+            // answers EINVAL), which read_to_string's growing buffer hits for `0-1\n`.
+            let old = super::capture::read_text(&path)?;
+            self.saved.push((path, restore_value(rel, &old), nul));
         }
-        write_knob(&path, value)
+        Ok(())
     }
 
     /// The files written so far, in order.
     #[cfg(test)]
     pub fn touched(&self) -> impl Iterator<Item = &Path> {
-        self.saved.iter().map(|(p, _)| p.as_path())
+        self.saved.iter().map(|(p, _, _)| p.as_path())
     }
 
     /// Writes every saved value back, newest first; returns the failures (the others are still restored).
     pub fn restore(&mut self) -> Vec<SysError> {
         let mut errors = Vec::new();
-        while let Some((path, old)) = self.saved.pop() {
+        while let Some((path, old, nul)) = self.saved.pop() {
             let Some(old) = old else { continue };
             // The file is gone with its instance or event: nothing to restore.
             if !path.exists() {
                 continue;
             }
-            if let Err(e) = write_knob(&path, &old) {
+            let written =
+                if nul { write_bytes(&path, &old, format!("{old}\0").as_bytes()) } else { write_knob(&path, &old) };
+            if let Err(e) = written {
                 errors.push(e);
             }
         }
@@ -60,14 +79,19 @@ impl Drop for Knobs {
 
 /// Writes one tracefs file in a single `write(2)`, as `echo VALUE > FILE` does.
 pub fn write_knob(path: &Path, value: &str) -> Result<(), SysError> {
-    use std::io::Write;
-    let mut f =
-        std::fs::OpenOptions::new().write(true).truncate(true).open(path).map_err(|e| SysError::file(path, e))?;
     let mut line = value.to_string();
     if !line.ends_with('\n') {
         line.push('\n');
     }
-    f.write_all(line.as_bytes()).map_err(|e| {
+    write_bytes(path, value, line.as_bytes())
+}
+
+/// Writes `bytes` (which say `value`) to a tracefs file in a single `write(2)`.
+fn write_bytes(path: &Path, value: &str, bytes: &[u8]) -> Result<(), SysError> {
+    use std::io::Write;
+    let mut f =
+        std::fs::OpenOptions::new().write(true).truncate(true).open(path).map_err(|e| SysError::file(path, e))?;
+    f.write_all(bytes).map_err(|e| {
         let hint = if e.raw_os_error() == Some(libc::EINVAL) {
             format!("; the kernel rejected '{value}' (its error_log in the tracefs root says why)")
         } else if e.kind() == std::io::ErrorKind::PermissionDenied {
@@ -135,6 +159,7 @@ mod tests {
         std::fs::create_dir_all(dir.join("options")).expect("mkdir");
         std::fs::write(dir.join("trace_clock"), "[local] mono\n").expect("write");
         std::fs::write(dir.join("options/overwrite"), "1\n").expect("write");
+        std::fs::write(dir.join("options/cpus"), "0-1\n").expect("write");
         {
             let mut k = Knobs::new(&dir);
             k.set("trace_clock", "mono").expect("set");
@@ -143,10 +168,14 @@ mod tests {
             assert_eq!(std::fs::read_to_string(dir.join("trace_clock")).expect("read"), "global\n");
             assert_eq!(k.touched().count(), 2);
             assert!(k.set("no/such/file", "1").is_err());
+            k.set_nul_terminated("options/cpus", "1").expect("set");
+            assert_eq!(std::fs::read(dir.join("options/cpus")).expect("read"), b"1\0");
         }
         // A plain file echoes what was written: the saved selection is written back.
         assert_eq!(std::fs::read_to_string(dir.join("trace_clock")).expect("read"), "local\n");
         assert_eq!(std::fs::read_to_string(dir.join("options/overwrite")).expect("read"), "1\n");
+        // A NUL-terminated file gets its value back NUL-terminated.
+        assert_eq!(std::fs::read(dir.join("options/cpus")).expect("read"), b"0-1\0");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

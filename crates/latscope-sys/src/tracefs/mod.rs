@@ -19,7 +19,9 @@ pub use capture::{
 };
 pub use events::{EventSelection, EventSpec};
 pub use instance::StaleInstance;
+pub(crate) use knobs::Knobs;
 pub use marker::{Marker, MAX_MARK};
+pub(crate) use mount::TraceFs;
 pub use reader::{RawPage, Retention};
 pub use stacks::{StackSpec, STACKS_NEED};
 pub use stats::CpuStats;

@@ -89,6 +89,7 @@ pub fn run(args: Args) -> CmdResult {
         retention: Retention::Spool(spool.0.clone()),
         tracefs_root: None,
         stacks: if args.stacks.no_stacks { Vec::new() } else { StackSpec::timer_interrupt() },
+        tracer: None,
     };
     let capture = match Capture::start(&cfg) {
         Ok(c) => c,

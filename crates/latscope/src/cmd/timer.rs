@@ -15,11 +15,12 @@ use latscope_analyze::audit::findings_at;
 use latscope_analyze::remedy::RemedyContext;
 use latscope_analyze::sample_explain::{explain_samples, worst_samples};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples, TimerSummary};
-use latscope_model::{Event, Nanos, TimerOptions, TimerResult, TimerTrace};
+use latscope_model::{Event, Nanos, TimerBackend, TimerOptions, TimerResult, TimerTrace};
 use latscope_report::json::write_json;
 use latscope_report::live::{LiveRow, LiveTable};
 use latscope_report::text::timer::write_timer;
 use latscope_sys::host::{collect, run_metadata};
+use latscope_sys::measure::timerlat_available;
 use latscope_sys::measure::{
     clock, hold_dma_latency_zero, lock_memory, start_timer, Policy, TimerConfig, TimerMeasurement, TimerRun,
 };
@@ -67,8 +68,23 @@ pub struct Args {
     /// With --trace: how many of the worst wakeups to explain
     #[arg(long, value_name = "N", default_value_t = 3)]
     top: usize,
+    /// What measures: latscope's own threads (user), the kernel's timerlat tracer (timerlat: thread latency
+    /// as the headline, the timer IRQ's latency beside it), or timerlat when the kernel has it (auto)
+    #[arg(long, value_enum, default_value_t = Backend::User)]
+    backend: Backend,
     #[command(flatten)]
     outputs: OutputArgs,
+}
+
+/// `--backend`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// latscope's measuring threads (cyclictest's method)
+    User,
+    /// The kernel's timerlat tracer in latscope's tracefs instance
+    Timerlat,
+    /// timerlat when this kernel has it (and --trace is not asked for), else user; says which ran
+    Auto,
 }
 
 /// The rolling window the trace keeps (plus what is held around marked samples).
@@ -117,6 +133,7 @@ fn plan(args: &Args) -> Result<Plan, CliError> {
         threshold_ns: threshold.map(|t| t.0),
         stop_on_threshold: args.stop_on_threshold,
         window_ns: window.map(|w| w.0),
+        backend: TimerBackend::User,
     };
     Ok(Plan { config, options })
 }
@@ -164,11 +181,43 @@ pub(crate) fn overrun_warnings(r: &TimerResult) -> Vec<String> {
         .collect()
 }
 
+/// The backend `--backend` resolves to on this machine; `auto` says on stderr which it took and why.
+fn backend(args: &Args) -> Result<TimerBackend, CliError> {
+    match args.backend {
+        Backend::User => Ok(TimerBackend::User),
+        Backend::Timerlat if args.trace => Err(CliError(
+            "--trace is not available with --backend timerlat yet; use --backend user (the default) for --trace".into(),
+        )),
+        Backend::Timerlat => match timerlat_available() {
+            Ok(()) => Ok(TimerBackend::Timerlat),
+            Err(why) => Err(CliError(format!("--backend timerlat: {why}; use --backend user (the default) instead"))),
+        },
+        Backend::Auto => {
+            let why_not = if args.trace {
+                Some("--trace needs the user backend".to_string())
+            } else {
+                timerlat_available().err()
+            };
+            match why_not {
+                None => {
+                    eprintln!("latscope: --backend auto: measuring with the kernel's timerlat tracer");
+                    Ok(TimerBackend::Timerlat)
+                }
+                Some(why) => {
+                    eprintln!("latscope: --backend auto: measuring with latscope's own threads ({why})");
+                    Ok(TimerBackend::User)
+                }
+            }
+        }
+    }
+}
+
 /// Runs `latscope timer`.
 pub fn run(args: Args) -> CmdResult {
-    let plan = plan(&args)?;
+    let mut plan = plan(&args)?;
     let outputs = args.outputs.outputs();
     outputs.check()?;
+    plan.options.backend = backend(&args)?;
     let to_stdout_json = outputs.takes_stdout();
     // The configuration around the numbers, read before the measuring threads start.
     let facts = collect();
@@ -186,6 +235,14 @@ pub fn run(args: Args) -> CmdResult {
         warnings.push("measuring as SCHED_OTHER (-p 0): any other task can delay the wakeups".into());
     }
     // Said once, in the summary (and the JSON).
+
+    if plan.options.backend == TimerBackend::Timerlat {
+        let mut result =
+            super::timer_timerlat::measure(&plan.config, plan.options, metadata, warnings, args.quiet, to_stdout_json)?;
+        result.findings = findings;
+        beside.look_again(&mut result.warnings);
+        return finish(&args, result, Vec::new(), to_stdout_json);
+    }
 
     let mut tracing = if args.trace {
         let mut skipped = Vec::new();
@@ -225,19 +282,23 @@ pub fn run(args: Args) -> CmdResult {
     result.all = summary.all;
     result.warnings = warnings;
     result.findings = findings;
-    result.warnings.extend(overrun_warnings(&result));
-    for c in result.cpus.iter().filter(|c| c.windows_dropped > 0) {
-        result
-            .warnings
-            .push(format!("CPU {}: {} windows beyond the first kept ones were dropped", c.cpu, c.windows_dropped));
-    }
 
     let mut events = Vec::new();
     if let Some((trace, ev)) = traced {
         result.trace = Some(trace);
         events = ev;
     }
+    finish(&args, result, events, to_stdout_json)
+}
 
+/// The warnings every backend adds from the result, the text, and the files asked for; the exit code.
+fn finish(args: &Args, mut result: TimerResult, events: Vec<Event>, to_stdout_json: bool) -> CmdResult {
+    result.warnings.extend(overrun_warnings(&result));
+    for c in result.cpus.iter().filter(|c| c.windows_dropped > 0) {
+        result
+            .warnings
+            .push(format!("CPU {}: {} windows beyond the first kept ones were dropped", c.cpu, c.windows_dropped));
+    }
     latscope_report::sentences::timer(&mut result);
     write_text(|out| write_timer(out, &result), to_stdout_json)?;
     if let Some(path) = &args.outputs.json {
@@ -331,7 +392,7 @@ fn show_live(run: &TimerRun, quiet: bool, to_stderr: bool, mut trigger: Option<&
     emit(&table.finish(), to_stderr);
 }
 
-fn emit(text: &str, to_stderr: bool) {
+pub(crate) fn emit(text: &str, to_stderr: bool) {
     if text.is_empty() {
         return;
     }

@@ -19,7 +19,7 @@ use crate::output::{is_stdout, write_file, write_text, Kind, Outputs};
 use crate::signal;
 use latscope_analyze::audit::findings_at;
 use latscope_analyze::monitor_stats::MonitorStats;
-use latscope_model::{CpuMonitor, MonitorSnapshot, Nanos, Severity, TimerOptions, TimerResult};
+use latscope_model::{CpuMonitor, MonitorSnapshot, Nanos, Severity, TimerBackend, TimerOptions, TimerResult};
 use latscope_report::json::write_json;
 use latscope_report::text::timer::write_timer;
 use latscope_sys::host::{collect, own_usage, run_metadata};
@@ -284,6 +284,7 @@ pub fn run(args: Args) -> CmdResult {
         threshold_ns: args.threshold.map(|t| t.0),
         stop_on_threshold: false,
         window_ns: None,
+        backend: TimerBackend::User,
     };
     let mut result = TimerResult::new(metadata, options);
     result.start_monotonic_ns = start.0;

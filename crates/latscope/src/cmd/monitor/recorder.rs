@@ -17,8 +17,8 @@ use latscope_analyze::remedy::RemedyContext;
 use latscope_analyze::sample_explain::{explain_samples, worst_samples};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples};
 use latscope_model::{
-    CauseKind, CpuList, LatencyHistogram, MonitorSnapshot, Nanos, SystemFacts, TimerOptions, TimerResult, TimerTrace,
-    WakeupSample,
+    CauseKind, CpuList, LatencyHistogram, MonitorSnapshot, Nanos, SystemFacts, TimerBackend, TimerOptions, TimerResult,
+    TimerTrace, WakeupSample,
 };
 use latscope_sys::host::{rfc3339, run_metadata};
 use latscope_sys::measure::{clock, Policy, TimerRun};
@@ -325,6 +325,7 @@ impl Recorder {
             threshold_ns: Some(self.plan.threshold.0),
             stop_on_threshold: false,
             window_ns: None,
+            backend: TimerBackend::User,
         };
         let mut r = TimerResult::new(metadata, options);
         r.start_monotonic_ns = run.start().0;
