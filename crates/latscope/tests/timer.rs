@@ -191,6 +191,42 @@ fn bad_input_is_one_clear_line_and_exit_1() {
     assert_eq!(run(&["timer", "--bogus"], Duration::from_secs(10)).status.code(), Some(1));
 }
 
+/// #17: `--backend timerlat` where it cannot run is one line saying why and what to use instead: with
+/// `--trace` (not built for it yet), and on a kernel without the tracer (this machine's: the backend itself
+/// runs in the qemu guest, crates/latscope/tests/kernels.rs), where `--backend auto` measures with latscope's
+/// own threads and says so.
+#[test]
+fn timerlat_backend_where_it_cannot_run_is_one_clear_line() {
+    let out = run(&["timer", "--backend", "timerlat", "--trace", "-c", "1", "-D", "1s"], Duration::from_secs(10));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "not one line: {stderr}");
+    assert!(stderr.contains("--trace is not available with --backend timerlat") && stderr.contains("--backend user"));
+    if !live::ready(&[Need::Root, Need::Cpu(1)]) {
+        return;
+    }
+    let tracers = std::fs::read_to_string("/sys/kernel/tracing/available_tracers").unwrap_or_default();
+    if tracers.split_whitespace().any(|t| t == "timerlat") {
+        return; // this kernel has timerlat: nothing to refuse
+    }
+    let out = run(&["timer", "--backend", "timerlat", "-c", "1", "-D", "1s"], Duration::from_secs(10));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "not one line: {stderr}");
+    assert!(stderr.contains("this kernel has no timerlat tracer"), "{stderr}");
+    assert!(stderr.contains("CONFIG_TIMERLAT_TRACER=y") && stderr.contains("use --backend user"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    let _turn = live::turn::take();
+    let out =
+        run(&["timer", "--backend", "auto", "-c", "1", "-D", "300ms", "-q", "--json", "-"], Duration::from_secs(20));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("--backend auto: measuring with latscope's own threads (this kernel has no timerlat"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["options"]["backend"], "user");
+    assert!(json_u64(&v["cpus"][0], "count") > 0 && v.get("irq").is_none(), "{v}");
+}
+
 #[test]
 fn json_to_stdout_parses_back_with_the_schema() {
     let out = run(

@@ -132,12 +132,13 @@ impl TimerlatRun {
             stacks: Vec::new(),
             tracer: Some("timerlat".into()),
         };
-        let start = now();
         let capture = Capture::start(&capture_cfg).map_err(|e| {
             let missing: Vec<String> = e.report.missing.iter().map(ToString::to_string).collect();
             let also = if missing.is_empty() { String::new() } else { format!(" ({})", missing.join("; ")) };
             SysError::Invalid(format!("cannot start timerlat in a tracefs instance: {}{also}", e.error))
         })?;
+        // Recording began as the capture started (tracing_on is its last step): the run's time counts from here.
+        let start = now();
         let mut notes: Vec<String> = capture.report().notes.clone();
         if capture.report().clock.as_deref() != Some("mono") {
             notes.push("the trace clock is not mono: the samples' times are not CLOCK_MONOTONIC".into());
