@@ -8,7 +8,7 @@ mod stats;
 
 pub use stats::{
     Difference, Sample, TestResult, ALPHA, MIN_KS_D, MIN_QUANTILE_RATIO, MIN_SHIFT, MIN_TAIL_POINTS, MIN_TAIL_RATIO,
-    MIN_TAIL_WINDOWS, TAIL_LEVEL,
+    MIN_TAIL_WINDOWS, TAIL_LEVEL, WINDOW_ALPHA,
 };
 
 use latscope_model::noise_result::NoiseResult;
