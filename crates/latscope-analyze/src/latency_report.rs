@@ -240,7 +240,7 @@ pub fn latency_report(header: &LatencyHeader, events: &[Event], elisions: &[Elis
         if let Some(EventKind::Stack { frames }) =
             events.iter().rev().map(|e| &e.kind).find(|k| matches!(k, EventKind::Stack { .. }))
         {
-            stack = frames.clone();
+            stack = frames.to_vec();
         }
     }
     let frames: Vec<&str> = stack.iter().map(|f| &**f).collect();

@@ -21,7 +21,7 @@ fn stacks(rel: &str) -> Vec<(Event, Vec<Text>)> {
         if let EventKind::Stack { frames } = &e.kind {
             // The event the stack belongs to: the one before it on the same CPU.
             let owner = t.events[..i].iter().rev().find(|o| o.cpu == e.cpu).unwrap_or_else(|| panic!("{rel}: {i}"));
-            out.push((owner.clone(), frames.clone()));
+            out.push((owner.clone(), frames.to_vec()));
         }
     }
     out

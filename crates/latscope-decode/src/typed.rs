@@ -58,7 +58,7 @@ pub trait FieldSource {
     }
     /// A `kernel_stack` record's frames, innermost first, as symbol names (`%ps`). Text sources carry stacks
     /// on their own lines (`<stack trace>` then ` => fn`) and do not implement this.
-    fn stack_frames(&self) -> Option<Vec<Text>> {
+    fn stack_frames(&self) -> Option<std::sync::Arc<[Text]>> {
         None
     }
     /// `sys_enter`'s arguments field `name`: binary sources give the words, text sources the text.

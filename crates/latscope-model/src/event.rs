@@ -198,8 +198,10 @@ pub enum EventKind {
     GraphExit { depth: u32, func: Option<Text>, duration: Option<Nanos> },
     /// function_graph leaf (`func();`): entry and return in one line.
     GraphLeaf { depth: u32, func: Text, duration: Option<Nanos> },
-    /// A stack trace attached to the previous event (`<stack trace>` with ` => frame` lines).
-    Stack { frames: Vec<Text> },
+    /// A stack trace attached to the previous event (`<stack trace>` with ` => frame` lines). Shared:
+    /// decoders give a stack recorded again the frames of its first recording (a trace repeats a few hundred
+    /// stacks hundreds of thousands of times).
+    Stack { frames: Arc<[Text]> },
     /// Events the ring buffer dropped at this point (`[LOST N EVENTS]`); `None` when the count is unknown.
     Lost { count: Option<u64> },
     /// Any other event, kept with its fields.

@@ -263,7 +263,7 @@ mod tests {
     fn stacks_and_lost_markers_are_not_events() {
         let mut s = DecodeStats::new("t.dat");
         s.add(&ev(1_000, 1, EventKind::HrtimerCancel { hrtimer: 1 }));
-        s.add(&ev(1_000, 1, EventKind::Stack { frames: vec![Text::from("console_unlock")] }));
+        s.add(&ev(1_000, 1, EventKind::Stack { frames: vec![Text::from("console_unlock")].into() }));
         s.add(&ev(2_000, 1, EventKind::Lost { count: Some(3) }));
         s.finish("dat".into(), None, Some(2), &BTreeMap::from([(CpuId(1), 3)]), &[], &[]);
         assert_eq!((s.events, s.stacks), (1, 1));

@@ -150,7 +150,7 @@ mod tests {
             String::from_utf8_lossy(&out),
             "            bash-12      [003] dNh1.     1.500000001: irq_handler_entry: irq=3 name=arch_timer\n"
         );
-        let e = ev(EventKind::Stack { frames: vec![Text::from("a"), Text::from("b")] }, Flags::default());
+        let e = ev(EventKind::Stack { frames: vec![Text::from("a"), Text::from("b")].into() }, Flags::default());
         let mut out = Vec::new();
         write_text(&mut out, &e).expect("write");
         assert!(String::from_utf8_lossy(&out).ends_with("[003]     1.500000001: <stack trace>\n => a\n => b\n"));

@@ -39,7 +39,7 @@ pub fn write_ftrace<W: Write>(mut out: W, e: &Event) -> io::Result<()> {
     }
     writeln!(out, "{:>5}.{:09}: {}", e.ts.0 / 1_000_000_000, e.ts.0 % 1_000_000_000, body(&e.kind))?;
     if let EventKind::Stack { frames } = &e.kind {
-        for f in frames {
+        for f in frames.iter() {
             writeln!(out, " => {f}")?;
         }
     }

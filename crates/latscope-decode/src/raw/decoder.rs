@@ -65,6 +65,9 @@ pub struct RawDecoder {
     /// [`symbol_name`](Self::symbol_name)s handed out so far, by address: the few callbacks a trace names
     /// again and again (hrtimer functions) skip the search of the symbol table.
     names_by_addr: RefCell<HashMap<u64, Text, BuildHasherDefault<FastHash>>>,
+    /// [`stack_names`](Self::stack_names) handed out so far, by their addresses: a trace records a few
+    /// hundred distinct kernel stacks hundreds of thousands of times, and each repeat shares the frames.
+    stacks_by_addrs: RefCell<StackCache>,
     /// Per format id: field names already looked up, keyed by the name's address and length (the typed
     /// builder passes string literals), so a name is compared as text once per format, not per record.
     name_cache: RefCell<Vec<Vec<NameSlot>>>,
@@ -78,6 +81,9 @@ pub struct RawDecoder {
     /// Raw timestamps to times (a `.dat`'s TSC conversion and offsets).
     time: TimeMap,
 }
+
+/// Kernel stacks' frames by their addresses, innermost first.
+type StackCache = HashMap<Box<[u64]>, Arc<[Text]>, BuildHasherDefault<FastHash>>;
 
 impl RawDecoder {
     /// A decoder for pages laid out as `header_page` says (its text from tracefs or a `.dat`).
@@ -102,6 +108,7 @@ impl RawDecoder {
             interner: RefCell::new(Interner::default()),
             symbols: RefCell::default(),
             names_by_addr: RefCell::default(),
+            stacks_by_addrs: RefCell::default(),
             name_cache: RefCell::new(Vec::new()),
             scratch: Vec::new(),
             last_comm: None,
@@ -218,6 +225,7 @@ impl RawDecoder {
         self.kallsyms = Symbols::ready(kallsyms);
         self.symbols.borrow_mut().clear();
         self.names_by_addr.borrow_mut().clear();
+        self.stacks_by_addrs.borrow_mut().clear();
     }
 
     /// Kernel symbols another thread is still loading: the first lookup waits for them.
@@ -225,6 +233,7 @@ impl RawDecoder {
         self.kallsyms = Symbols::pending(loading);
         self.symbols.borrow_mut().clear();
         self.names_by_addr.borrow_mut().clear();
+        self.stacks_by_addrs.borrow_mut().clear();
     }
 
     /// Convert every raw timestamp with `time` (events and page summaries).
@@ -321,6 +330,23 @@ impl RawDecoder {
             cache.insert(addr, text.clone());
         }
         text
+    }
+
+    /// The frames of a kernel stack recorded at `addrs`, innermost first, named as
+    /// [`symbol_name`](Self::symbol_name) names them; a stack met before gives the frames it gave then.
+    pub fn stack_names(&self, addrs: &[u64]) -> Arc<[Text]> {
+        if let Some(f) = self.stacks_by_addrs.try_borrow().ok().and_then(|c| c.get(addrs).cloned()) {
+            return f;
+        }
+        let frames: Arc<[Text]> = addrs.iter().map(|&a| self.symbol_name(a)).collect();
+        if let Ok(mut cache) = self.stacks_by_addrs.try_borrow_mut() {
+            // Bounded like the name cache: a trace of ever new stacks starts the cache over.
+            if cache.len() >= 16 * 1024 {
+                cache.clear();
+            }
+            cache.insert(addrs.into(), frames.clone());
+        }
+        frames
     }
 
     /// The symbol name for a kernel address (`func+0x10` when inside a function), or hex when unknown.

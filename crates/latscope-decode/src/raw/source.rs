@@ -8,6 +8,7 @@ use super::record::RawRecord;
 use super::syscall_plan::syscall_words;
 use crate::typed::FieldSource;
 use latscope_model::{Field, SyscallArgs, TaskName, Text};
+use std::sync::Arc;
 
 /// One record plus the decoder's symbol tables.
 pub struct RecordSource<'a> {
@@ -78,7 +79,7 @@ impl FieldSource for RecordSource<'_> {
         self.dec.intern(s)
     }
 
-    fn stack_frames(&self) -> Option<Vec<Text>> {
+    fn stack_frames(&self) -> Option<Arc<[Text]>> {
         // `int size; unsigned long caller[]`: the format declares 8 callers, the record holds `size` of them
         // (a stack trigger records the whole stack), the record's length bounds it either way.
         let size = usize::try_from(self.int("size")?).ok()?;
@@ -87,13 +88,12 @@ impl FieldSource for RecordSource<'_> {
         let bytes = self.rec.data.get(f.offset as usize..)?;
         let be = self.rec.big_endian;
         let end_marker = if word == 4 { u64::from(u32::MAX) } else { u64::MAX };
-        let frames = (0..size.min(bytes.len() / word))
+        let addrs: Vec<u64> = (0..size.min(bytes.len() / word))
             .filter_map(|i| super::page::read_uint(bytes, i * word, word, be))
             .take_while(|a| *a != end_marker)
             .filter(|a| *a != 0)
-            .map(|a| self.dec.symbol_name(a))
             .collect();
-        Some(frames)
+        Some(self.dec.stack_names(&addrs))
     }
 
     fn syscall_args(&self, name: &str) -> Option<SyscallArgs> {

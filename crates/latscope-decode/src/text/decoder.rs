@@ -11,6 +11,7 @@ use crate::{Elision, Format, TraceInfo, Warning};
 use latscope_model::{CpuId, Event, EventKind, Flags, LatencyHeader, Nanos, TaskName, Text};
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::sync::Arc;
 
 /// Warnings kept in full; later ones are only counted.
 pub const MAX_WARNINGS: usize = 1000;
@@ -404,7 +405,7 @@ impl TextDecoder {
                     .body
                     .trim_ascii_end()
                     .ends_with("=STACK:")
-                    .then(|| Event { kind: EventKind::Stack { frames: Vec::new() }, ..e.clone() });
+                    .then(|| Event { kind: EventKind::Stack { frames: Arc::from([]) }, ..e.clone() });
                 e.kind = k;
                 if hold {
                     self.held = Some(e);
@@ -417,7 +418,7 @@ impl TextDecoder {
                 }
             }
             Body::StackStart => {
-                e.kind = EventKind::Stack { frames: Vec::new() };
+                e.kind = EventKind::Stack { frames: Arc::from([]) };
                 self.stack = Some(e);
                 self.stack_from_field = false;
             }
@@ -509,7 +510,7 @@ impl TextDecoder {
             if let Some(h) = self.latency.as_mut() {
                 h.stack = frames.clone();
             }
-            e.kind = EventKind::Stack { frames };
+            e.kind = EventKind::Stack { frames: frames.into() };
             self.emit(e, sink);
         }
     }
