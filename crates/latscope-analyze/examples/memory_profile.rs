@@ -108,11 +108,7 @@ fn main() {
     let _a = step("analysis::analyze (whole, passes two at a time)", n, || {
         analyze(&path.display().to_string(), &trace, &AnalyzeOptions::default())
     });
-    let parts: [(&str, usize); 6] = [
-        (
-            "timeline segments",
-            timeline.cpus.values().map(|c| c.segments.capacity() * size_of_val_elem(&c.segments)).sum(),
-        ),
+    let parts: [(&str, usize); 5] = [
         (
             "timeline contexts",
             timeline.cpus.values().map(|c| c.contexts.capacity() * size_of_val_elem(&c.contexts)).sum(),
@@ -138,7 +134,7 @@ fn main() {
     let count =
         |f: &dyn Fn(&latscope_analyze::timeline::CpuTimeline) -> usize| timeline.cpus.values().map(f).sum::<usize>();
     println!(
-        "\nsizes: Segment {} B × {} , ContextSpan {} B × {}, Activity {} B, HrtimerExpiry {} B × {}",
+        "\nsizes: Segment {} B (held in 24) × {} , ContextSpan {} B × {}, Activity {} B, HrtimerExpiry {} B × {}",
         std::mem::size_of::<latscope_analyze::timeline::Segment>(),
         count(&|c| c.segments.len()),
         std::mem::size_of::<latscope_analyze::timeline::ContextSpan>(),

@@ -119,7 +119,7 @@ pub fn build(events: &[Event]) -> CpuSlices {
 fn task_slices(cpu: CpuId, t: &CpuTimeline) -> Vec<Slice> {
     let mut out: Vec<Slice> = Vec::new();
     let mut leading_interrupts: Option<Nanos> = None;
-    for seg in &t.segments {
+    for seg in t.segments.iter() {
         let (name, pid, prio) = match &seg.activity {
             Activity::Task { comm, pid, prio } => (comm.to_string(), *pid, *prio),
             Activity::Idle => ("idle".to_string(), 0, None),
