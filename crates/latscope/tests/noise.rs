@@ -98,14 +98,14 @@ fn injected_spins_are_found_and_measured() {
 const EDGE_SLACK: Nanos = Nanos::from_us(20);
 
 /// Spin by spin: every injected spin that falls inside the run lies in one gap the loop recorded (matched
-/// by CLOCK_MONOTONIC time), and a gap that holds nothing but its spin lasts the spin's duration within 10%.
+/// by CLOCK_MONOTONIC time), and a gap that began when its spin was due lasts from that deadline to the
+/// spin's end, as the injector read them, within 10% (the injector's wakeup latency plus its 1 ms spin).
 ///
-/// On this VM a gap also holds whatever else kept the loop off the CPU next to the spin: RT throttling
+/// On this VM a gap also holds whatever else kept the loop off the CPU before the spin: RT throttling
 /// and the fair server's turns for normal tasks (tens of ms; the injector, due meanwhile, spins as soon as
 /// they end), a stall of the vCPU, interrupt work. Such a gap is measured right and is not the spin's
-/// alone; the injector witnesses it — the gap began before the spin was due, the injector got the CPU late
-/// (> 10% of the spin after its deadline), or the gap holds another spin too — and for those spins only
-/// the containment is checked. Of the spins that ran alone, at least 90% must match (what follows a spin
+/// alone; the injector witnesses it — the gap began before the spin was due, or it holds another spin too —
+/// and for those spins only the containment is checked. Of the others, at least 90% must match (what follows a spin
 /// is not witnessed: a normal task the fair server runs right after one, a few per thousand spins under a
 /// build). Another live test's injector beside this one would merge with the spins unwitnessed: hence the
 /// machine-wide turn.
@@ -135,7 +135,6 @@ fn every_injected_spin_is_a_gap_of_its_duration() {
         .filter(|s| s.start >= run.start + Nanos::from_ms(2) && s.end + Nanos::from_ms(2) <= run.end)
         .collect();
     assert!(inside.len() >= 80, "only {} spins inside a 2 s run of 1 ms every 20 ms", inside.len());
-    let late = Nanos(spin.0 / 10);
     let (mut alone, mut close, mut mismatches) = (0, 0, Vec::new());
     for s in &inside {
         // The gap that contains the spin's middle holds all of it.
@@ -149,13 +148,16 @@ fn every_injected_spin_is_a_gap_of_its_duration() {
             "the gap {g:?} does not hold all of the spin {s:?}"
         );
         let began_before_due = g.start_ns + EDGE_SLACK < s.due;
-        let held_off = s.lateness() > late;
         let shared = report.spins.iter().filter(|o| o.start < g.end() && g.start_ns < o.end).count() > 1;
-        if began_before_due || held_off || shared {
+        if began_before_due || shared {
             continue;
         }
         alone += 1;
-        let (d, want) = (g.duration_ns.0 as f64, s.duration().0 as f64);
+        // The loop lost the CPU when the injector's timer fired (at `due`) and got it back when the spin
+        // ended: the gap is the injector's wakeup latency plus its spin. On-time spins are ~1 ms; spins held
+        // off 100–300 us (seen on this VM with no other load, a fresh-clone make test failed on it) are
+        // judged against the same two instants the injector read, not against the spin alone.
+        let (d, want) = (g.duration_ns.0 as f64, s.end.saturating_sub(s.due).0 as f64);
         if (d - want).abs() <= 0.10 * want {
             close += 1;
         } else {
@@ -165,14 +167,15 @@ fn every_injected_spin_is_a_gap_of_its_duration() {
     let n = inside.len();
     if alone * 100 < n * 80 {
         live::skip(format!(
-            "only {alone} of {n} spins ran alone in their gap (the others began before they were due, started \
-             late or shared it): the machine's load leaves too little to judge"
+            "only {alone} of {n} spins ran alone in their gap (the others began before they were due or shared \
+             it): the machine's load leaves too little to judge"
         ));
         return;
     }
     assert!(
         close * 100 >= alone * 90,
-        "only {close} of the {alone} spins that ran alone are gaps within 10% of their duration: {mismatches:?}"
+        "only {close} of the {alone} spins that ran alone are gaps within 10% of their deadline to their end: \
+         {mismatches:?}"
     );
 }
 
