@@ -4,7 +4,7 @@
 //! Needs root, tracefs and CPU 1; skips with the reason otherwise (fails under
 //! LATSCOPE_REQUIRE_LIVE=1).
 
-use latscope_model::{CauseKind, TimerResult};
+use latscope_model::{CauseKind, Explanation, TimerResult};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 
@@ -29,6 +29,22 @@ fn blocking(components: &[Value], pid: i64) -> u64 {
         .sum()
 }
 
+/// The time the live explanation gives to interrupts (their handlers, vectors, softirqs, NMIs).
+fn interrupts_live(shares: &[Explanation]) -> u64 {
+    use CauseKind::{Irq, IrqHandler, Nmi, Softirq, Vector};
+    shares.iter().filter(|s| matches!(s.cause, Irq | IrqHandler | Vector | Softirq | Nmi)).map(|s| s.magnitude.0).sum()
+}
+
+/// The time the analysis JSON's parts give to interrupts, as [`interrupts_live`] counts them.
+fn interrupts_offline(components: &[Value]) -> u64 {
+    const CAUSES: [&str; 5] = ["irq", "irq_handler", "vector", "softirq", "nmi"];
+    components
+        .iter()
+        .filter(|c| c["cause"].as_str().is_some_and(|k| CAUSES.contains(&k)))
+        .filter_map(|c| c["magnitude_ns"].as_u64())
+        .sum()
+}
+
 #[test]
 fn recorded_capture_analysed_offline_matches_the_live_explanation() {
     if !live::ready(&[Need::Root, Need::Tracefs, Need::Cpu(1)]) {
@@ -49,7 +65,7 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
         .args(["record", "-o"])
         .arg(&dat)
         .args(["-c", "1", "--no-kallsyms", "--", BIN, "timer", "-c", "1", "-p", "95", "-D", "5s", "--trace"])
-        .args(["--top", "16", "-q", "--json"])
+        .args(["--top", "100", "-q", "--json"])
         .arg(&json)
         .output()
         .expect("run latscope record");
@@ -114,18 +130,25 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
         assert_eq!(task(top), (Some(pid), Some("latscope-inject")), "{off} LIVE {w:?}");
         let live_ns = main.magnitude.0;
         let off_ns = blocking(comps, pid);
+        // An interrupt inside the spin is bounded by events that each instance stamps too: when the CPU is
+        // stalled between the two writes of its entry (once 116 us here, between the recording's
+        // local_timer_entry and its stack trace), that time is the interrupt's in one instance and the
+        // spinner's in the other. Whatever moved between the interrupts and the task is allowed, no more.
+        let moved = interrupts_live(&w.shares).abs_diff(interrupts_offline(comps));
         assert!(
-            live_ns.abs_diff(off_ns) as f64 <= 0.05 * live_ns as f64 + 2_000.0 + (d_switch + d_woken) as f64,
+            live_ns.abs_diff(off_ns) as f64 <= 0.05 * live_ns as f64 + 2_000.0 + (d_switch + d_woken + moved) as f64,
             "blocked {live_ns} ns live vs {off_ns} ns offline (the instances' stamps differ by {d_switch} ns at \
-             the switch-in, {d_woken} ns at the wakeup)"
+             the switch-in, {d_woken} ns at the wakeup; {moved} ns moved between interrupts and tasks)\n\
+             OFFLINE {off}\nLIVE {w:?}"
         );
         compared += 1;
     }
     let _ = std::fs::remove_dir_all(&dir);
     if compared == 0 {
         let smallest = worst.iter().map(|w| w.sample_latency_ns.0).min().unwrap_or(0);
-        // The machine's own noise hid the spinner: nothing to compare, which is not a pass (a failure under
-        // LATSCOPE_REQUIRE_LIVE).
+        // The machine's own noise hid the spinner from the 100 worst wakeups (this VM alone has 10-20 wakeups
+        // above 1 ms in 5 s, which is why the list is that long): nothing to compare, which is not a pass (a
+        // failure under LATSCOPE_REQUIRE_LIVE).
         if smallest > 800_000 {
             live::skip(format!("the machine's own noise ({smallest} ns and worse) hides the 700 µs spinner"));
             return;
