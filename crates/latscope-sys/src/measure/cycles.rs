@@ -85,6 +85,11 @@ pub struct Calibration {
     pub freq_hz: f64,
     /// A counter value and CLOCK_MONOTONIC at the same instant, the origin of [`Calibration::to_monotonic`].
     pub origin: ClockPair,
+    /// Counter ticks per CLOCK_MONOTONIC second, the slope of [`Calibration::to_monotonic`]. NTP slews
+    /// CLOCK_MONOTONIC against CLOCK_MONOTONIC_RAW by up to 500 ppm (82 ppm on the development VM): mapped
+    /// at the raw rate, a time 2 s after the origin would be up to 1 ms off the clock trace events and
+    /// other threads read. Equal to `freq_hz` until [`Calibration::until`] measures it.
+    pub mono_hz: f64,
 }
 
 impl Calibration {
@@ -96,7 +101,20 @@ impl Calibration {
         if dc == 0 || dns == 0 {
             return None;
         }
-        Some(Calibration { freq_hz: dc as f64 * 1e9 / dns as f64, origin: mono })
+        let freq_hz = dc as f64 * 1e9 / dns as f64;
+        Some(Calibration { freq_hz, origin: mono, mono_hz: freq_hz })
+    }
+
+    /// The same calibration with CLOCK_MONOTONIC's own rate, measured from the origin to `mono_end` (a
+    /// pair taken at the end of the run): times then map onto CLOCK_MONOTONIC at both ends whatever NTP
+    /// does to its rate. Unchanged when `mono_end` is not after the origin.
+    pub fn until(self, mono_end: ClockPair) -> Calibration {
+        let dc = mono_end.cycles.saturating_sub(self.origin.cycles);
+        let dns = mono_end.clock_ns.saturating_sub(self.origin.clock_ns);
+        if dc == 0 || dns == 0 {
+            return self;
+        }
+        Calibration { mono_hz: dc as f64 * 1e9 / dns as f64, ..self }
     }
 
     /// Measures over `span` (a short busy wait; 10 ms gives a few ppm).
@@ -123,7 +141,7 @@ impl Calibration {
     /// A counter value as CLOCK_MONOTONIC ns.
     pub fn to_monotonic(&self, cycles: u64) -> Nanos {
         let d = cycles as i128 - self.origin.cycles as i128;
-        let ns = self.origin.clock_ns as i128 + (d as f64 * 1e9 / self.freq_hz).round() as i128;
+        let ns = self.origin.clock_ns as i128 + (d as f64 * 1e9 / self.mono_hz).round() as i128;
         Nanos(ns.max(0) as u64)
     }
 }
@@ -148,7 +166,8 @@ mod tests {
 
     #[test]
     fn conversions_are_inverse() {
-        let cal = Calibration { freq_hz: 2.5e9, origin: ClockPair { cycles: 1_000_000, clock_ns: 5_000_000_000 } };
+        let origin = ClockPair { cycles: 1_000_000, clock_ns: 5_000_000_000 };
+        let cal = Calibration { freq_hz: 2.5e9, origin, mono_hz: 2.5e9 };
         assert_eq!(cal.to_ns(2_500), Nanos(1_000));
         assert_eq!(cal.to_cycles(Nanos(1_000)), 2_500);
         assert_eq!(cal.to_monotonic(1_002_500), Nanos(5_000_001_000));
@@ -156,5 +175,21 @@ mod tests {
         let p = |c, n| ClockPair { cycles: c, clock_ns: n };
         assert_eq!(Calibration::from_pairs(p(0, 0), p(3_000, 1_000), p(0, 0)).map(|c| c.freq_hz), Some(3e9));
         assert!(Calibration::from_pairs(p(5, 5), p(5, 9), p(0, 0)).is_none());
+    }
+
+    #[test]
+    fn times_map_onto_a_slewed_monotonic_clock_at_both_ends() {
+        let p = |c, n| ClockPair { cycles: c, clock_ns: n };
+        // A 1 GHz counter; CLOCK_MONOTONIC runs 500 ppm fast (NTP's largest slew) over a 2 s run.
+        let raw = Calibration::from_pairs(p(0, 0), p(2_000_000_000, 2_000_000_000), p(0, 10_000)).expect("cal");
+        let cal = raw.until(p(2_000_000_000, 2_001_010_000));
+        // At the raw rate the end would be 1 ms early; at CLOCK_MONOTONIC's it is exact.
+        assert_eq!(raw.to_monotonic(2_000_000_000), Nanos(2_000_010_000));
+        assert_eq!(cal.to_monotonic(2_000_000_000), Nanos(2_001_010_000));
+        assert_eq!(cal.to_monotonic(1_000_000_000), Nanos(1_000_510_000));
+        // Durations stay in true (raw) seconds.
+        assert_eq!(cal.to_ns(1_000_000), Nanos(1_000_000));
+        // An end not after the origin leaves the calibration as it was.
+        assert_eq!(raw.until(p(0, 10_000)), raw);
     }
 }

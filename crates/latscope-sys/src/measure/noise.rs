@@ -425,7 +425,8 @@ impl NoiseHandle<'_> {
         if states.len() != self.cfg.cpus.len() {
             return Err(SysError::Invalid("a noise measurement thread panicked; no result".into()));
         }
-        let calibration = Calibration::from_pairs(self.raw_start, raw_end, self.mono_start).unwrap_or(self.pre);
+        let calibration =
+            Calibration::from_pairs(self.raw_start, raw_end, self.mono_start).unwrap_or(self.pre).until(mono_end);
         let cpus = states.into_iter().map(|(cpu, tid, st)| convert(cpu, tid, st, &calibration, self.thresh)).collect();
         Ok(NoiseRun {
             calibration,
