@@ -5,7 +5,7 @@
 
 use crate::timer_summary::{summarize_timer, CpuSamples, TimerSummary};
 use latscope_model::event::TimerlatContext;
-use latscope_model::{CpuId, Event, EventKind, LatencyHistogram, Nanos, WakeupSample, WindowAccum};
+use latscope_model::{CpuId, Event, EventKind, LatencyHistogram, Nanos, TimerProgress, WakeupSample, WindowAccum};
 
 /// How the samples are gathered: the same settings as the user-space backend's `TimerConfig`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,9 +122,9 @@ impl Side {
         Finished { windows, dropped, worst }
     }
 
-    fn live(&self, cpu: CpuId) -> TimerlatLive {
+    fn live(&self, cpu: CpuId) -> TimerProgress {
         let count = self.histogram.count();
-        TimerlatLive {
+        TimerProgress {
             cpu,
             count,
             cur_ns: self.last,
@@ -143,27 +143,6 @@ struct Finished {
     windows: Vec<WindowAccum>,
     dropped: u64,
     worst: Vec<WakeupSample>,
-}
-
-/// One CPU's progress so far (the live table's row).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct TimerlatLive {
-    /// The CPU.
-    pub cpu: CpuId,
-    /// Samples so far.
-    pub count: u64,
-    /// The latest latency, ns.
-    pub cur_ns: u64,
-    /// The smallest so far (`None` before the first sample).
-    pub min_ns: Option<u64>,
-    /// Mean so far, ns.
-    pub avg_ns: f64,
-    /// Largest so far, ns.
-    pub max_ns: u64,
-    /// Periods missed so far.
-    pub overruns: u64,
-    /// Samples above the threshold so far.
-    pub above_threshold: u64,
 }
 
 /// Every measured CPU's thread and IRQ samples, fed one event at a time.
@@ -211,7 +190,7 @@ impl TimerlatSamples {
     }
 
     /// The thread latency's progress per CPU.
-    pub fn live(&self) -> Vec<TimerlatLive> {
+    pub fn live(&self) -> Vec<TimerProgress> {
         self.cpus.iter().map(|(c, t, _)| t.live(*c)).collect()
     }
 

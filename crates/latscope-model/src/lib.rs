@@ -28,6 +28,7 @@ pub mod symbol;
 mod syscall_args;
 mod task_name;
 mod time;
+mod timer_progress;
 mod timer_result;
 mod traced_wakeup;
 mod window;
@@ -58,6 +59,7 @@ pub use run_result::{Cause, Observation, RunResult, Source};
 pub use syscall_args::SyscallArgs;
 pub use task_name::TaskName;
 pub use time::{parse_duration, DurationError, Nanos};
+pub use timer_progress::TimerProgress;
 pub use timer_result::{
     CpuTimer, ImportedSetup, IrqLatency, StopReason, TimerBackend, TimerOptions, TimerResult, TimerStats, WakeupSample,
 };

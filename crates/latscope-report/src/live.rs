@@ -2,26 +2,7 @@
 //! place on a terminal, or one plain line per CPU per refresh when the output is a file or a pipe.
 //! It returns text; the caller decides where it goes and whether it is a terminal.
 
-use latscope_model::{CpuId, Nanos};
-
-/// One CPU's progress.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct LiveRow {
-    /// The CPU.
-    pub cpu: CpuId,
-    /// Samples so far.
-    pub count: u64,
-    /// Latest latency, ns.
-    pub cur_ns: u64,
-    /// Smallest latency so far (`None` before the first sample), ns.
-    pub min_ns: Option<u64>,
-    /// Mean latency so far, ns.
-    pub avg_ns: f64,
-    /// Largest latency so far, ns.
-    pub max_ns: u64,
-    /// Periods missed so far.
-    pub overruns: u64,
-}
+use latscope_model::{Nanos, TimerProgress};
 
 /// Draws successive frames of the table. On a terminal each frame moves the cursor back over the previous
 /// one; otherwise frames are plain lines prefixed with the elapsed time.
@@ -40,7 +21,7 @@ impl LiveTable {
     }
 
     /// The text of the next frame, `elapsed` since the start of the run.
-    pub fn frame(&mut self, elapsed: Nanos, rows: &[LiveRow]) -> String {
+    pub fn frame(&mut self, elapsed: Nanos, rows: &[TimerProgress]) -> String {
         let mut out = String::new();
         if self.terminal {
             if self.drawn_lines > 0 {
@@ -94,7 +75,7 @@ fn whole(t: Nanos) -> String {
     }
 }
 
-fn row_text(r: &LiveRow) -> String {
+fn row_text(r: &TimerProgress) -> String {
     let min = r.min_ns.map_or_else(|| "-".to_string(), |m| Nanos(m).to_string());
     format!(
         "{:<3} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}",
@@ -111,9 +92,10 @@ fn row_text(r: &LiveRow) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use latscope_model::CpuId;
 
-    fn row(cpu: u32, count: u64) -> LiveRow {
-        LiveRow {
+    fn row(cpu: u32, count: u64) -> TimerProgress {
+        TimerProgress {
             cpu: CpuId(cpu),
             count,
             cur_ns: 5_100,
@@ -121,6 +103,7 @@ mod tests {
             avg_ns: 7_450.4,
             max_ns: 2_100_000,
             overruns: 2,
+            above_threshold: 0,
         }
     }
 
@@ -149,7 +132,7 @@ mod tests {
 
     #[test]
     fn before_the_first_sample_min_is_a_dash() {
-        let r = LiveRow { cpu: CpuId(3), ..LiveRow::default() };
+        let r = TimerProgress { cpu: CpuId(3), ..TimerProgress::default() };
         assert!(row_text(&r).split_whitespace().any(|c| c == "-"));
     }
 }

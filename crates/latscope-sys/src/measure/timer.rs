@@ -10,7 +10,7 @@ use super::clock::{now, sleep_until};
 use super::rt::{pin_current_thread, set_current_thread_policy, Policy};
 use super::tap::SampleTap;
 use crate::SysError;
-use latscope_model::{CpuId, CpuList, LatencyHistogram, Nanos, StopReason, WakeupSample, WindowAccum};
+use latscope_model::{CpuId, CpuList, LatencyHistogram, Nanos, StopReason, TimerProgress, WakeupSample, WindowAccum};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -129,22 +129,8 @@ pub struct LiveCpu {
 /// A copy of one CPU's live progress.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LiveSnapshot {
-    /// The CPU.
-    pub cpu: CpuId,
-    /// Samples so far.
-    pub count: u64,
-    /// Latest latency, ns.
-    pub cur_ns: u64,
-    /// Smallest latency so far (`None` before the first sample).
-    pub min_ns: Option<u64>,
-    /// Largest latency so far, ns.
-    pub max_ns: u64,
-    /// Mean latency so far, ns.
-    pub avg_ns: f64,
-    /// Periods missed so far.
-    pub overruns: u64,
-    /// Samples above the threshold so far.
-    pub above_threshold: u64,
+    /// Counts and latencies so far.
+    pub progress: TimerProgress,
     /// The latest sample above the threshold, as (expected, actual) CLOCK_MONOTONIC ns: a tracer can stop
     /// its capture when this changes and look around `expected`.
     pub last_above: Option<(u64, u64)>,
@@ -154,9 +140,9 @@ impl From<LiveSnapshot> for crate::tracefs::CpuProgress {
     /// What a [`crate::tracefs::Trigger`] watches of a timer run.
     fn from(s: LiveSnapshot) -> Self {
         crate::tracefs::CpuProgress {
-            cpu: s.cpu,
-            max_ns: s.max_ns,
-            above_threshold: s.above_threshold,
+            cpu: s.progress.cpu,
+            max_ns: s.progress.max_ns,
+            above_threshold: s.progress.above_threshold,
             last_above: s.last_above,
         }
     }
@@ -184,15 +170,18 @@ impl LiveCpu {
         let sum = self.sum_ns.load(Ordering::Relaxed);
         let min = self.min_ns.load(Ordering::Relaxed);
         let expected = self.last_above_expected_ns.load(Ordering::Relaxed);
-        LiveSnapshot {
+        let progress = TimerProgress {
             cpu: self.cpu,
             count,
             cur_ns: self.cur_ns.load(Ordering::Relaxed),
             min_ns: (min != u64::MAX).then_some(min),
-            max_ns: self.max_ns.load(Ordering::Relaxed),
             avg_ns: if count == 0 { 0.0 } else { sum as f64 / count as f64 },
+            max_ns: self.max_ns.load(Ordering::Relaxed),
             overruns: self.overruns.load(Ordering::Relaxed),
             above_threshold: self.above.load(Ordering::Relaxed),
+        };
+        LiveSnapshot {
+            progress,
             last_above: (expected != 0).then(|| (expected, self.last_above_actual_ns.load(Ordering::Relaxed))),
         }
     }

@@ -17,7 +17,7 @@ use latscope_analyze::sample_explain::{explain_samples, worst_samples};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples, TimerSummary};
 use latscope_model::{Event, Nanos, TimerBackend, TimerOptions, TimerResult, TimerTrace};
 use latscope_report::json::write_json;
-use latscope_report::live::{LiveRow, LiveTable};
+use latscope_report::live::LiveTable;
 use latscope_report::text::timer::write_timer;
 use latscope_sys::host::{collect, run_metadata};
 use latscope_sys::measure::timerlat_available;
@@ -370,19 +370,7 @@ fn show_live(run: &TimerRun, quiet: bool, to_stderr: bool, mut trigger: Option<&
             continue;
         }
         next_frame = next_frame + Nanos::from_secs(1);
-        let rows: Vec<LiveRow> = run
-            .live()
-            .into_iter()
-            .map(|s| LiveRow {
-                cpu: s.cpu,
-                count: s.count,
-                cur_ns: s.cur_ns,
-                min_ns: s.min_ns,
-                avg_ns: s.avg_ns,
-                max_ns: s.max_ns,
-                overruns: s.overruns,
-            })
-            .collect();
+        let rows: Vec<_> = run.live().into_iter().map(|s| s.progress).collect();
         let frame = table.frame(now.saturating_sub(run.start()), &rows);
         emit(&frame, to_stderr);
     }

@@ -11,7 +11,7 @@ use crate::signal;
 use latscope_analyze::timerlat_samples::{TimerlatSamples, TimerlatSetup};
 use latscope_decode::{Missed, RawDecoder};
 use latscope_model::{IrqLatency, Nanos, RunMetadata, StopReason, TimerOptions, TimerResult};
-use latscope_report::live::{LiveRow, LiveTable};
+use latscope_report::live::LiveTable;
 use latscope_sys::measure::{clock, TimerConfig, TimerlatConfig, TimerlatRun};
 use latscope_sys::tracefs::RawPage;
 use std::sync::atomic::Ordering;
@@ -70,7 +70,7 @@ pub fn measure(
         }
         if !quiet && now >= next_frame {
             next_frame = next_frame + Nanos::from_secs(1);
-            emit(&table.frame(now.saturating_sub(start), &rows(&samples)), to_stderr);
+            emit(&table.frame(now.saturating_sub(start), &samples.live()), to_stderr);
         }
     };
     let finished = clock::now();
@@ -125,21 +125,4 @@ fn feed(dec: &mut RawDecoder, pages: Vec<RawPage>, samples: &mut TimerlatSamples
         }
     }
     above
-}
-
-/// The live table's rows: the thread latency of each CPU.
-fn rows(samples: &TimerlatSamples) -> Vec<LiveRow> {
-    samples
-        .live()
-        .into_iter()
-        .map(|s| LiveRow {
-            cpu: s.cpu,
-            count: s.count,
-            cur_ns: s.cur_ns,
-            min_ns: s.min_ns,
-            avg_ns: s.avg_ns,
-            max_ns: s.max_ns,
-            overruns: s.overruns,
-        })
-        .collect()
 }

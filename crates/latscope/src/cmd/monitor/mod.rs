@@ -378,7 +378,7 @@ fn collect_loop(
                 .iter()
                 .zip(&live)
                 .zip(&cursors)
-                .map(|((s, l), c)| s.snapshot(l.overruns, l.above_threshold, c.lost))
+                .map(|((s, l), c)| s.snapshot(l.progress.overruns, l.progress.above_threshold, c.lost))
                 .collect();
             if let Some(r) = recorder {
                 r.fill(&mut snap);

@@ -134,7 +134,7 @@ impl Recorder {
 
     /// Captures breaches until `done`: one capture armed at a time.
     pub fn run(&self, run: &TimerRun, done: &AtomicBool) {
-        let mut seen: Vec<u64> = run.live().iter().map(|l| l.above_threshold).collect();
+        let mut seen: Vec<u64> = run.live().iter().map(|l| l.progress.above_threshold).collect();
         let mut taken: VecDeque<Nanos> = VecDeque::new();
         let mut first = true;
         while !done.load(Ordering::SeqCst) {
@@ -181,8 +181,8 @@ impl Recorder {
     /// Counts the crossings since `seen` as not captured.
     fn count_missed(&self, run: &TimerRun, seen: &mut [u64]) {
         for (i, l) in run.live().iter().enumerate() {
-            locked(&self.counts).not_captured += l.above_threshold.saturating_sub(seen[i]);
-            seen[i] = l.above_threshold;
+            locked(&self.counts).not_captured += l.progress.above_threshold.saturating_sub(seen[i]);
+            seen[i] = l.progress.above_threshold;
         }
     }
 
@@ -207,11 +207,11 @@ impl Recorder {
             }
             let mut breach = None;
             for (i, l) in live.iter().enumerate() {
-                let new = l.above_threshold.saturating_sub(seen[i]);
+                let new = l.progress.above_threshold.saturating_sub(seen[i]);
                 if new == 0 {
                     continue;
                 }
-                seen[i] = l.above_threshold;
+                seen[i] = l.progress.above_threshold;
                 if breach.is_none() && taken.len() < self.plan.per_hour as usize {
                     breach = Some(Breach { index: i, progress: CpuProgress::from(*l) });
                     locked(&self.counts).not_captured += new - 1;
@@ -309,7 +309,7 @@ impl Recorder {
             .map(|(i, cpu)| CpuSamples {
                 cpu,
                 histogram: windows.get(i).unwrap_or(&empty),
-                overruns: live.get(i).map_or(0, |l| l.overruns),
+                overruns: live.get(i).map_or(0, |l| l.progress.overruns),
                 windows: &[],
                 windows_dropped: 0,
                 worst: if i == breach.index { &worst } else { &[] },
