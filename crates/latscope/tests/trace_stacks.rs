@@ -102,7 +102,9 @@ fn a_printk_storm_is_console_printing_with_interrupts_off_in_the_writing_shell()
         "i=0; while [ $i -lt 700 ]; do i=$((i+1)); echo \"<3>latscope test: printk storm $i\" > /dev/kmsg; \
          sleep 0.005; done",
     );
-    let r = traced_timer("3s", "10");
+    // The 40 worst: this VM alone has 10-20 wakeups above 1 ms in 5 s that no kernel event explains, which
+    // can fill a shorter list before the storm's ~1 ms.
+    let r = traced_timer("3s", "40");
     let writer = storm.pid();
     drop(storm);
     let t = r.trace.as_ref().expect("trace");
