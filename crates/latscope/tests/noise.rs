@@ -137,7 +137,18 @@ fn every_injected_spin_is_a_gap_of_its_duration() {
         .iter()
         .filter(|s| s.start >= run.start + Nanos::from_ms(2) && s.end + Nanos::from_ms(2) <= run.end)
         .collect();
-    assert!(inside.len() >= 80, "only {} spins inside a 2 s run of 1 ms every 20 ms", inside.len());
+    assert!(
+        inside.len() >= 80,
+        "only {} spins inside a 2 s run of 1 ms every 20 ms (run {:?}..{:?}, {} ms; injector: {} spins, {} periods \
+         missed, the longest wait between two spins {:?})",
+        inside.len(),
+        run.start,
+        run.end,
+        (run.end.0 - run.start.0) / 1_000_000,
+        report.spins.len(),
+        report.missed_periods,
+        report.spins.windows(2).map(|p| (p[1].start.0 - p[0].end.0, p[0].end)).max()
+    );
     let (mut alone, mut excess, mut short) = (0, Vec::new(), Vec::new());
     for s in &inside {
         // The gap that contains the spin's middle holds all of it.
