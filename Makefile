@@ -25,9 +25,11 @@ lint:
 # The guest tests (crates/latscope/tests/kernels.rs: Debian's 6.1 RT and standard kernels under qemu TCG,
 # about 2 minutes here) run with make test-kernels; they are ignored in make test until the standard guest stops
 # hanging (RCU starvation under the FIFO spinner) and the scenario is deterministic (#17).
+# --no-fail-fast and the loom models run whatever failed before them: one run shows every failing test, not only
+# the first failing binary's; the exit status is still the failure.
 test: deps lint
-	LATSCOPE_REQUIRE_LIVE=1 $(CARGO) test --workspace --release --locked
-	$(MAKE) test-loom
+	LATSCOPE_REQUIRE_LIVE=1 $(CARGO) test --workspace --release --locked --no-fail-fast; \
+	status=$$?; $(MAKE) test-loom && exit $$status
 
 # Only the guest tests: scripts/kernel-vm.sh boots each kernel (cached in ~/.cache/latscope-kernels).
 test-kernels: deps
