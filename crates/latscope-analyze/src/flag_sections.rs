@@ -6,10 +6,11 @@
 //! scheduler's, hrtimer and timer queueing, softirq raising) say nothing about the code around them: they
 //! neither extend nor end an irqs-off or preemption-off run. A run goes on across a `sched_switch` into the
 //! next task when that task's first events still show the state (a context-switch path that keeps
-//! interrupts off).
+//! interrupts off); the previous task's events after its `sched_switch` (the switch code itself) keep the
+//! hand-off. An irqs-off run ends in the next task's `finish_task_switch`, which enables interrupts.
 
-use latscope_model::event::TimerOp;
-use latscope_model::{CpuId, Event, EventKind, Flags, Nanos, Pid, TaskName};
+use latscope_model::event::{Text, TimerOp};
+use latscope_model::{symbol, CpuId, Event, EventKind, Flags, Nanos, Pid, TaskName};
 use serde::Serialize;
 
 /// What a section had disabled.
@@ -93,6 +94,10 @@ pub struct FlagSection {
     /// The task of the last event, when the run went across a task switch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_task: Option<(TaskName, Pid)>,
+    /// Where it began and ended, as far as the trace shows: [`place`] of the first and the last event.
+    pub from: Text,
+    /// See `from`.
+    pub to: Text,
     /// The evidence's granularity.
     pub sampled: Sampled,
     /// Index of the first event.
@@ -124,7 +129,42 @@ struct Run {
     first: (TaskName, Pid),
     /// The task a `sched_switch` in the run switched to: its events go on with the run.
     next: Option<Pid>,
+    from: Text,
+    to: Text,
+    /// Interrupts only: the run reached the next task's `finish_task_switch`, which enables them again when
+    /// it releases the runqueue lock. What it calls before that (the unlock itself) goes on with the run;
+    /// anything after ends it, whatever its flags show.
+    switched_in: bool,
     sampled: Sampled,
+}
+
+/// A function-trace line entering `finish_task_switch`.
+fn ends_a_switch(e: &Event) -> bool {
+    matches!(&e.kind, EventKind::Function { func, .. } if is_finish_task_switch(func))
+}
+
+/// `finish_task_switch` (compiled as `finish_task_switch.isra.0` on many kernels): where the context switch
+/// ends in the next task and interrupts are enabled again (the few architectures that once switched with
+/// them enabled, `__ARCH_WANT_INTERRUPTS_ON_CTXSW`, lost that in 2012).
+fn is_finish_task_switch(name: &str) -> bool {
+    symbol::bare(name).split('.').next() == Some("finish_task_switch")
+}
+
+/// A function-trace line of a function `finish_task_switch` called (`raw_spin_rq_unlock <-finish_task_switch`).
+fn called_by_finish_task_switch(e: &Event) -> bool {
+    matches!(&e.kind, EventKind::Function { parent: Some(p), .. } if is_finish_task_switch(p))
+}
+
+/// Where an event shows the CPU: the function a function-trace or function-graph line entered, without the
+/// compiler's suffix (`finish_task_switch.isra.0` → `finish_task_switch`), or the event's name.
+pub fn place(e: &Event) -> Text {
+    match &e.kind {
+        EventKind::Function { func, .. } | EventKind::GraphEntry { func, .. } => {
+            let f = symbol::bare(func);
+            f.split('.').next().filter(|f| !f.is_empty()).unwrap_or(f).into()
+        }
+        k => k.name().into(),
+    }
 }
 
 /// The per-CPU state machine: one open run per [`Disabled`] kind.
@@ -153,7 +193,9 @@ impl FlagTracker {
                 // interrupted state, and it does not end the section.
                 continue;
             }
-            let continues = self.runs[k].as_ref().is_some_and(|r| r.pid == e.pid || r.next == Some(e.pid));
+            let continues = self.runs[k].as_ref().is_some_and(|r| {
+                (r.pid == e.pid || r.next == Some(e.pid)) && (!r.switched_in || called_by_finish_task_switch(e))
+            });
             if task_level && kind.always_shown_by(&e.kind) {
                 // No evidence either way; a switch still hands an open run on to the next task.
                 if let (Some(r), Some(next), true) = (self.runs[k].as_mut(), switch_to, continues) {
@@ -171,10 +213,16 @@ impl FlagTracker {
                         r.pid = e.pid;
                         r.comm = e.comm;
                         r.sampled.switches += 1;
+                        r.next = switch_to;
+                    } else {
+                        // The previous task's events after its `sched_switch` (`switch_mm_irqs_off`, arm64's
+                        // `cpu_switch_to`: the switch code runs before `current` changes) keep the hand-off.
+                        r.next = switch_to.or(r.next);
                     }
-                    r.next = switch_to;
                     r.last = e.ts;
                     r.last_index = idx;
+                    r.to = place(e);
+                    r.switched_in |= kind == Disabled::Irqs && ends_a_switch(e);
                 }
                 continue;
             }
@@ -189,6 +237,9 @@ impl FlagTracker {
                     pid: e.pid,
                     first: (e.comm, e.pid),
                     next: switch_to,
+                    from: place(e),
+                    to: place(e),
+                    switched_in: kind == Disabled::Irqs && ends_a_switch(e),
                     sampled: Sampled { events: 1, max_gap: Nanos::ZERO, switches: 0 },
                 });
             }
@@ -207,6 +258,8 @@ impl FlagTracker {
                     comm: r.first.0,
                     pid: r.first.1,
                     end_task,
+                    from: r.from,
+                    to: r.to,
                     sampled: r.sampled,
                     start_index: r.start_index,
                     end_index: r.last_index,

@@ -238,6 +238,10 @@ pub enum IrqsOffSource {
         /// The task of the last event, when the run went across a task switch.
         #[serde(skip_serializing_if = "Option::is_none")]
         end_task: Option<(TaskName, Pid)>,
+        /// Where the first event shows the CPU ([`crate::flag_sections::place`]).
+        from: Text,
+        /// Where the last one does.
+        to: Text,
     },
 }
 
@@ -739,7 +743,7 @@ impl CpuState {
                     end: f.end,
                     comm: f.comm,
                     pid: f.pid,
-                    source: IrqsOffSource::Flags { sampled: f.sampled, end_task: f.end_task },
+                    source: IrqsOffSource::Flags { sampled: f.sampled, end_task: f.end_task, from: f.from, to: f.to },
                     start_index: f.start_index,
                     end_index: f.end_index,
                 }),

@@ -339,7 +339,7 @@ fn sparse_section(p: &VerdictParts<'_>, events: &[Event]) -> Option<Verdict> {
 /// preemptirq events.
 fn flag_section_of(s: &crate::timeline::IrqsOffSection) -> Option<FlagSection> {
     match &s.source {
-        IrqsOffSource::Flags { sampled, end_task } => Some(FlagSection {
+        IrqsOffSource::Flags { sampled, end_task, from, to } => Some(FlagSection {
             cpu: s.cpu,
             disabled: Disabled::Irqs,
             start: s.start,
@@ -347,6 +347,8 @@ fn flag_section_of(s: &crate::timeline::IrqsOffSection) -> Option<FlagSection> {
             comm: s.comm,
             pid: s.pid,
             end_task: *end_task,
+            from: from.clone(),
+            to: to.clone(),
             sampled: *sampled,
             start_index: s.start_index,
             end_index: s.end_index,

@@ -209,3 +209,57 @@ fn sampled_irqs_off_sections_carry_their_granularity() {
     assert_eq!((s.sampled.events, s.sampled.max_gap), (26, Nanos::from_us(63)));
     assert!(v.explanation.hint.is_none());
 }
+
+/// Item 4: interrupts stay off across a context switch, from `__schedule` in the previous task to
+/// `finish_task_switch` in the next one (a function trace of PREEMPT_RT 6.1: the switch code after the
+/// `sched_switch` event still runs under the previous task's name).
+#[test]
+fn irqs_off_across_a_sched_switch_is_one_section_from_schedule_to_finish_task_switch() {
+    let (name, t) = fixture("explain/function-6.1-rt-x86_64-tcg-irqsoff-across-sched_switch.txt");
+    let a = analyze(&name, &t, &AnalyzeOptions::default());
+    let cpu = a.irqs_off.cpus.iter().find(|c| c.cpu == CpuId(1)).expect("CPU 1");
+    let at = |ts: Nanos| cpu.longest.iter().map(|f| &f.section).find(|s| s.start == ts).expect("a section there");
+    let flags = |s: &latscope_analyze::timeline::IrqsOffSection| match &s.source {
+        IrqsOffSource::Flags { sampled, end_task, from, to } => {
+            (*sampled, end_task.map(|(c, p)| (c.to_string(), p)), from.to_string(), to.to_string())
+        }
+        IrqsOffSource::Preemptirq { .. } => panic!("from the flags column"),
+    };
+    // The switch to the woken SCHED_FIFO thread. sh-119 calls `schedule` with irqs on (`.n.....` at
+    // 9.529969), then shows them off from `rcu_note_context_switch` at 9.529972 through `psi_task_switch`
+    // (9.529995), its `sched_switch` to latscope-t1 (9.529999) and `switch_mm_irqs_off` (9.530002, still sh-119);
+    // latscope-t1-124 shows them off in `finish_task_switch.isra.0` at 9.530022 and on in
+    // `hrtimer_try_to_cancel` at 9.530028. Section: 9.530022 - 9.529972 = 50 us; 8 events show `d` (972, 974,
+    // 979, 981, 990, 995, 30.002, 30.022; the `sched_switch` is always emitted with irqs off and counts as no
+    // evidence); the longest gap is 30.022 - 30.002 = 20 us.
+    let s = at(Nanos(9_529_972_000));
+    assert_eq!(s.duration(), Nanos::from_us(50));
+    assert_eq!((s.comm.to_string(), s.pid), ("sh".to_string(), 119));
+    assert_eq!(
+        flags(s),
+        (
+            Sampled { events: 8, max_gap: Nanos::from_us(20), switches: 1 },
+            Some(("latscope-t1".to_string(), 124)),
+            "rcu_note_context_switch".to_string(),
+            "finish_task_switch".to_string()
+        )
+    );
+    // The switch from latscope-t1 to rcuc/1 ends in rcuc/1's `finish_task_switch` at 9.529072, which enables
+    // interrupts: rcuc/1's `try_to_wake_up` 238 us later shows them off again (`D...412`) in a section of its own.
+    // 9.529072 - 9.529008 = 64 us; 9 events (008, 011, 013, 014, 032, 034, 037, 041, 072), longest gap 072 - 041.
+    let s = at(Nanos(9_529_008_000));
+    assert_eq!(s.duration(), Nanos::from_us(64));
+    assert_eq!(
+        flags(s),
+        (
+            Sampled { events: 9, max_gap: Nanos::from_us(31), switches: 1 },
+            Some(("rcuc/1".to_string(), 27)),
+            "rcu_note_context_switch".to_string(),
+            "finish_task_switch".to_string()
+        )
+    );
+    // Each of the four switches in the file is one such section.
+    let across: Vec<_> = cpu.longest.iter().filter(|f| flags(&f.section).0.switches == 1).collect();
+    assert_eq!(across.len(), 4, "{:?}", cpu.longest);
+    assert!(across.iter().all(|f| flags(&f.section).3 == "finish_task_switch"));
+}

@@ -67,7 +67,8 @@ fn sampled_irqs_off_is_worded_with_its_granularity() {
     let text = String::from_utf8(out).expect("utf-8");
     assert!(
         text.contains(
-            "in cat:884: irqs were off at each of 26 events over 584 us, at most 63 us apart; no event shows them on"
+            "in cat:884, from rpi_get_interrupt_info to print: irqs were off at each of 26 events over 584 us, at most \
+             63 us apart; no event shows them on"
         ),
         "{text}"
     );
@@ -76,9 +77,26 @@ fn sampled_irqs_off_is_worded_with_its_granularity() {
     let s = first("events/rpi-4.19-armv7-function-stacktrace-symoffset-126k.txt");
     assert_eq!(
         s,
-        "On CPU 2 in cat:884: irqs were off at each of 26 events over 584 us, at most 63 us apart; no event shows \
-         them on. These events are too far apart to show that the state held between them (a gap of 63 us in 584 \
-         us): not a measured section. To measure it, trace with the preemptirq events or run the irqsoff or \
+        "On CPU 2 in cat:884, from rpi_get_interrupt_info to print: irqs were off at each of 26 events over 584 us, \
+         at most 63 us apart; no event shows them on. These events are too far apart to show that the state held \
+         between them (a gap of 63 us in 584 us): not a measured section. To measure it, trace with the preemptirq events or run the irqsoff or \
          preemptoff tracer."
     );
+}
+
+#[test]
+fn irqs_off_across_a_switch_names_both_tasks_and_where_it_began_and_ended() {
+    let a = analysis("explain/function-6.1-rt-x86_64-tcg-irqsoff-across-sched_switch.txt");
+    let mut out = Vec::new();
+    latscope_report::text::analysis::write_analysis(&mut out, &a, true).expect("text");
+    let text = String::from_utf8(out).expect("utf-8");
+    assert!(
+        text.contains(
+            "64 us  in latscope-t1:124 → rcuc/1:27 (across the switch between them), from rcu_note_context_switch \
+             to finish_task_switch: irqs were off at each of 9 events over 64 us, at most 31 us apart; no event \
+             shows them on"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("task switch(es)"), "{text}");
 }

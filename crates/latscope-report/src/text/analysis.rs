@@ -227,12 +227,11 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
             for f in c.longest.iter().take(3) {
                 let s = &f.section;
                 match (&s.source, section_where(&s.source)) {
-                    (IrqsOffSource::Flags { sampled, .. }, _) => writeln!(
+                    (IrqsOffSource::Flags { sampled, end_task, from, to }, _) => writeln!(
                         out,
-                        "    {:>12}  in {}:{}: {}",
+                        "    {:>12}  {}: {}",
                         human(s.duration()),
-                        s.comm,
-                        s.pid,
+                        super::flag_sections::where_clause((s.comm, s.pid), *end_task, sampled.switches, from, to),
                         super::flag_sections::sampled_clause(Disabled::Irqs, s.duration(), sampled)
                     )?,
                     (_, Some((a, b, p))) => writeln!(
