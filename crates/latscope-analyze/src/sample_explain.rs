@@ -227,6 +227,11 @@ mod tests {
         assert!(h.hint.as_ref().is_some_and(|x| x.remedy.starts_with("move spin off CPU 1")), "{h:?}");
         assert!(!out[1].found());
         assert!(matches!(out[1].matched, SampleMatch::OutsideTrace { .. }), "{:?}", out[1].matched);
+        // A sample read 111 us before this wakeup's end is not this wakeup (a live run matched the next period's
+        // wakeup to a sample whose own was missing: "sample 920816 ns vs trace 1028185 ns").
+        let early = MeasuredSample { seq: 10, latency: Nanos(us(441)), ..s };
+        let e = &explain_samples(&events, &[early], &ctx)[0];
+        assert!(!e.found() || e.switch_in_ns != Nanos(us(650)), "{e:?}");
         // Runnable at its deadline (no wakeup): what ran instead is the explanation.
         let busy = MeasuredSample { seq: 9, expected: Nanos(us(300)), latency: Nanos(us(50)), ..s };
         let b = &explain_samples(&events, &[busy], &ctx)[0];

@@ -654,10 +654,16 @@ pub fn decompose_sample(ctx: &WakeupContext<'_>, sample: KnownSample) -> Option<
         .and_then(|r| ctx.decompose(&r, Some((sample.expected, sample.expected + sample.latency))))
 }
 
+/// How far a wakeup's end in the trace may follow the measuring thread's own clock read and still be the wakeup
+/// it measured. The thread reads CLOCK_MONOTONIC after its sleeping call returned, so the end comes first; the
+/// `mono` trace clock and the thread's read of CLOCK_MONOTONIC agree to well under a µs.
+pub const END_AFTER_READ: Nanos = Nanos::from_us(20);
+
 /// Explains one sample a known thread measured: its wakeup (task `pid`, switched in on `sample.cpu`) whose
-/// end (the sleeping call's return, else the switch-in) is nearest `expected + latency`, within `tolerance`.
-/// The breakdown runs from `sample.expected` to the trace's own end, so its latency is the trace's view of
-/// the same wakeup and can be compared with the sample's.
+/// end (the sleeping call's return, else the switch-in) is nearest `expected + latency`, at most `tolerance`
+/// before it and [`END_AFTER_READ`] after it. A later end is another wakeup (the next period's, when the
+/// measured one is missing from the trace). The breakdown runs from `sample.expected` to the trace's own end, so
+/// its latency is the trace's view of the same wakeup and can be compared with the sample's.
 pub fn decompose_task_sample(
     ctx: &WakeupContext<'_>,
     sample: KnownSample,
@@ -669,7 +675,10 @@ pub fn decompose_task_sample(
         .into_iter()
         .filter(|r| ctx.events[r.switch_index].cpu == sample.cpu)
         .filter(|r| matches!(&ctx.events[r.waking_index].kind, EventKind::SchedWakeup { pid: p, .. } if *p == pid))
-        .filter(|r| ctx.end_of(r).0.abs_diff(actual) <= tolerance.0 && ctx.end_of(r) >= sample.expected)
+        .filter(|r| {
+            let end = ctx.end_of(r).0;
+            end + tolerance.0 >= actual && end <= actual + END_AFTER_READ.0 && end >= sample.expected.0
+        })
         .min_by_key(|r| ctx.end_of(r).0.abs_diff(actual))
         .and_then(|r| {
             let end = ctx.end_of(&r);
