@@ -23,9 +23,9 @@ pub enum SampleMatch {
     /// The trace holds no events.
     #[default]
     EmptyTrace,
-    /// No wakeup of the thread ends within `tolerance_ns` of the sample (events lost?).
+    /// No wakeup of the thread ends in the `tolerance_ns` before the thread read its clock (events lost?).
     NoWakeup {
-        /// The matching tolerance.
+        /// How long before the clock read a wakeup's end may lie.
         tolerance_ns: Nanos,
     },
     /// The trace covers the sample, but no wakeup matches and what it shows on the CPU (other tasks,

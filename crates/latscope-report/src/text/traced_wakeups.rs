@@ -100,7 +100,7 @@ pub fn note(w: &TracedWakeup) -> Option<String> {
         )),
         SampleMatch::EmptyTrace => Some("the trace holds no events".into()),
         SampleMatch::NoWakeup { tolerance_ns } => Some(format!(
-            "no wakeup of tid {} on CPU {} ends within {} of the sample (events lost?)",
+            "no wakeup of tid {} on CPU {} ends in the {} before the thread read its clock (events lost?)",
             w.tid, w.cpu, tolerance_ns
         )),
         SampleMatch::NothingRan => Some(format!(
