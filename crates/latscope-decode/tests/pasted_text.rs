@@ -107,3 +107,50 @@ fn the_2_6_11_rt_verbose_format_with_a_mangled_micro_sign_decodes() {
     assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
     assert!(t.warnings[0].message.starts_with("2 record(s) of the -rt verbose latency format"), "{:?}", t.warnings);
 }
+
+/// #19 item 13: a pasted event line whose timestamp (and flags) the author replaced with `...` decodes, says
+/// its time is missing, and the `...` the author wrote for the fields before `req_cpu` is not a field value
+/// (#19 item 10); the `$ cat …` command pasted above it is skipped, not "not an ftrace line".
+#[test]
+fn a_line_whose_time_was_left_out_decodes_and_says_the_time_is_missing() {
+    let t = decode_file(&fixture("pasted/workqueue-5.18-untimed-elided-lkml.txt")).expect("decodes");
+    assert_eq!(t.events.len(), 1, "{:?}", t.events);
+    let e = &t.events[0];
+    assert_eq!((e.comm.as_str(), e.pid, e.cpu.0, e.ts), ("cat", 317, 1, Nanos::ZERO));
+    let EventKind::Other { name, fields, .. } = &e.kind else { panic!("{:?}", e.kind) };
+    assert_eq!(&**name, "workqueue_queue_work");
+    let fields: Vec<(&str, String)> = fields.iter().map(|f| (&*f.name, format!("{:?}", f.value))).collect();
+    assert_eq!(fields.iter().map(|f| f.0).collect::<Vec<_>>(), ["req_cpu", "cpu"], "{fields:?}");
+    assert!(fields.iter().all(|(_, v)| !v.contains("...")), "{fields:?}");
+    let messages: Vec<&str> = t.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert!(messages.iter().any(|m| m.starts_with("the times are missing: 1 event line(s)")), "{messages:?}");
+    assert!(t.warnings.iter().any(|w| w.location.ends_with(":2") && w.message.contains("timestamp left out")));
+    assert!(messages.iter().any(|m| m.contains("fields left out by the author")), "{messages:?}");
+    assert!(messages.iter().all(|m| !m.starts_with("not an ftrace line")), "{messages:?}");
+}
+
+/// #19 item 10: the words an author wrote after trace lines (seed 001, a blog post's cyclictest worst case:
+/// `mode=ABS <========= prepare to sleep, …`) are recorded as notes where they stand, not decoded into the
+/// event's fields (the hrtimer's mode read `ABS <========= prepare to sleep, the next expected waking up time
+/// is 6389900935569.`).
+#[test]
+fn an_authors_words_after_a_line_are_a_note_not_a_field() {
+    let t = decode_file(&fixture("seeds/001-latency-format-events-cyclictest.txt")).expect("decodes");
+    let start = t.events.iter().find(|e| matches!(e.kind, EventKind::HrtimerStart { .. })).expect("hrtimer_start");
+    let EventKind::HrtimerStart { mode, expires, .. } = &start.kind else { unreachable!() };
+    assert_eq!((&**mode, *expires), ("ABS", Nanos(6_389_900_935_569)));
+    let notes: Vec<(&str, &str)> =
+        t.info.annotations.iter().map(|a| (a.location.rsplit(':').next().unwrap_or(""), a.text.as_str())).collect();
+    assert_eq!(
+        notes,
+        [
+            ("3", "<========= prepare to sleep, the next expected waking up time is 6389900935569."),
+            ("5", "<=========== tick interrupt comes."),
+            ("7", "<===== timer wakeup handler, current time is 6389900945120."),
+            ("14", "<==== try to wake up cyclictest process"),
+            ("19", "<==== clock_nanosleep syscall returns."),
+        ]
+    );
+    assert_eq!(t.events.len(), 17);
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+}

@@ -47,6 +47,9 @@ pub struct TraceInfo {
     /// Places where whoever pasted the trace left lines out (`...`, `[...]`, `8182 x the above two line`):
     /// gaps in the evidence, in input order.
     pub elisions: Vec<Elision>,
+    /// Words the author of a pasted trace wrote after a line (`… mode=ABS <==== prepare to sleep`), taken
+    /// off the line before it was decoded, in input order.
+    pub annotations: Vec<Annotation>,
 }
 
 /// A place where lines of a pasted trace were left out.
@@ -60,6 +63,15 @@ pub struct Elision {
     pub after_events: u64,
     /// Time of the last event before the mark.
     pub after_ts: Nanos,
+}
+
+/// The author's words after a line of a pasted trace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Annotation {
+    /// `FILE:LINE` of the annotated line.
+    pub location: String,
+    /// The words as written, from their arrow on (`<==== try to wake up cyclictest process`).
+    pub text: String,
 }
 
 /// A fully decoded input: events in time order (per CPU streams merged), info and warnings.

@@ -36,7 +36,7 @@ pub mod wire;
 
 pub use audit_result::AuditResult;
 pub use cpu::{CpuId, CpuList, CpuListError};
-pub use decoded_trace::{DecodedTrace, Elision, Format, TraceInfo, Warning};
+pub use decoded_trace::{Annotation, DecodedTrace, Elision, Format, TraceInfo, Warning};
 pub use event::{count_events_and_stacks, Event, EventKind, Field, FieldValue, Pid, Text};
 pub use explanation::{
     is_rt_prio, latscope_worker, merge_same, CauseKind, Culprit, Explanation, Hint, LatscopeThread, LatscopeWorker,

@@ -248,6 +248,7 @@ impl<R: Read + Seek> DatReader<R> {
             clock: self.meta.unconverted_cycles().map(|(c, _)| c).or_else(|| self.meta.clock.clone()),
             cycles: self.meta.unconverted_cycles().is_some(),
             elisions: Vec::new(),
+            annotations: Vec::new(),
         }
     }
 

@@ -2,12 +2,13 @@
 //! time (so memory stays flat), it emits [`Event`]s in input order and collects [`TraceInfo`] and warnings.
 
 use super::body::{classify, Body};
+use super::fields::is_elision_token;
 use super::flags::FifthColumn;
 use super::graph::{parse_graph_line, GraphBody, GraphLine};
 use super::latency::{header_line, legend_line, strip_verbose_tag, switch_record, verbose_entry};
 use super::line::{parse_prefix, split_task, Prefix};
 use crate::typed::Interner;
-use crate::{Elision, Format, TraceInfo, Warning};
+use crate::{Annotation, Elision, Format, TraceInfo, Warning};
 use latscope_model::{CpuId, Event, EventKind, Flags, LatencyHeader, Nanos, TaskName, Text};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -59,6 +60,12 @@ pub struct TextDecoder {
     cut_record: Option<String>,
     /// The open stack was opened by a synthetic event's `stack=STACK:` field, not a `<stack trace>` line.
     stack_from_field: bool,
+    /// Event lines whose timestamp the author replaced with `...`, and the first one's line.
+    untimed: (u64, u64),
+    /// Shell command lines pasted with the trace (`$ cat /sys/kernel/debug/tracing/trace`).
+    commands: u64,
+    /// Event lines where the author left fields out (`workqueue_queue_work: ... req_cpu=8192`), and the first.
+    fields_elided: (u64, u64),
 }
 
 /// Per-CPU function_graph state: the running task (from `=>` banners / proc column) and the call stack.
@@ -99,6 +106,9 @@ impl TextDecoder {
             verbose_other: 0,
             cut_record: None,
             stack_from_field: false,
+            untimed: (0, 0),
+            commands: 0,
+            fields_elided: (0, 0),
         }
     }
 
@@ -149,6 +159,15 @@ impl TextDecoder {
             Some(l) => l,
             None => return,
         };
+        // The author's words after the line (`mode=ABS <==== prepare to sleep`): kept as a note, not decoded.
+        let line = match split_annotation(line) {
+            Some((code, note)) => {
+                let location = format!("{}:{}", self.name, self.line_no);
+                self.info.annotations.push(Annotation { location, text: note.to_string() });
+                code
+            }
+            None => line,
+        };
         if let Some(cut) = self.cut_record.take() {
             // A wakeup tracer's record cut after the next task's `PID:` (a mail client wrapped it): the rest,
             // `PRIO:STATE COMM`, is this line.
@@ -192,6 +211,13 @@ impl TextDecoder {
         }
         if let Some(rest) = t.strip_prefix('#') {
             self.comment(rest);
+            return;
+        }
+        // `$ cat /sys/kernel/debug/tracing/trace`: the command the author ran, pasted above its output.
+        if t.strip_prefix("$ ")
+            .is_some_and(|c| c.starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '.' || ch == '/'))
+        {
+            self.commands += 1;
             return;
         }
         if self.graph_mode {
@@ -383,8 +409,26 @@ impl TextDecoder {
                 c
             }
         };
+        if memchr::memmem::find(p.body.as_bytes(), b"...").is_some()
+            && p.body.split_ascii_whitespace().any(|w| is_elision_token(w.as_bytes()))
+        {
+            if self.fields_elided.0 == 0 {
+                self.fields_elided.1 = self.line_no;
+            }
+            self.fields_elided.0 += 1;
+        }
+        // A line whose time the author left out (`...:`) keeps the time of the event before it.
+        let ts = if p.untimed {
+            if self.untimed.0 == 0 {
+                self.untimed.1 = self.line_no;
+            }
+            self.untimed.0 += 1;
+            self.last_ts
+        } else {
+            p.ts
+        };
         let mut e = Event {
-            ts: p.ts,
+            ts,
             cpu: CpuId(p.cpu),
             pid: p.pid,
             tgid: p.tgid,
@@ -392,9 +436,9 @@ impl TextDecoder {
             flags: p.flags,
             kind: EventKind::Lost { count: None },
         };
-        self.last_ts = p.ts;
+        self.last_ts = ts;
         if let (Some(m), Some(h)) = (p.delay, self.latency.as_mut()) {
-            h.markers.push((p.ts, char::from(m)));
+            h.markers.push((ts, char::from(m)));
         }
         match body {
             Body::Kind(k) => {
@@ -558,6 +602,32 @@ impl TextDecoder {
                 ),
             });
         }
+        if self.untimed.0 > 0 {
+            self.warnings.push(Warning {
+                location: format!("{}:{}", self.name, self.untimed.1),
+                message: format!(
+                    "the times are missing: {} event line(s) have their timestamp left out as `...`; they are \
+                     decoded in order, each at the time of the event before it (0 when none), so no duration or \
+                     latency can be measured from them",
+                    self.untimed.0
+                ),
+            });
+        }
+        if self.fields_elided.0 > 0 {
+            self.warnings.push(Warning {
+                location: format!("{}:{}", self.name, self.fields_elided.1),
+                message: format!(
+                    "{} event line(s) have fields left out by the author (`...`); those fields are missing",
+                    self.fields_elided.0
+                ),
+            });
+        }
+        if self.commands > 0 {
+            self.warnings.push(Warning {
+                location: self.name.clone(),
+                message: format!("{} shell command line(s) pasted with the trace (`$ …`) were skipped", self.commands),
+            });
+        }
         if self.verbose_other > 0 {
             self.warnings.push(Warning {
                 location: self.name.clone(),
@@ -669,6 +739,31 @@ fn is_elision(t: &str) -> bool {
         && t.contains("above")
 }
 
+/// A line and the words its author wrote after it, from a left arrow on: `… mode=ABS <========= prepare to
+/// sleep`, `… next_prio=19 <==== try to wake up cyclictest process`, `… <-- here`. The arrow (`<==`, `<--`
+/// or longer) stands after a space and after something else on the line; function_graph's own
+/// `<========== |` (the end of an interrupt) and the function tracer's `<-parent` are not annotations.
+fn split_annotation(line: &str) -> Option<(&str, &str)> {
+    let b = line.as_bytes();
+    for i in memchr::memchr_iter(b'<', b) {
+        let arrow = match (b.get(i + 1), b.get(i + 2)) {
+            (Some(&x), Some(&y)) => x == y && (x == b'=' || x == b'-'),
+            _ => false,
+        };
+        if i == 0 || !arrow || !b[i - 1].is_ascii_whitespace() {
+            continue;
+        }
+        let code = line[..i].trim_ascii_end();
+        let note = line[i..].trim_ascii_end();
+        let words = note.trim_start_matches(['<', '=', '-']).trim_ascii_start();
+        if code.is_empty() || words.starts_with('|') {
+            continue;
+        }
+        return Some((code, note));
+    }
+    None
+}
+
 /// A wakeup tracer's record (`11:120:R   + [000]      22:`) that stops after the next task's pid.
 fn is_cut_record(body: &str) -> bool {
     let t = body.trim_ascii();
@@ -703,7 +798,33 @@ pub(crate) fn frame_name(f: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::frame_name;
+    use super::{frame_name, split_annotation};
+
+    #[test]
+    fn annotations_are_split_off_and_trace_arrows_are_not() {
+        assert_eq!(
+            split_annotation(
+                "  <idle>-0  1d..h1.. 2563695110us : local_timer_entry: vector=236 <=========== tick interrupt comes."
+            ),
+            Some((
+                "  <idle>-0  1d..h1.. 2563695110us : local_timer_entry: vector=236",
+                "<=========== tick interrupt comes."
+            ))
+        );
+        assert_eq!(
+            split_annotation(" f-1 [000] 1.000001: foo <-bar   <--"),
+            Some((" f-1 [000] 1.000001: foo <-bar", "<--"))
+        );
+        for l in [
+            " 0)   <========== |",
+            "111735834352899 |   0)   <========== |",
+            "  bash-1 [000] 1.000001: foo <-bar",
+            "  <idle>-0 [000] 1.0: sched_switch: prev_comm=<...> prev_pid=0 ==> next_comm=x",
+            "<== only words",
+        ] {
+            assert_eq!(split_annotation(l), None, "{l}");
+        }
+    }
 
     #[test]
     fn frames_lose_their_printed_addresses_only() {

@@ -70,7 +70,8 @@ impl<'a> TextFields<'a> {
                 break;
             }
             let tok = &b[s..p];
-            if tok == b"==>" {
+            // `==>` separates; `...` / `[...]` is where an author left fields out: neither is a value.
+            if tok == b"==>" || is_elision_token(tok) {
                 continue;
             }
             let key_len = key_len(tok);
@@ -92,6 +93,12 @@ impl<'a> TextFields<'a> {
             self.push(k, Val::S(&body[vs..ve]));
         }
     }
+}
+
+/// `...`, `[...]`, `…`: a mark where the author of a pasted trace left something out.
+pub(crate) fn is_elision_token(tok: &[u8]) -> bool {
+    let inner = tok.strip_prefix(b"[").and_then(|t| t.strip_suffix(b"]")).unwrap_or(tok);
+    (inner.len() >= 3 && inner.iter().all(|&c| c == b'.')) || inner == "\u{2026}".as_bytes()
 }
 
 /// Length of `key` when `tok` starts with `key=` (an identifier), else 0.

@@ -25,8 +25,11 @@ pub struct Prefix<'a> {
     pub cpu: u32,
     /// Context flags (unknown when the column is absent).
     pub flags: Flags,
-    /// Timestamp (absolute, or relative in latency output).
+    /// Timestamp (absolute, or relative in latency output); zero when [`Prefix::untimed`].
     pub ts: Nanos,
+    /// The author replaced the timestamp with `...` (`cat-317  [001] ...: workqueue_queue_work: …`): the
+    /// line has no time.
+    pub untimed: bool,
     /// The latency output's delay marker (`+ ! # * @ $`), when not a space.
     pub delay: Option<u8>,
     /// Everything after the timestamp's `: `.
@@ -62,21 +65,27 @@ pub fn parse_bracket(line: &str, fifth: FifthColumn) -> Option<Prefix<'_>> {
     let mut p = close + 1;
     p = skip_ws(b, p);
     let tok_end = token_end(b, p);
-    let no_flags = if tok_end > p && b[tok_end - 1] == b':' { parse_secs(&b[p..tok_end - 1]) } else { None };
-    let (flags, ts, ts_end) = match no_flags {
+    // The time token, or `...:` where the author left the time (and maybe the flags) out.
+    let time = |tok: &[u8]| match tok.split_last() {
+        Some((b':', t)) if is_elided(t) => Some(None),
+        Some((b':', t)) => parse_secs(t).map(Some),
+        _ => None,
+    };
+    let (flags, ts, ts_end) = match time(&b[p..tok_end]) {
         Some(ts) => (Flags::default(), ts, tok_end),
         None => {
             let f = parse_flags(&b[p..tok_end], fifth)?;
             let ts_start = skip_ws(b, tok_end);
             let ts_end = token_end(b, ts_start);
-            if ts_end <= ts_start + 1 || b[ts_end - 1] != b':' {
+            if ts_end <= ts_start + 1 {
                 return None;
             }
-            (f, parse_secs(&b[ts_start..ts_end - 1])?, ts_end)
+            (f, time(&b[ts_start..ts_end])?, ts_end)
         }
     };
     let body = line.get(skip_one_space(b, ts_end)..)?;
-    Some(Prefix { comm, pid, tgid, cpu, flags, ts, delay: None, body })
+    let untimed = ts.is_none();
+    Some(Prefix { comm, pid, tgid, cpu, flags, ts: ts.unwrap_or(Nanos::ZERO), untimed, delay: None, body })
 }
 
 /// Latency layout: `comm-pid CPUflags TIME[marker]: body` where TIME is `NNNus` (latency tracers,
@@ -96,7 +105,7 @@ pub fn parse_latency(line: &str, fifth: FifthColumn) -> Option<Prefix<'_>> {
                         let cpu = parse_u32(&tok[..ndigits])?;
                         let (comm, pid, tgid) = split_task(&line[..ps])?;
                         let body = line.get(skip_one_space(b, after)..)?;
-                        return Some(Prefix { comm, pid, tgid, cpu, flags, ts, delay, body });
+                        return Some(Prefix { comm, pid, tgid, cpu, flags, ts, untimed: false, delay, body });
                     }
                 }
             }
@@ -227,6 +236,11 @@ pub fn parse_secs(t: &[u8]) -> Option<Nanos> {
         ns = ns * 10 + frac.get(i).map_or(0, |c| u64::from(c - b'0'));
     }
     secs.checked_mul(1_000_000_000)?.checked_add(ns).map(Nanos)
+}
+
+/// `...` (three dots or more): what an author writes in place of a value left out.
+fn is_elided(t: &[u8]) -> bool {
+    t.len() >= 3 && t.iter().all(|&c| c == b'.')
 }
 
 /// Decimal digits ➜ u64 (no sign, no overflow).
