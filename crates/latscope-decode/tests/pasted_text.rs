@@ -154,3 +154,39 @@ fn an_authors_words_after_a_line_are_a_note_not_a_field() {
     assert_eq!(t.events.len(), 17);
     assert!(t.warnings.is_empty(), "{:?}", t.warnings);
 }
+
+/// #19 items 10 and 13: a sequence pasted into a kernel commit message (psi, delayed dequeue, 6.13) with the
+/// task and time columns left out (`    [008] d..2.: sched_switch: …`), `...` for the lines and fields left
+/// out, the author's `# …` comment lines and `# Splat (…)` words after two events. What is there decodes, in
+/// order, on its CPUs with its flags; the words are notes; the missing times are said.
+#[test]
+fn a_sequence_without_tasks_or_times_decodes_with_its_notes() {
+    let t = decode_file(&fixture("pasted/psi-6.13-delayed-dequeue-untimed-annotated-lkml.txt")).expect("decodes");
+    let seen: Vec<(u32, String)> = t.events.iter().map(|e| (e.cpu.0, e.kind.name())).collect();
+    assert_eq!(
+        seen,
+        [
+            (8, "sched_switch".to_string()),
+            (8, "print".to_string()),
+            (8, "pick_task_fair".to_string()),
+            (15, "psi_flags_change".to_string()),
+            (15, "sched_wakeup".to_string()),
+            (8, "sched_switch".to_string()),
+        ]
+    );
+    assert!(t.events.iter().all(|e| e.ts == Nanos::ZERO && e.pid == -1 && e.comm.as_str().is_empty()));
+    let wakeup = &t.events[4];
+    assert!(wakeup.flags.irqs_off() && wakeup.flags.preempt_depth == Some(4), "{:?}", wakeup.flags);
+    assert!(
+        matches!(&wakeup.kind, EventKind::SchedWakeup { pid: 1831, target_cpu: Some(c), .. } if c.0 == 8),
+        "{:?}",
+        wakeup.kind
+    );
+    let notes: Vec<(&str, &str)> =
+        t.info.annotations.iter().map(|a| (a.location.rsplit(':').next().unwrap_or(""), a.text.as_str())).collect();
+    assert_eq!(notes, [("8", "# Splat (cfs_rq->throttled=1)"), ("9", "# Task has woken on a throttled hierarchy")]);
+    assert_eq!(t.info.elisions.len(), 2, "{:?}", t.info.elisions);
+    let messages: Vec<&str> = t.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert!(messages.iter().any(|m| m.starts_with("the times are missing: 6 event line(s)")), "{messages:?}");
+    assert!(messages.iter().all(|m| !m.starts_with("not an ftrace line")), "{messages:?}");
+}

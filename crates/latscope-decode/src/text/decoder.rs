@@ -739,24 +739,28 @@ fn is_elision(t: &str) -> bool {
         && t.contains("above")
 }
 
-/// A line and the words its author wrote after it, from a left arrow on: `… mode=ABS <========= prepare to
-/// sleep`, `… next_prio=19 <==== try to wake up cyclictest process`, `… <-- here`. The arrow (`<==`, `<--`
-/// or longer) stands after a space and after something else on the line; function_graph's own
-/// `<========== |` (the end of an interrupt) and the function tracer's `<-parent` are not annotations.
+/// A line and the words its author wrote after it: from a left arrow on (`… mode=ABS <========= prepare to
+/// sleep`, `… next_prio=19 <==== try to wake up cyclictest process`, `… <-- here`), or from a `# ` after an
+/// event (`… target_cpu=008 # Task has woken on a throttled hierarchy`). The mark stands after a space and
+/// after something else on the line; function_graph's own `<========== |` (the end of an interrupt) and
+/// `# 1837.709 us |` (a delay marker), and the function tracer's `<-parent`, are not annotations.
 fn split_annotation(line: &str) -> Option<(&str, &str)> {
     let b = line.as_bytes();
-    for i in memchr::memchr_iter(b'<', b) {
-        let arrow = match (b.get(i + 1), b.get(i + 2)) {
-            (Some(&x), Some(&y)) => x == y && (x == b'=' || x == b'-'),
-            _ => false,
-        };
-        if i == 0 || !arrow || !b[i - 1].is_ascii_whitespace() {
+    for i in memchr::memchr2_iter(b'<', b'#', b) {
+        if i == 0 || !b[i - 1].is_ascii_whitespace() {
             continue;
         }
+        let (x, y) = (b.get(i + 1).copied(), b.get(i + 2).copied());
         let code = line[..i].trim_ascii_end();
         let note = line[i..].trim_ascii_end();
-        let words = note.trim_start_matches(['<', '=', '-']).trim_ascii_start();
-        if code.is_empty() || words.starts_with('|') {
+        let mark = if b[i] == b'<' {
+            x == y && matches!(x, Some(b'=' | b'-'))
+        } else {
+            // `# words` after an event's body (`event: fields # words`), never inside function_graph columns.
+            x == Some(b' ') && code.contains(": ") && !code.ends_with(':') && !note.contains('|')
+        };
+        let words = note.trim_start_matches(['<', '=', '-', '#']).trim_ascii_start();
+        if !mark || code.is_empty() || words.starts_with('|') {
             continue;
         }
         return Some((code, note));
@@ -821,6 +825,9 @@ mod tests {
             "  bash-1 [000] 1.000001: foo <-bar",
             "  <idle>-0 [000] 1.0: sched_switch: prev_comm=<...> prev_pid=0 ==> next_comm=x",
             "<== only words",
+            "  3)  bash-1507 | d..2 | # 1837.709 us |          } /* __switch_to */",
+            "# entries-in-buffer/entries-written: 204964/18371579   #P:4",
+            "  sh-1 [000] 1.000001: tracing_mark_write: # a marker",
         ] {
             assert_eq!(split_annotation(l), None, "{l}");
         }

@@ -49,7 +49,7 @@ pub fn parse_bracket(line: &str, fifth: FifthColumn) -> Option<Prefix<'_>> {
     let (open, close) = loop {
         let i = from + memchr::memchr(b'[', &b[from..])?;
         from = i + 1;
-        if i == 0 || !b[i - 1].is_ascii_whitespace() {
+        if i > 0 && !b[i - 1].is_ascii_whitespace() {
             continue;
         }
         let mut j = i + 1;
@@ -61,7 +61,9 @@ pub fn parse_bracket(line: &str, fifth: FifthColumn) -> Option<Prefix<'_>> {
         }
     };
     let cpu = parse_u32(&b[open + 1..close])?;
-    let (comm, pid, tgid) = split_task(&line[..open])?;
+    // `    [008] d..2.: sched_switch: …`: a task column the author left out (no task, pid -1).
+    let (comm, pid, tgid) =
+        if line[..open].trim_ascii().is_empty() { ("", -1, None) } else { split_task(&line[..open])? };
     let mut p = close + 1;
     p = skip_ws(b, p);
     let tok_end = token_end(b, p);
@@ -73,6 +75,8 @@ pub fn parse_bracket(line: &str, fifth: FifthColumn) -> Option<Prefix<'_>> {
     };
     let (flags, ts, ts_end) = match time(&b[p..tok_end]) {
         Some(ts) => (Flags::default(), ts, tok_end),
+        // `d..2.:`: the flags, and no time at all.
+        None if tok_end > p + 1 && b[tok_end - 1] == b':' => (parse_flags(&b[p..tok_end - 1], fifth)?, None, tok_end),
         None => {
             let f = parse_flags(&b[p..tok_end], fifth)?;
             let ts_start = skip_ws(b, tok_end);
