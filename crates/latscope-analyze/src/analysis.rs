@@ -59,6 +59,10 @@ pub struct SourceInfo {
     /// Whether the times count clock cycles, not ns (a cycle clock without a conversion in the file).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cycles: bool,
+    /// Words the author of a pasted trace wrote after its lines (`FILE:LINE: <==== try to wake up …`): read,
+    /// not decoded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Everything found in one trace.
@@ -154,6 +158,7 @@ fn source_info(name: &str, t: &DecodedTrace) -> SourceInfo {
         lost_unknown: t.info.lost_unknown.clone(),
         warnings: t.warnings.iter().map(|w| format!("{}: {}", w.location, w.message)).collect(),
         cycles: t.info.cycles,
+        notes: t.info.annotations.iter().map(|a| format!("{}: {}", a.location, a.text)).collect(),
     }
 }
 

@@ -100,3 +100,17 @@ fn irqs_off_across_a_switch_names_both_tasks_and_where_it_began_and_ended() {
     );
     assert!(!text.contains("task switch(es)"), "{text}");
 }
+
+/// #19 items 10 and 13: the analysis of a pasted trace shows the author's words as notes under its header, and
+/// a trace whose times were left out says so.
+#[test]
+fn a_pasted_traces_notes_and_missing_times_are_shown() {
+    let a = analysis("pasted/psi-6.13-delayed-dequeue-untimed-annotated-lkml.txt");
+    let mut out = Vec::new();
+    latscope_report::text::analysis::write_analysis(&mut out, &a, false).expect("text");
+    let s = String::from_utf8(out).expect("utf-8");
+    assert!(s.contains("The trace's author wrote after its lines (read, not decoded):"), "{s}");
+    assert!(s.contains(":8: # Splat (cfs_rq->throttled=1)\n"), "{s}");
+    assert!(s.contains(":9: # Task has woken on a throttled hierarchy\n"), "{s}");
+    assert!(s.contains("first: ") && s.contains("the times are missing: 6 event line(s)"), "{s}");
+}

@@ -12,6 +12,9 @@ use latscope_analyze::timeline::IrqsOffSource;
 use latscope_model::{CauseKind, Explanation};
 use std::io::{self, Write};
 
+/// The author's notes shown under the header; the JSON keeps them all.
+const MAX_NOTES: usize = 8;
+
 fn comp_line(out: &mut dyn Write, c: &Explanation) -> io::Result<()> {
     let who = match c.cause {
         CauseKind::ReturnToUser => "sys_exit".to_string(),
@@ -66,6 +69,15 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
             crate::human::counted(s.warnings.len() as u64, "decoder warning", "decoder warnings"),
             s.warnings[0]
         )?;
+    }
+    if !s.notes.is_empty() {
+        writeln!(out, "  The trace's author wrote after its lines (read, not decoded):")?;
+        for n in s.notes.iter().take(MAX_NOTES) {
+            writeln!(out, "    {n}")?;
+        }
+        if s.notes.len() > MAX_NOTES {
+            writeln!(out, "    … and {} more", s.notes.len() - MAX_NOTES)?;
+        }
     }
     writeln!(out)?;
     if a.verdicts.is_empty() {
