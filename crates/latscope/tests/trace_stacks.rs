@@ -115,8 +115,12 @@ fn a_printk_storm_is_console_printing_with_interrupts_off_in_the_writing_shell()
     let mut in_write = 0;
     for w in t.worst.iter().filter(|w| w.found()) {
         let h = w.headline.as_ref().unwrap_or_else(|| panic!("no headline: {w:?}"));
-        // The timer handler never takes half a millisecond: a wakeup that late is never put on it.
-        assert!(w.trace_latency_ns.0 < 500_000 || h.cause != CauseKind::IrqHandler, "{w:?}");
+        // Where the storm's shell held the wakeup, the console printing is the cause, never the timer handler.
+        // (Not judged for the VM's own stalls, where the storm took no part: a fresh-clone make test had the CPU
+        // idle, the interrupt 0.89 ms late with no event, and 5.2 ms between the timer handler's entry and exit.)
+        let storm_involved = held_back(w).is_some_and(|i| i.culprit.pid() == Some(writer))
+            || w.shares.iter().any(|s| s.culprit.pid() == Some(writer));
+        assert!(!storm_involved || w.trace_latency_ns.0 < 500_000 || h.cause != CauseKind::IrqHandler, "{w:?}");
         for b in w.shares.iter().filter(|s| {
             matches!(s.cause, CauseKind::BlockingTask | CauseKind::PreemptOff)
                 && s.culprit.pid() == Some(writer)
