@@ -5,7 +5,10 @@
 
 use crate::timer_summary::{summarize_timer, CpuSamples, TimerSummary};
 use latscope_model::event::TimerlatContext;
-use latscope_model::{CpuId, Event, EventKind, LatencyHistogram, Nanos, TimerProgress, WakeupSample, WindowAccum};
+use latscope_model::{
+    keep_worst, CpuId, Event, EventKind, LatencyHistogram, Nanos, TimerProgress, WakeupSample, WindowAccum,
+    WindowSeries,
+};
 
 /// How the samples are gathered: the same settings as the user-space backend's `TimerConfig`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,9 +37,7 @@ pub struct TimerlatSetup {
 struct Side {
     histogram: LatencyHistogram,
     overruns: u64,
-    windows: Vec<WindowAccum>,
-    windows_dropped: u64,
-    window: Option<WindowAccum>,
+    windows: Option<WindowSeries>,
     worst: Vec<WakeupSample>,
     sum: u64,
     min: u64,
@@ -45,13 +46,11 @@ struct Side {
 }
 
 impl Side {
-    fn new() -> Side {
+    fn new(setup: &TimerlatSetup) -> Side {
         Side {
             histogram: LatencyHistogram::new(),
             overruns: 0,
-            windows: Vec::new(),
-            windows_dropped: 0,
-            window: None,
+            windows: setup.window.map(|len| WindowSeries::new(setup.start.0, len, setup.max_windows)),
             worst: Vec::new(),
             sum: 0,
             min: u64::MAX,
@@ -70,22 +69,9 @@ impl Side {
         self.min = self.min.min(latency.0);
         self.last = latency.0;
         self.above += u64::from(above);
-        if let Some(len) = setup.window {
-            // Windows are keyed by the expected time from the run's start, as the user-space threads key
-            // them; a stall longer than a window leaves empty windows behind, as there.
-            let len = len.0.max(1);
-            let open = self.window.get_or_insert(WindowAccum::new(setup.start.0));
-            while expected >= open.start_ns.saturating_add(len) {
-                let next = WindowAccum::new(open.start_ns + len);
-                let done = std::mem::replace(open, next);
-                if self.windows.len() < setup.max_windows {
-                    self.windows.push(done);
-                } else {
-                    self.windows_dropped += 1;
-                }
-            }
-            open.record(latency.0, above);
-            open.overruns += missed;
+        // Windows are keyed by the expected time from the run's start, as the user-space threads key them.
+        if let Some(w) = self.windows.as_mut() {
+            w.record(expected, latency.0, above, missed);
         }
         if setup.worst_kept > 0 {
             let sample = WakeupSample {
@@ -95,28 +81,14 @@ impl Side {
                 latency_ns: latency.0,
                 missed_periods: missed,
             };
-            if self.worst.len() < setup.worst_kept {
-                self.worst.push(sample);
-            } else if let Some(slot) = self.worst.iter_mut().min_by_key(|s| s.latency_ns) {
-                if sample.latency_ns > slot.latency_ns {
-                    *slot = sample;
-                }
-            }
+            keep_worst(&mut self.worst, setup.worst_kept, sample);
         }
         above
     }
 
     /// The windows with the open one closed, and the worst samples worst first.
-    fn finished(&self, max_windows: usize) -> Finished {
-        let mut windows = self.windows.clone();
-        let mut dropped = self.windows_dropped;
-        if let Some(w) = self.window.filter(|w| w.count > 0) {
-            if windows.len() < max_windows {
-                windows.push(w);
-            } else {
-                dropped += 1;
-            }
-        }
+    fn finished(&self) -> Finished {
+        let (windows, dropped) = self.windows.as_ref().map(WindowSeries::finished).unwrap_or_default();
         let mut worst = self.worst.clone();
         worst.sort_by(|a, b| b.latency_ns.cmp(&a.latency_ns).then(a.seq.cmp(&b.seq)));
         Finished { windows, dropped, worst }
@@ -158,7 +130,7 @@ pub struct TimerlatSamples {
 impl TimerlatSamples {
     /// Empty accumulators for `setup`'s CPUs.
     pub fn new(setup: TimerlatSetup) -> TimerlatSamples {
-        let cpus = setup.cpus.iter().map(|&c| (c, Side::new(), Side::new())).collect();
+        let cpus = setup.cpus.iter().map(|&c| (c, Side::new(&setup), Side::new(&setup))).collect();
         TimerlatSamples { setup, cpus, user_samples: 0 }
     }
 
@@ -208,7 +180,7 @@ impl TimerlatSamples {
     pub fn summarize(&self) -> (TimerSummary, TimerSummary) {
         let side = |pick: fn(&(CpuId, Side, Side)) -> &Side| -> TimerSummary {
             let finished: Vec<(CpuId, &Side, Finished)> =
-                self.cpus.iter().map(|c| (c.0, pick(c), pick(c).finished(self.setup.max_windows))).collect();
+                self.cpus.iter().map(|c| (c.0, pick(c), pick(c).finished())).collect();
             let samples: Vec<CpuSamples<'_>> = finished
                 .iter()
                 .map(|(cpu, s, f)| CpuSamples {

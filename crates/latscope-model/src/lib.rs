@@ -61,7 +61,8 @@ pub use task_name::TaskName;
 pub use time::{parse_duration, DurationError, Nanos};
 pub use timer_progress::TimerProgress;
 pub use timer_result::{
-    CpuTimer, ImportedSetup, IrqLatency, StopReason, TimerBackend, TimerOptions, TimerResult, TimerStats, WakeupSample,
+    keep_worst, CpuTimer, ImportedSetup, IrqLatency, StopReason, TimerBackend, TimerOptions, TimerResult, TimerStats,
+    WakeupSample,
 };
 pub use traced_wakeup::{SampleMatch, TimerTrace, TracedWakeup};
-pub use window::{WindowAccum, WindowRow};
+pub use window::{WindowAccum, WindowRow, WindowSeries};

@@ -97,6 +97,22 @@ pub struct WakeupSample {
     pub missed_periods: u64,
 }
 
+/// Keeps the `cap` largest latencies in `kept` (preallocated to `cap`; never grows past it) and returns the
+/// smallest latency a new sample must reach to enter, so that a hot loop can skip the call below it.
+#[inline]
+pub fn keep_worst(kept: &mut Vec<WakeupSample>, cap: usize, sample: WakeupSample) -> u64 {
+    if kept.len() < cap {
+        kept.push(sample);
+        return if kept.len() < cap { 0 } else { kept.iter().map(|s| s.latency_ns).min().unwrap_or(0) + 1 };
+    }
+    if let Some(slot) = kept.iter_mut().min_by_key(|s| s.latency_ns) {
+        if sample.latency_ns > slot.latency_ns {
+            *slot = sample;
+        }
+    }
+    kept.iter().map(|s| s.latency_ns).min().unwrap_or(0) + 1
+}
+
 /// Wakeup-latency statistics of one CPU or of all CPUs merged.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimerStats {
@@ -241,6 +257,22 @@ impl TimerResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keeps_the_worst() {
+        let mut kept = Vec::with_capacity(3);
+        let mut floor = 0;
+        for (i, lat) in [5u64, 1, 9, 3, 7, 2, 8].into_iter().enumerate() {
+            if lat >= floor {
+                let s = WakeupSample { seq: i as u64, latency_ns: lat, ..WakeupSample::default() };
+                floor = keep_worst(&mut kept, 3, s);
+            }
+        }
+        let mut lats: Vec<u64> = kept.iter().map(|s| s.latency_ns).collect();
+        lats.sort_unstable();
+        assert_eq!(lats, [7, 8, 9]);
+        assert_eq!(kept.capacity(), 3);
+    }
 
     fn sample() -> TimerResult {
         let mut r = TimerResult::new(

@@ -64,6 +64,72 @@ impl WindowAccum {
     }
 }
 
+/// A run's consecutive windows, keyed by the expected wakeup time from the run's start: the open window and
+/// the closed ones, at most `max` kept (later ones counted as dropped). Both timer backends record through it.
+#[derive(Clone, Debug)]
+pub struct WindowSeries {
+    len: u64,
+    open: WindowAccum,
+    open_end: u64,
+    closed: Vec<WindowAccum>,
+    max: usize,
+    dropped: u64,
+}
+
+impl WindowSeries {
+    /// Windows of `len` from `start_ns`, at most `max` kept. Their room is allocated here, so that recording
+    /// never allocates.
+    pub fn new(start_ns: u64, len: crate::Nanos, max: usize) -> WindowSeries {
+        let len = len.0.max(1);
+        WindowSeries {
+            len,
+            open: WindowAccum::new(start_ns),
+            open_end: start_ns.saturating_add(len),
+            closed: Vec::with_capacity(max),
+            max,
+            dropped: 0,
+        }
+    }
+
+    /// Moves the start of an empty series to `start_ns`: a measuring thread allocates its series before it
+    /// knows when the run starts.
+    pub fn start_at(&mut self, start_ns: u64) {
+        debug_assert!(self.open.count == 0 && self.closed.is_empty(), "the series already holds samples");
+        self.open = WindowAccum::new(start_ns);
+        self.open_end = start_ns.saturating_add(self.len);
+    }
+
+    /// Adds one sample expected at `expected_ns`, closing every window that ended before it (a stall longer
+    /// than a window leaves empty windows behind).
+    #[inline]
+    pub fn record(&mut self, expected_ns: u64, latency_ns: u64, above: bool, missed: u64) {
+        while expected_ns >= self.open_end {
+            let done = std::mem::replace(&mut self.open, WindowAccum::new(self.open_end));
+            self.keep(done);
+            self.open_end = self.open_end.saturating_add(self.len);
+        }
+        self.open.record(latency_ns, above);
+        self.open.overruns += missed;
+    }
+
+    fn keep(&mut self, w: WindowAccum) {
+        if self.closed.len() < self.max {
+            self.closed.push(w);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// The closed windows, then the open one when it holds samples, and how many windows were dropped.
+    pub fn finished(&self) -> (Vec<WindowAccum>, u64) {
+        let mut done = WindowSeries { closed: self.closed.clone(), ..*self };
+        if self.open.count > 0 {
+            done.keep(self.open);
+        }
+        (done.closed, done.dropped)
+    }
+}
+
 /// One window as reported.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct WindowRow {
@@ -108,6 +174,26 @@ mod tests {
         assert_eq!((w.min_ns, w.max_ns, w.above), (1200, 9000, 1));
         assert!((w.mean_ns() - 2792.0).abs() < 1e-9);
         assert!((w.stddev_ns() - 3_104.199_735_8).abs() < 1e-3, "{}", w.stddev_ns());
+    }
+
+    #[test]
+    fn a_series_closes_windows_by_expected_time_and_keeps_at_most_max() {
+        let mut s = WindowSeries::new(1_000, crate::Nanos(100), 2);
+        s.record(1_010, 5, false, 0);
+        // A stall: the sample expected at 1_350 closes the windows from 1_000, 1_100 (empty) and 1_200 (empty).
+        s.record(1_350, 70, true, 2);
+        let (kept, dropped) = s.finished();
+        let starts: Vec<(u64, u64)> = kept.iter().map(|w| (w.start_ns, w.count)).collect();
+        assert_eq!(starts, [(1_000, 1), (1_100, 0)]);
+        assert_eq!(dropped, 2, "the window from 1_200 and the open one from 1_300");
+        let mut open = WindowSeries::new(0, crate::Nanos(100), 4);
+        open.record(150, 7, true, 1);
+        let (kept, dropped) = open.finished();
+        assert_eq!((kept.len(), dropped), (2, 0));
+        assert_eq!((kept[1].start_ns, kept[1].above, kept[1].overruns), (100, 1, 1));
+        // Finishing does not close the open window for good: recording goes on after a look.
+        open.record(160, 9, false, 0);
+        assert_eq!(open.finished().0[1].count, 2);
     }
 
     #[test]

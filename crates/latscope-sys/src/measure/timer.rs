@@ -10,7 +10,10 @@ use super::clock::{now, sleep_until};
 use super::rt::{pin_current_thread, set_current_thread_policy, Policy};
 use super::tap::SampleTap;
 use crate::SysError;
-use latscope_model::{CpuId, CpuList, LatencyHistogram, Nanos, StopReason, TimerProgress, WakeupSample, WindowAccum};
+use latscope_model::{
+    keep_worst, CpuId, CpuList, LatencyHistogram, Nanos, StopReason, TimerProgress, WakeupSample, WindowAccum,
+    WindowSeries,
+};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -346,13 +349,14 @@ fn measure_cpu(
         (Some(w), Some(d)) => ((d.0 / w.0) as usize + 2).min(cfg.max_windows),
         (Some(_), None) => cfg.max_windows,
     };
+    let mut windows = cfg.window.map(|w| WindowSeries::new(0, w, window_cap));
     let mut m = CpuMeasurement {
         cpu,
         tid,
         histogram: LatencyHistogram::new(),
         overruns: 0,
         above_threshold: 0,
-        windows: Vec::with_capacity(window_cap),
+        windows: Vec::new(),
         windows_dropped: 0,
         worst: Vec::with_capacity(cfg.worst_kept),
         first_expected: Nanos::ZERO,
@@ -377,9 +381,9 @@ fn measure_cpu(
     let mut next = start.0 + offset.0;
     m.first_expected = Nanos(next);
     m.last_actual = Nanos(next);
-    let window_len = cfg.window.map_or(u64::MAX, |w| w.0);
-    let mut window = WindowAccum::new(start.0);
-    let mut window_end = start.0.saturating_add(window_len);
+    if let Some(w) = windows.as_mut() {
+        w.start_at(start.0);
+    }
     let (mut count, mut sum, mut min, mut max, mut overruns, mut above) = (0u64, 0u64, u64::MAX, 0u64, 0u64, 0u64);
     let mut worst_floor = 0u64;
 
@@ -396,26 +400,15 @@ fn measure_cpu(
         // Periods whose deadline passed while this wakeup was late (only those inside the run).
         let missed = (latency / interval).min((end - 1 - next) / interval);
 
-        // Windows are keyed by the expected time: close every window that ended before this wakeup.
-        if cfg.window.is_some() {
-            while next >= window_end {
-                if m.windows.len() < m.windows.capacity() {
-                    m.windows.push(window);
-                } else {
-                    m.windows_dropped += 1;
-                }
-                window = WindowAccum::new(window_end);
-                window_end = window_end.saturating_add(window_len);
-            }
-        }
-
         let is_above = latency > threshold;
         m.histogram.record(Nanos(latency));
         if let Some(t) = tap {
             t.push(latency);
         }
-        window.record(latency, is_above);
-        window.overruns += missed;
+        // Windows are keyed by the expected time.
+        if let Some(w) = windows.as_mut() {
+            w.record(next, latency, is_above, missed);
+        }
         count += 1;
         sum = sum.saturating_add(latency);
         min = min.min(latency);
@@ -451,33 +444,13 @@ fn measure_cpu(
         // Re-align: skip the periods whose deadline already passed.
         next += interval * (missed + 1);
     }
-    if cfg.window.is_some() && window.count > 0 {
-        if m.windows.len() < m.windows.capacity() {
-            m.windows.push(window);
-        } else {
-            m.windows_dropped += 1;
-        }
+    if let Some(w) = &windows {
+        (m.windows, m.windows_dropped) = w.finished();
     }
     m.overruns = overruns;
     m.above_threshold = above;
     m.worst.sort_by(|a, b| b.latency_ns.cmp(&a.latency_ns).then(a.seq.cmp(&b.seq)));
     m
-}
-
-/// Keeps the `cap` largest latencies in `kept` (preallocated to `cap`; never grows past it) and returns the
-/// smallest latency a new sample must reach to enter.
-#[inline]
-fn keep_worst(kept: &mut Vec<WakeupSample>, cap: usize, sample: WakeupSample) -> u64 {
-    if kept.len() < cap {
-        kept.push(sample);
-        return if kept.len() < cap { 0 } else { kept.iter().map(|s| s.latency_ns).min().unwrap_or(0) + 1 };
-    }
-    if let Some(slot) = kept.iter_mut().min_by_key(|s| s.latency_ns) {
-        if sample.latency_ns > slot.latency_ns {
-            *slot = sample;
-        }
-    }
-    kept.iter().map(|s| s.latency_ns).min().unwrap_or(0) + 1
 }
 
 impl TimerRun {
@@ -636,22 +609,6 @@ mod tests {
         assert_eq!(aligned_start(Nanos(10_200_000), i), Nanos(10_500_000));
         assert_eq!(aligned_start(Nanos(10_600_000), i), Nanos(11_500_000));
         assert_eq!(aligned_start(Nanos(10_600_000), Nanos::from_secs(2)), Nanos(10_600_000));
-    }
-
-    #[test]
-    fn keeps_the_worst() {
-        let mut kept = Vec::with_capacity(3);
-        let mut floor = 0;
-        for (i, lat) in [5u64, 1, 9, 3, 7, 2, 8].into_iter().enumerate() {
-            if lat >= floor {
-                let s = WakeupSample { seq: i as u64, latency_ns: lat, ..WakeupSample::default() };
-                floor = keep_worst(&mut kept, 3, s);
-            }
-        }
-        let mut lats: Vec<u64> = kept.iter().map(|s| s.latency_ns).collect();
-        lats.sort_unstable();
-        assert_eq!(lats, [7, 8, 9]);
-        assert_eq!(kept.capacity(), 3);
     }
 
     #[test]
