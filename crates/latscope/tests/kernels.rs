@@ -355,10 +355,11 @@ fn rt_timerlat_backend_measures_the_injected_spin() {
     let (expected, actual, latency) =
         (worst["expected_ns"].as_u64(), worst["actual_ns"].as_u64(), worst["latency_ns"].as_u64());
     let (Some(expected), Some(actual), Some(latency)) = (expected, actual, latency) else { panic!("{worst}") };
-    // Armed at most one period before the spin began, and run only after it ended: at least the spin minus a
-    // period late (10 % tolerance for the clock reads around the spin).
+    // Due before the spin ended and run only after it: at least the spin minus a period late (10 % tolerance for
+    // the clock reads around the spin). How long before the spin's first clock read it was due is TCG timing (a
+    // host stall delays the timer interrupt and the injector's first read alike: 1.09 ms was seen), not asserted.
     assert!(latency + period + spin_ns / 10 >= spin_ns, "worst thread latency {latency} ns for a {spin_ns} ns spin");
-    assert!(expected + period >= start && expected <= end, "due at {expected}, spin {start}..{end}");
+    assert!(expected <= end, "due at {expected}, after the spin {start}..{end}");
     assert!(actual >= end, "ran at {actual}, before the spin ended at {end}");
     assert!(r["cpus"][0]["max_ns"].as_u64().unwrap_or(0) >= latency * 99 / 100, "{}", r["cpus"][0]);
 }
