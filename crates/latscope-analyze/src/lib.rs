@@ -26,6 +26,7 @@ pub mod remedy;
 pub mod reported;
 pub mod rtla;
 pub mod sample_explain;
+pub mod silence;
 pub mod stacks;
 pub use latscope_model::symbol;
 #[cfg(test)]

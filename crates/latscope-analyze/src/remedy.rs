@@ -167,7 +167,16 @@ pub fn why(e: &Explanation, ctx: &RemedyContext) -> String {
                   rescheduling the halted vCPU) takes time before any kernel code runs"
                 .into(),
         },
+        CauseKind::IrqHandler => match e.within.iter().find(|q| q.cause == CauseKind::NoKernelEvent) {
+            Some(q) => why(q, ctx),
+            None => String::new(),
+        },
         CauseKind::NoKernelEvent => match e.culprit.place {
+            Some(Place::Kernel) => "time inside an interrupt that no kernel event accounts for: the interrupt's \
+                                    own code (it runs with interrupts off and may trace nothing) and a CPU taken \
+                                    away below the kernel (a hypervisor, firmware SMIs) look the same in an event \
+                                    trace"
+                .into(),
             Some(Place::Unknown { .. }) => "time that no kernel event accounts for, and no kernel stack shows \
                                             where the task was when the interrupt came: kernel code keeping \
                                             interrupts off and a CPU taken away below the kernel (a hypervisor, \
@@ -202,8 +211,7 @@ pub fn why(e: &Explanation, ctx: &RemedyContext) -> String {
             ),
             _ => String::new(),
         },
-        CauseKind::IrqHandler
-        | CauseKind::Irq
+        CauseKind::Irq
         | CauseKind::Vector
         | CauseKind::TimerTick
         | CauseKind::Softirq
@@ -230,10 +238,13 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
             Some(inner) => hint(inner, crate::patterns::recognise(inner), ctx).remedy,
             None => no_kernel_event(ctx),
         },
-        CauseKind::IrqHandler => format!(
-            "move other timers off {cpu} (nohz_full, timer migration, threaded hrtimers) or reduce what their \
-             callbacks do"
-        ),
+        CauseKind::IrqHandler => match e.within.iter().find(|q| q.cause == CauseKind::NoKernelEvent) {
+            Some(q) => remedy(q, ctx),
+            None => format!(
+                "move other timers off {cpu} (nohz_full, timer migration, threaded hrtimers) or reduce what their \
+                 callbacks do"
+            ),
+        },
         CauseKind::Irq => {
             let n = c.irq.map_or_else(|| "<n>".to_string(), |n| n.to_string());
             let each = e.cpu.map_or_else(|| "<cpu>".to_string(), |c| c.to_string());
@@ -338,6 +349,12 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
                 it did at others; look for more occurrences with stacks, or trace with the irqsoff tracer, to tell \
                 kernel code with interrupts off from time lost below the kernel"
                 .into(),
+            Some(Place::Kernel) => format!(
+                "to tell the interrupt's code from a stall, trace {cpu} with function_graph (or the irqsoff \
+                 tracer) while it happens: code shows as functions, a stall as time between them; if it is a \
+                 stall, {}",
+                no_kernel_event(ctx)
+            ),
             _ => no_kernel_event(ctx),
         },
         CauseKind::OtherKernelEvent => format!(

@@ -148,6 +148,12 @@ struct Record {
 /// counts that time, here measured 2 µs after the `sys_exit`).
 pub const RETURN_PREEMPT_WINDOW: Nanos = Nanos::from_us(10);
 
+/// A stretch with no kernel event inside the interrupt that woke the task is named as such (its code, or a
+/// stall below the kernel) from this long, when it is also at least half of the interrupt's part: a timer
+/// interrupt with a few callbacks takes microseconds, and its events (`hrtimer_expire_*`, `sched_waking`)
+/// come microseconds apart.
+pub const SILENT_IN_INTERRUPT: Nanos = Nanos::from_us(50);
+
 /// The inputs every wakeup query needs, computed once.
 pub struct WakeupContext<'a> {
     /// The events (time-ordered).
@@ -266,6 +272,23 @@ impl WakeupContext<'_> {
     }
 
     /// The IRQ context the wakeup happened in (innermost hard IRQ or vector containing the waking).
+    /// The longest stretch with no kernel event inside an interrupt part (its events `from..=to`), as a
+    /// [`CauseKind::NoKernelEvent`] in kernel code named after the interrupt, when it is most of the part and
+    /// at least [`SILENT_IN_INTERRUPT`]: the interrupt's code or a stall below the kernel, which the trace
+    /// cannot tell apart.
+    fn silent_part(&self, part: &Explanation, from: usize, to: usize) -> Option<Explanation> {
+        let cpu = part.cpu?;
+        let s = crate::silence::longest(self.events, cpu, from, to)?;
+        let silent = s.duration().min(part.magnitude);
+        if silent < SILENT_IN_INTERRUPT || silent.0 * 2 < part.magnitude.0 {
+            return None;
+        }
+        let culprit = Culprit { place: Some(Place::Kernel), ..part.culprit.clone() };
+        let mut e = Explanation::new(CauseKind::NoKernelEvent, culprit, silent, Some(cpu));
+        e.evidence = vec![s.before, s.after];
+        Some(e)
+    }
+
     fn waking_irq(&self, r: &Record) -> Option<&ContextSpan> {
         let e = &self.events[r.waking_index];
         let cpu = self.timeline.cpu(e.cpu)?;
@@ -352,7 +375,12 @@ impl WakeupContext<'_> {
             }
             let handler_end = if we.cpu == cpu { c.end.min(end) } else { we.ts };
             let handler_start = c.start.max(start);
-            components.push(Explanation::new(CauseKind::IrqHandler, by, handler_end - handler_start, Some(we.cpu)));
+            let mut handler = Explanation::new(CauseKind::IrqHandler, by, handler_end - handler_start, Some(we.cpu));
+            let last = if we.cpu == cpu { c.exit_index } else { Some(r.waking_index) };
+            if let Some(silent) = c.entry_index.zip(last).and_then(|(a, b)| self.silent_part(&handler, a, b)) {
+                handler.within.push(silent);
+            }
+            components.push(handler);
             evidence.extend(c.entry_index);
             evidence.extend(c.exit_index);
             other_timers = self

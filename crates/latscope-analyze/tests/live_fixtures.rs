@@ -212,3 +212,48 @@ fn latscope_threads_in_a_recorded_trace_are_named_as_latscopes_own() {
     let h = w.headline.as_ref().expect("headline");
     assert!(h.culprit.task.as_ref().is_some_and(|t| t.latscope.is_some()), "{h:?}");
 }
+
+/// The timer interrupt that woke cyclictest lasted 191.6 us, 176.79 us of it between the callback's entry and
+/// its `sched_waking` with no event on the CPU: the analysis says that stretch had no kernel event and leaves
+/// open whether the handler's code or a stall below the kernel took it (it used to blame the handler and advise
+/// moving other timers away, though it ran one timer).
+#[test]
+fn a_silent_stretch_inside_the_waking_interrupt_is_code_or_stall_not_the_handler() {
+    let t = decode_file(&path("stall-in-timer-callback-trace.txt")).expect("decode");
+    let a = analyze("stall", &t, &AnalyzeOptions::default());
+    let w = a.wakeups.first().expect("a wakeup");
+    // Ground truth from the events: the callback's entry to the wakeup it made.
+    let entry = t.events.iter().rev().find(|e| e.ts < w.waking && e.kind.name() == "hrtimer_expire_entry");
+    let (entry, waking) = (entry.expect("the callback's entry").ts, w.waking);
+    assert_eq!(&*w.task.comm, "cyclictest");
+    let handler = w.components.iter().find(|c| c.cause == CauseKind::IrqHandler).expect("the handler");
+    let silent = handler.within.first().expect("the silent stretch inside the handler");
+    assert_eq!(silent.cause, CauseKind::NoKernelEvent);
+    assert_eq!(silent.culprit.place, Some(latscope_model::Place::Kernel));
+    assert_eq!(silent.magnitude, waking - entry);
+    let v = a.verdicts.first().expect("a verdict");
+    assert_eq!(v.explanation.cause, CauseKind::IrqHandler, "the handler's part is the largest");
+    let hint = v.explanation.hint.as_ref().expect("a hint");
+    assert!(hint.remedy.contains("function_graph") && !hint.remedy.contains("move other timers"), "{hint:?}");
+    assert!(hint.why.contains("look the same"), "{hint:?}");
+}
+
+/// A 3.4 ms wakeup whose interrupt ran 909.18 us after its last event (the callback's exit) before it exited:
+/// that stretch is named; a handler whose events spread over its time (the printk trace) has none.
+#[test]
+fn the_stretch_after_the_callback_to_the_interrupt_exit_is_named_and_spread_events_are_not() {
+    let t = decode_file(&path("stall-in-timer-interrupt-trace.txt")).expect("decode");
+    let a = analyze("stall", &t, &AnalyzeOptions::default());
+    let w = a.wakeups.first().expect("a wakeup");
+    let ts = |name: &str| t.events.iter().find(|e| e.ts > w.waking && e.kind.name() == name).map(|e| e.ts).expect(name);
+    let handler = w.components.iter().find(|c| c.cause == CauseKind::IrqHandler).expect("the handler");
+    let silent = handler.within.first().expect("the silent stretch");
+    assert_eq!(silent.magnitude, ts("local_timer_exit") - ts("hrtimer_expire_exit"));
+    // The printk trace's 283 us timer interrupt (idle, two callbacks) has an event at most 96 us from the next.
+    let printk = decode_file(&path("printk-cyclictest-trace.txt")).expect("decode");
+    let a = analyze("printk", &printk, &AnalyzeOptions::default());
+    let handlers: Vec<_> =
+        a.wakeups.iter().flat_map(|w| &w.components).filter(|c| c.cause == CauseKind::IrqHandler).collect();
+    let spread = handlers.iter().find(|c| c.magnitude == Nanos::from_us(283)).expect("the 283 us handler");
+    assert!(spread.within.is_empty(), "{spread:?}");
+}

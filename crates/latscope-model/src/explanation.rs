@@ -46,7 +46,9 @@ pub enum CauseKind {
     RtThrottling,
     /// From the task's switch-in to the return of the sleeping system call.
     ReturnToUser,
-    /// Time no kernel event accounts for: the hardware, firmware (SMI) or a hypervisor took the CPU.
+    /// Time no kernel event accounts for: the hardware, firmware (SMI) or a hypervisor took the CPU; or, with
+    /// the culprit's place [`Place::Kernel`] (a stretch inside an interrupt), that interrupt's own code: the
+    /// trace cannot tell which.
     NoKernelEvent,
     /// Kernel events without a handler or task switch of their own.
     OtherKernelEvent,

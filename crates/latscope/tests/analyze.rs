@@ -99,6 +99,27 @@ fn text_report_leads_with_the_verdict_and_its_evidence() {
     assert!(evidence.contains("console_trylock_spinning"), "{evidence}");
 }
 
+/// A stretch with no kernel event inside the waking interrupt is worded as what it is: code or a stall, not
+/// known which (it was "the local_timer handler" with the remedy of moving other timers away).
+#[test]
+fn a_silent_stretch_in_the_waking_interrupt_is_worded_as_code_or_stall() {
+    let out = latscope(&["analyze", "fixtures/live/stall-in-timer-callback-trace.txt"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let verdict = text.lines().find(|l| l.starts_with("Verdict 1:")).expect("a verdict");
+    assert!(verdict.contains("was the local_timer handler that ran the timer"), "{verdict}");
+    assert!(
+        verdict.ends_with(
+            "176.79 us of it passed inside the interrupt with no kernel event: its own code, or the CPU stalled \
+             below the kernel (hardware, firmware or hypervisor); the trace cannot tell which."
+        ),
+        "{verdict}"
+    );
+    assert!(!text.contains("move other timers"), "{text}");
+    let inside = text.lines().skip_while(|l| !l.contains("inside the interrupt that woke it:")).nth(1);
+    assert!(inside.is_some_and(|l| l.contains("no_kernel_event") && l.contains("176.79 us")), "{text}");
+}
+
 #[test]
 fn threshold_exit_codes() {
     let seed = "fixtures/seeds/002-preemptirq-irq-events-5.4.161-arm64.txt";

@@ -176,6 +176,14 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
                 comp_line(out, c)?;
             }
         }
+        let inside: Vec<&Explanation> =
+            w.components.iter().filter(|c| c.cause == CauseKind::IrqHandler).flat_map(|c| &c.within).collect();
+        if !inside.is_empty() {
+            writeln!(out, "    inside the interrupt that woke it:")?;
+            for c in inside {
+                comp_line(out, c)?;
+            }
+        }
         writeln!(out)?;
     }
     if !a.pi.boosts.is_empty() {

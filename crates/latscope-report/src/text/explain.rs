@@ -122,6 +122,7 @@ pub fn label(e: &Explanation) -> String {
         CauseKind::ReturnToUser => "return to user space".into(),
         CauseKind::NoKernelEvent => match c.place {
             Some(Place::Unknown { .. }) => format!("no kernel event while {} ran (no stack)", runner(c)),
+            Some(Place::Kernel) if !c.name.is_empty() => format!("no kernel event inside {} (code or stall)", c.name),
             _ => "no kernel event (hardware or hypervisor)".into(),
         },
         CauseKind::OtherKernelEvent => "kernel events without a handler or task switch".into(),
@@ -307,6 +308,13 @@ fn part_clause(w: &WakeupView<'_>, h: &Explanation) -> String {
             }
             if !w.other_timers.is_empty() {
                 s.push_str(&format!(", which also ran {}", w.other_timers.join(", ")));
+            }
+            if let Some(q) = h.within.iter().find(|q| q.cause == CauseKind::NoKernelEvent) {
+                s.push_str(&format!(
+                    "; {} of it passed inside the interrupt with no kernel event: its own code, or the CPU stalled \
+                     below the kernel (hardware, firmware or hypervisor); the trace cannot tell which",
+                    human(q.magnitude)
+                ));
             }
             s.push('.');
             s
