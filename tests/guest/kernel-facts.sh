@@ -11,7 +11,9 @@ uname -v >>$out/uname
 # 1. A latscope tracing command must leave the top-level buffer as it found it (6.1: "7 (expanded: 1408)",
 #    then grows on first use). Scenario recorded meanwhile, on CPU 1:
 #    - a SCHED_OTHER task sleeping 2 ms at a time (its hrtimer expires in ktimers/1 on PREEMPT_RT),
-#    - from 0.5 s, a SCHED_FIFO 96 spinner for about a second (it holds CPU 1: ktimers/1 waits behind it),
+#    - at 0.4 s, one 350 ms sleep on CPU 1: a timer sure to expire during the spin (the 2 ms sleeper may be
+#      between two sleeps, runnable, when the spin starts: then no timer of its expires in ktimers/1 then),
+#    - from 0.5 s, a SCHED_FIFO 96 spinner for 400 ms (it holds CPU 1: ktimers/1 waits behind it),
 #    - a writer to the serial console (irq/4-ttyS0 contends for the port lock: priority inheritance).
 step() { echo "guest: $*" >/dev/ttyS0; }
 # 0. The audit of the guest's own configuration, judged for a SCHED_FIFO 95 thread on CPU 1: the facts
@@ -24,7 +26,9 @@ cat /proc/sys/kernel/sched_rt_runtime_us >$out/rt-runtime
 latscope record -D 3s -o $out/rt-scenario.dat -- taskset -c 0 sh -c '
     taskset -c 1 sh -c "while :; do usleep 2000; done" & sleeper=$!
     (i=0; while [ $i -lt 100 ]; do echo "latscope guest console line $i ...................................." >/dev/ttyS0; i=$((i+1)); done) &
-    usleep 500000
+    usleep 400000
+    taskset -c 1 usleep 350000 &
+    usleep 100000
     chrt -f 96 taskset -c 1 sh -c "while :; do :; done" & spinner=$!
     usleep 400000
     kill $spinner

@@ -120,6 +120,37 @@ fn a_silent_stretch_in_the_waking_interrupt_is_worded_as_code_or_stall() {
     assert!(inside.is_some_and(|l| l.contains("no_kernel_event") && l.contains("176.79 us")), "{text}");
 }
 
+/// A timer that expires in PREEMPT_RT's ktimers/1 while that thread already waits to run (woken by the tick
+/// before the expiry, held off by a FIFO 96 task): its wait is counted from the expiry (the sentence said
+/// "woken 0 ns after the expiry and then waited" the whole wait since the earlier wakeup). The timeline is the
+/// analysis unit test's (`hrtimer.rs`), the shape of the RT guest's recording.
+#[test]
+fn a_timer_in_an_already_waiting_ktimers_thread_is_late_by_its_wait_after_the_expiry() {
+    let timeline = "\
+ sleeper-140  [001] d..2  10.000000: hrtimer_start: hrtimer=00000000deadbeef function=hrtimer_wakeup expires=10002000000 softexpires=10002000000 mode=REL
+ sleeper-140  [001] d..2  10.000100: sched_switch: prev_comm=sleeper prev_pid=140 prev_prio=120 prev_state=S ==> next_comm=spin next_pid=133 next_prio=3
+    spin-133  [001] d.h1  10.001700: local_timer_entry: vector=236
+    spin-133  [001] d.h4  10.001710: sched_waking: comm=ktimers/1 pid=28 prio=98 target_cpu=001
+    spin-133  [001] d.h1  10.001720: local_timer_exit: vector=236
+    spin-133  [001] d..2  10.302040: sched_switch: prev_comm=spin prev_pid=133 prev_prio=3 prev_state=R ==> next_comm=ktimers/1 next_pid=28 next_prio=98
+ktimers/1-28  [001] ..s1  10.302050: softirq_entry: vec=8 [action=HRTIMER]
+ktimers/1-28  [001] ..s1  10.302060: hrtimer_expire_entry: hrtimer=00000000deadbeef function=hrtimer_wakeup now=10302060000
+ktimers/1-28  [001] ..s1  10.302070: hrtimer_expire_exit: hrtimer=00000000deadbeef
+ktimers/1-28  [001] ..s1  10.302080: softirq_exit: vec=8 [action=HRTIMER]
+";
+    let file = std::env::temp_dir().join(format!("latscope-ktimers-{}.txt", std::process::id()));
+    std::fs::write(&file, timeline).expect("write the timeline");
+    let out = latscope(&["analyze", file.to_str().expect("utf-8 path")]);
+    let _ = std::fs::remove_file(&file);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let verdict = text.lines().find(|l| l.contains("hrtimer hrtimer_wakeup on CPU 1 expired")).expect("the late timer");
+    assert!(
+        verdict.contains("which was already waiting to run (woken 290 us before the expiry) and waited 300.04 ms more"),
+        "{verdict}"
+    );
+    assert!(verdict.contains("task spin (pid 133, SCHED_FIFO/RR prio 96) for 300.04 ms"), "{verdict}");
+}
+
 #[test]
 fn threshold_exit_codes() {
     let seed = "fixtures/seeds/002-preemptirq-irq-events-5.4.161-arm64.txt";

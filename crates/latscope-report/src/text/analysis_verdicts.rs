@@ -289,12 +289,21 @@ fn late_timer(a: &Analysis, e: &Explanation) -> String {
     );
     if let Some(t) = &l.thread {
         // PREEMPT_RT's ktimers/N (or ksoftirqd/N): the timer waited for its thread, not for an interrupt.
+        let expires = l.expiry.expires_at.unwrap_or(t.woken);
+        let woken = if t.woken >= expires {
+            let (late, wait) = (human(t.woken - expires), human(t.switched_in - t.woken));
+            format!("which was woken {late} after the expiry and then waited {wait}")
+        } else {
+            // Already runnable (woken for other work) when the timer expired: its wait from the expiry on.
+            format!(
+                "which was already waiting to run (woken {} before the expiry) and waited {} more",
+                human(expires - t.woken),
+                human(t.switched_in.saturating_sub(expires))
+            )
+        };
         text.push_str(&format!(
-            "; it expires in the kernel thread {}, which was woken {} after the expiry and then waited {} for \
-             CPU {} behind higher-priority work",
+            "; it expires in the kernel thread {}, {woken} for CPU {} behind higher-priority work",
             explain::task(&t.task),
-            human(t.woken.saturating_sub(l.expiry.expires_at.unwrap_or(t.woken))),
-            human(t.switched_in - t.woken),
             l.expiry.cpu.0
         ));
         text.push_str(&explain::held_back(l.before.first()));
