@@ -14,7 +14,9 @@ uname -v >>$out/uname
 #    - at 0.4 s, one 350 ms sleep on CPU 1: a timer sure to expire during the spin (the 2 ms sleeper may be
 #      between two sleeps, runnable, when the spin starts: then no timer of its expires in ktimers/1 then),
 #    - from 0.5 s, a SCHED_FIFO 96 spinner for 400 ms (it holds CPU 1: ktimers/1 waits behind it),
-#    - a writer to the serial console (irq/4-ttyS0 contends for the port lock: priority inheritance).
+#    - a writer to the serial console (irq/4-ttyS0 contends for the port lock: priority inheritance), and a
+#      SCHED_FIFO 10 writer on CPU 1 beside it (it waits on the tty's write lock, an rt_mutex on PREEMPT_RT,
+#      that the normal writer holds: more boosts; irq/4 alone boosted 0 to 110 times from run to run).
 step() { echo "guest: $*" >/dev/ttyS0; }
 # 0. The audit of the guest's own configuration, judged for a SCHED_FIFO 95 thread on CPU 1: the facts
 #    (kernel threads' priorities) and findings.
@@ -26,6 +28,7 @@ cat /proc/sys/kernel/sched_rt_runtime_us >$out/rt-runtime
 latscope record -D 3s -o $out/rt-scenario.dat -- taskset -c 0 sh -c '
     taskset -c 1 sh -c "while :; do usleep 2000; done" & sleeper=$!
     (i=0; while [ $i -lt 100 ]; do echo "latscope guest console line $i ...................................." >/dev/ttyS0; i=$((i+1)); done) &
+    chrt -f 10 taskset -c 1 sh -c "i=0; while [ \$i -lt 100 ]; do echo \"latscope guest FIFO line \$i ......\" >/dev/ttyS0; i=\$((i+1)); done" &
     usleep 400000
     taskset -c 1 usleep 350000 &
     usleep 100000
