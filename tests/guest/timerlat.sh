@@ -51,7 +51,10 @@ state >$out/state-after-injected
 # 4. rtla with the same spinner.
 step "rtla injected"
 spin_when_measuring >$out/inject-rtla.txt 2>&1 &
+# rtla's run in CLOCK_MONOTONIC-like uptime seconds, to tell a spin outside its run from a sample it lost.
+cut -d' ' -f1 /proc/uptime >$out/rtla-injected-uptime
 rtla timerlat hist -c 1 -P f:95 -d 3s >$out/rtla-injected.txt 2>&1
+cut -d' ' -f1 /proc/uptime >>$out/rtla-injected-uptime
 echo "rc=$?" >>$out/rtla-injected.txt
 wait
 # 5. latscope stopped by SIGINT and by SIGTERM mid-run: the state is restored and the partial result kept.

@@ -377,7 +377,10 @@ fn rt_rtla_and_latscope_both_see_the_injected_spin() {
     let period_us = 1_000;
     assert!(
         (rtla_thread_us + period_us) * 1_000 + spin_ns / 10 >= spin_ns,
-        "rtla's max thread latency {rtla_thread_us} us for a {spin_ns} ns spin"
+        "rtla's max thread latency {rtla_thread_us} us for a {spin_ns} ns spin; spin (ns) and rtla's run (uptime s): \
+         {} {}",
+        read(dir, "inject-rtla.txt"),
+        read(dir, "rtla-injected-uptime")
     );
     let (latscope_spin, _, _) = spin(dir, "inject-latscope.txt");
     let latscope_max = json(dir, "latscope-injected.json")["cpus"][0]["max_ns"].as_u64().unwrap_or(0);
