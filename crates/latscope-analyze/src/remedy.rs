@@ -154,6 +154,7 @@ pub fn why(e: &Explanation, ctx: &RemedyContext) -> String {
             Some(inner) => hint(inner, crate::patterns::recognise(inner), ctx).why,
             None => why(&Explanation { cause: CauseKind::NoKernelEvent, ..e.clone() }, ctx),
         },
+        CauseKind::Idle if silent_within(e).is_some() => silent_within(e).map_or_else(String::new, |q| why(q, ctx)),
         CauseKind::Idle => match (ctx.dma_latency_held, &ctx.idle_states) {
             (true, Some(_)) => "the CPU was idle when the timer fired, though it only polled there (this run held \
                                 /dev/cpu_dma_latency at 0): the time went to leaving the idle loop (in a VM, to \
@@ -167,15 +168,12 @@ pub fn why(e: &Explanation, ctx: &RemedyContext) -> String {
                   rescheduling the halted vCPU) takes time before any kernel code runs"
                 .into(),
         },
-        CauseKind::IrqHandler => match e.within.iter().find(|q| q.cause == CauseKind::NoKernelEvent) {
-            Some(q) => why(q, ctx),
-            None => String::new(),
-        },
+        CauseKind::IrqHandler => silent_within(e).map_or_else(String::new, |q| why(q, ctx)),
         CauseKind::NoKernelEvent => match e.culprit.place {
-            Some(Place::Kernel) => "time inside an interrupt that no kernel event accounts for: the interrupt's \
-                                    own code (it runs with interrupts off and may trace nothing) and a CPU taken \
-                                    away below the kernel (a hypervisor, firmware SMIs) look the same in an event \
-                                    trace"
+            Some(Place::Kernel) => "time in kernel code that no kernel event accounts for (inside an interrupt, \
+                                    or in the idle task with a switch due): that code, when it traces nothing, and \
+                                    a CPU taken away below the kernel (a hypervisor, firmware SMIs) look the same in \
+                                    an event trace"
                 .into(),
             Some(Place::Unknown { .. }) => "time that no kernel event accounts for, and no kernel stack shows \
                                             where the task was when the interrupt came: kernel code keeping \
@@ -238,7 +236,7 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
             Some(inner) => hint(inner, crate::patterns::recognise(inner), ctx).remedy,
             None => no_kernel_event(ctx),
         },
-        CauseKind::IrqHandler => match e.within.iter().find(|q| q.cause == CauseKind::NoKernelEvent) {
+        CauseKind::IrqHandler => match silent_within(e) {
             Some(q) => remedy(q, ctx),
             None => format!(
                 "move other timers off {cpu} (nohz_full, timer migration, threaded hrtimers) or reduce what their \
@@ -315,7 +313,7 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
              sections stay preemptible",
             task_name(c)
         ),
-        CauseKind::Idle => idle_remedy(ctx),
+        CauseKind::Idle => silent_within(e).map_or_else(|| idle_remedy(ctx), |q| remedy(q, ctx)),
         CauseKind::KernelCode => {
             let at = c.chain.first().map_or_else(String::new, |f| format!(" at {f}"));
             format!(
@@ -426,6 +424,12 @@ fn idle_remedy(ctx: &RemedyContext) -> String {
 }
 
 /// What to do about time no kernel event accounts for: on the hypervisor's host, or the firmware.
+/// The stretch with no kernel event inside a part (an interrupt, the idle task with a switch due), when one
+/// was found: the part's why and remedy are that stretch's.
+fn silent_within(e: &Explanation) -> Option<&Explanation> {
+    e.within.iter().find(|q| q.cause == CauseKind::NoKernelEvent && q.culprit.place == Some(Place::Kernel))
+}
+
 fn no_kernel_event(ctx: &RemedyContext) -> String {
     match ctx.hypervisor.as_deref() {
         Some(h) if !h.to_lowercase().contains("unknown") => format!(

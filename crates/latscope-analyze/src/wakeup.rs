@@ -154,6 +154,10 @@ pub const RETURN_PREEMPT_WINDOW: Nanos = Nanos::from_us(10);
 /// come microseconds apart.
 pub const SILENT_IN_INTERRUPT: Nanos = Nanos::from_us(50);
 
+/// The name of the idle task's part after the task was woken on its own CPU (the switch due), as the culprit of
+/// a silence there.
+pub const IDLE_SWITCH_DUE: &str = "the idle task, with the switch due";
+
 /// The inputs every wakeup query needs, computed once.
 pub struct WakeupContext<'a> {
     /// The events (time-ordered).
@@ -287,6 +291,19 @@ impl WakeupContext<'_> {
         let mut e = Explanation::new(CauseKind::NoKernelEvent, culprit, silent, Some(cpu));
         e.evidence = vec![s.before, s.after];
         Some(e)
+    }
+
+    /// The events (first, last) around the longest silence in the idle segments of `cpu` among `segs`.
+    fn silent_idle(&self, segs: &[Segment], cpu: CpuId) -> Option<(usize, usize)> {
+        segs.iter()
+            .filter(|s| matches!(s.activity, Activity::Idle))
+            .filter_map(|s| {
+                let from = self.events.partition_point(|e| e.ts < s.start);
+                let to = self.events.partition_point(|e| e.ts <= s.end).checked_sub(1)?;
+                crate::silence::longest(self.events, cpu, from, to)
+            })
+            .max_by_key(|s| s.duration())
+            .map(|s| (s.before, s.after))
     }
 
     fn waking_irq(&self, r: &Record) -> Option<&ContextSpan> {
@@ -471,6 +488,16 @@ impl WakeupContext<'_> {
                 }
             }
             components.extend(activity_components(&segs, cpu, Some(task.pid)));
+            // Woken on this CPU: the idle loop switches to it at once; a long silence there is no way out of idle.
+            if we.cpu == cpu {
+                let silent = self.silent_idle(&segs, cpu);
+                if let Some(idle) = components.iter_mut().find(|c| c.cause == CauseKind::Idle) {
+                    let part = Explanation { culprit: Culprit::named(IDLE_SWITCH_DUE), ..idle.clone() };
+                    if let Some(s) = silent.and_then(|(a, b)| self.silent_part(&part, a, b)) {
+                        idle.within.push(s);
+                    }
+                }
+            }
         }
         evidence.push(r.switch_index);
         evidence.extend(r.preempt_index);

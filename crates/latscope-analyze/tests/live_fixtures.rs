@@ -239,9 +239,10 @@ fn a_silent_stretch_inside_the_waking_interrupt_is_code_or_stall_not_the_handler
 }
 
 /// A 3.4 ms wakeup whose interrupt ran 909.18 us after its last event (the callback's exit) before it exited:
-/// that stretch is named; a handler whose events spread over its time (the printk trace) has none.
+/// that stretch is named, and so is the 655 us in the idle task after it with the switch due; a handler whose
+/// events spread over its time (the printk trace) has none.
 #[test]
-fn the_stretch_after_the_callback_to_the_interrupt_exit_is_named_and_spread_events_are_not() {
+fn silent_stretches_in_the_interrupt_and_the_idle_task_after_it_are_named_and_spread_events_are_not() {
     let t = decode_file(&path("stall-in-timer-interrupt-trace.txt")).expect("decode");
     let a = analyze("stall", &t, &AnalyzeOptions::default());
     let w = a.wakeups.first().expect("a wakeup");
@@ -249,6 +250,13 @@ fn the_stretch_after_the_callback_to_the_interrupt_exit_is_named_and_spread_even
     let handler = w.components.iter().find(|c| c.cause == CauseKind::IrqHandler).expect("the handler");
     let silent = handler.within.first().expect("the silent stretch");
     assert_eq!(silent.magnitude, ts("local_timer_exit") - ts("hrtimer_expire_exit"));
+    // Back in the idle task with the switch to cyclictest due (woken on this CPU), nothing happened until the
+    // next timer interrupt: not the way out of idle but a silence of its own.
+    let idle = w.components.iter().find(|c| c.cause == CauseKind::Idle).expect("the idle task's part");
+    let silent = idle.within.first().expect("the silence in the idle task");
+    let next_tick = t.events.iter().find(|e| e.ts > w.waking && e.kind.name() == "local_timer_entry");
+    assert_eq!(silent.magnitude, next_tick.expect("the next tick").ts - ts("local_timer_exit"));
+    assert_eq!(silent.culprit.name, latscope_analyze::wakeup::IDLE_SWITCH_DUE);
     // The printk trace's 283 us timer interrupt (idle, two callbacks) has an event at most 96 us from the next.
     let printk = decode_file(&path("printk-cyclictest-trace.txt")).expect("decode");
     let a = analyze("printk", &printk, &AnalyzeOptions::default());

@@ -116,7 +116,7 @@ fn a_silent_stretch_in_the_waking_interrupt_is_worded_as_code_or_stall() {
         "{verdict}"
     );
     assert!(!text.contains("move other timers"), "{text}");
-    let inside = text.lines().skip_while(|l| !l.contains("inside the interrupt that woke it:")).nth(1);
+    let inside = text.lines().skip_while(|l| !l.contains("within IRQ handler local_timer:")).nth(1);
     assert!(inside.is_some_and(|l| l.contains("no_kernel_event") && l.contains("176.79 us")), "{text}");
 }
 

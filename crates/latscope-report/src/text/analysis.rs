@@ -176,11 +176,9 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
                 comp_line(out, c)?;
             }
         }
-        let inside: Vec<&Explanation> =
-            w.components.iter().filter(|c| c.cause == CauseKind::IrqHandler).flat_map(|c| &c.within).collect();
-        if !inside.is_empty() {
-            writeln!(out, "    inside the interrupt that woke it:")?;
-            for c in inside {
+        for part in w.components.iter().filter(|c| c.cause != CauseKind::TimerIrqDelay && !c.within.is_empty()) {
+            writeln!(out, "    within {}:", explain::label(part))?;
+            for c in &part.within {
                 comp_line(out, c)?;
             }
         }

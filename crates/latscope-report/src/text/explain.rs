@@ -322,9 +322,16 @@ fn part_clause(w: &WakeupView<'_>, h: &Explanation) -> String {
         CauseKind::Irq | CauseKind::Vector | CauseKind::TimerTick => format!(" was the {} interrupt{cpu}.", c.name),
         CauseKind::Softirq => format!(" was the {} softirq{cpu}.", c.name),
         CauseKind::Nmi => format!(" was the NMI handler {}.", c.name),
-        CauseKind::Idle => {
-            " the CPU sat idle after the wakeup before switching to the task (idle exit or wakeup IPI).".into()
-        }
+        CauseKind::Idle => match h.within.iter().find(|q| q.cause == CauseKind::NoKernelEvent) {
+            Some(q) => format!(
+                " passed in the idle task after the task was woken on this CPU, with the switch to it due; {} of it \
+                 with no kernel event: the idle loop switches at once, so either code that traces nothing ran there \
+                 or the CPU was stalled below the kernel (hardware, firmware or hypervisor); the trace cannot tell \
+                 which.",
+                human(q.magnitude)
+            ),
+            None => " the CPU sat idle after the wakeup before switching to the task (idle exit or wakeup IPI).".into(),
+        },
         CauseKind::IrqsOff | CauseKind::PreemptOrIrqsOff => format!(" was interrupts disabled at {}.", who(c)),
         CauseKind::BhOff => format!(" was bottom halves disabled in {}.", who(c)),
         CauseKind::KernelCode => format!(
