@@ -674,36 +674,6 @@ mod tests {
     }
 
     #[test]
-    fn a_timer_run_by_a_ktimers_thread_woken_before_it_expired_is_late_by_the_wait_after_the_expiry() {
-        // The RT guest's case: ktimers/1 was woken by the tick 300 us before the sleeper's timer expired and
-        // waited behind the FIFO 96 spinner; the timer then ran in it (analyze found no thread and blamed the
-        // spinner through the interrupt path only by chance).
-        let events = crate::testing::trace(
-            "
-             sleeper-140  [001] d..2  10.000000: hrtimer_start: hrtimer=00000000deadbeef function=hrtimer_wakeup expires=10002000000 softexpires=10002000000 mode=REL
-             sleeper-140  [001] d..2  10.000100: sched_switch: prev_comm=sleeper prev_pid=140 prev_prio=120 prev_state=S ==> next_comm=spin next_pid=133 next_prio=3
-                spin-133  [001] d.h1  10.001700: local_timer_entry: vector=236
-                spin-133  [001] d.h4  10.001710: sched_waking: comm=ktimers/1 pid=28 prio=98 target_cpu=001
-                spin-133  [001] d.h1  10.001720: local_timer_exit: vector=236
-                spin-133  [001] d..2  10.302040: sched_switch: prev_comm=spin prev_pid=133 prev_prio=3 prev_state=R ==> next_comm=ktimers/1 next_pid=28 next_prio=98
-           ktimers/1-28   [001] ..s1  10.302050: softirq_entry: vec=8 [action=HRTIMER]
-           ktimers/1-28   [001] ..s1  10.302060: hrtimer_expire_entry: hrtimer=00000000deadbeef function=hrtimer_wakeup now=10302060000
-           ktimers/1-28   [001] ..s1  10.302070: hrtimer_expire_exit: hrtimer=00000000deadbeef
-           ktimers/1-28   [001] ..s1  10.302080: softirq_exit: vec=8 [action=HRTIMER]
-            ",
-        );
-        let tl = Timeline::build(&events);
-        let all = expiries(&events);
-        let late = all.iter().find(|x| x.function.to_string() == "hrtimer_wakeup").expect("the sleeper's timer");
-        let l = explain_late(&tl, &events, late, &Default::default());
-        let t = l.thread.as_ref().expect("ran in ktimers/1");
-        assert_eq!((t.woken, t.switched_in), (Nanos(10_001_710_000), Nanos(10_302_040_000)));
-        // The spinner's part counts from the expiry, not from the thread's earlier wakeup.
-        assert_eq!(l.before[0].culprit.pid(), Some(133));
-        assert_eq!(l.before[0].magnitude, Nanos(300_040_000), "{:?}", l.before);
-    }
-
-    #[test]
     fn printed_lateness_of_seed_002_module() {
         let (l, o) = printed_lateness(
             "hrtimer stat: now: 14372743560 [us] expect_expires: 14372733903 [us], delta: 9656, next_expires: 14372744570",

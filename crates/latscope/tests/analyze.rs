@@ -122,8 +122,8 @@ fn a_silent_stretch_in_the_waking_interrupt_is_worded_as_code_or_stall() {
 
 /// A timer that expires in PREEMPT_RT's ktimers/1 while that thread already waits to run (woken by the tick
 /// before the expiry, held off by a FIFO 96 task): its wait is counted from the expiry (the sentence said
-/// "woken 0 ns after the expiry and then waited" the whole wait since the earlier wakeup). The timeline is the
-/// analysis unit test's (`hrtimer.rs`), the shape of the RT guest's recording.
+/// "woken 0 ns after the expiry and then waited" the whole wait since the earlier wakeup, and the analysis found
+/// no thread at all when it was woken before the expiry). The shape of the RT guest's recording.
 #[test]
 fn a_timer_in_an_already_waiting_ktimers_thread_is_late_by_its_wait_after_the_expiry() {
     let timeline = "\
@@ -141,7 +141,16 @@ ktimers/1-28  [001] ..s1  10.302080: softirq_exit: vec=8 [action=HRTIMER]
     let file = std::env::temp_dir().join(format!("latscope-ktimers-{}.txt", std::process::id()));
     std::fs::write(&file, timeline).expect("write the timeline");
     let out = latscope(&["analyze", file.to_str().expect("utf-8 path")]);
+    let (json, code) = json_of(&["analyze", file.to_str().expect("utf-8 path")]);
     let _ = std::fs::remove_file(&file);
+    assert_eq!(code, 0);
+    let late = &json["hrtimers"]["late"][0];
+    assert_eq!(late["thread"]["task"]["comm"], "ktimers/1", "{late}");
+    assert_eq!(
+        (late["thread"]["woken"].as_u64(), late["thread"]["switched_in"].as_u64()),
+        (Some(10_001_710_000), Some(10_302_040_000))
+    );
+    assert_eq!(late["before"][0]["magnitude_ns"], 300_040_000, "the spinner's part counts from the expiry: {late}");
     let text = String::from_utf8_lossy(&out.stdout);
     let verdict = text.lines().find(|l| l.contains("hrtimer hrtimer_wakeup on CPU 1 expired")).expect("the late timer");
     assert!(
