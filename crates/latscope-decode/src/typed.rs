@@ -21,7 +21,7 @@
 //! nothing is lost and no analysis sees a half-filled typed event.
 
 use latscope_model::event::SOFTIRQ_NAMES;
-use latscope_model::event::{OsnoiseKind, TimerOp, TimerlatContext, Toggle, WakeupKind};
+use latscope_model::event::{OsnoiseCounts, OsnoiseKind, TimerOp, TimerlatContext, Toggle, WakeupKind};
 use latscope_model::{CpuId, EventKind, Field, FieldValue, Nanos, SyscallArgs, TaskName, Text};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -285,18 +285,38 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
             }
         }
         "thread_noise" | "irq_noise" | "softirq_noise" | "nmi_noise" | "sample_threshold" => {
-            let (kind, label) = match name {
-                "thread_noise" => (OsnoiseKind::Thread, f.text("comm")),
-                "irq_noise" => (OsnoiseKind::Irq, f.text("desc")),
-                "softirq_noise" => (OsnoiseKind::Softirq, f.int("vector").map(|v| softirq_name_text(v as u32))),
-                "nmi_noise" => (OsnoiseKind::Nmi, None),
-                _ => (OsnoiseKind::SampleThreshold, None),
+            let (kind, label, number) = match name {
+                "thread_noise" => (OsnoiseKind::Thread, f.text("comm"), f.int("pid")),
+                "irq_noise" => (OsnoiseKind::Irq, f.text("desc"), f.int("vector")),
+                "softirq_noise" => {
+                    (OsnoiseKind::Softirq, f.int("vector").map(|v| softirq_name_text(v as u32)), f.int("vector"))
+                }
+                "nmi_noise" => (OsnoiseKind::Nmi, None, None),
+                // 6.1 names the field `interference`; the kernel documentation's text shows `interferences`.
+                _ => (OsnoiseKind::SampleThreshold, None, f.int("interference").or_else(|| f.int("interferences"))),
             };
             EventKind::Osnoise {
                 kind,
                 name: label.unwrap_or_else(empty),
+                number: number.and_then(|n| u32::try_from(n).ok()),
                 start: nanos(f.int("start")?),
                 duration: nanos(f.int("duration")?),
+            }
+        }
+        // The osnoise tracer's per-period record (`ftrace:osnoise`), in microseconds.
+        "osnoise" if sys == "ftrace" => {
+            let count = |k: &str| f.int(k).and_then(|v| u32::try_from(v).ok()).unwrap_or(0);
+            EventKind::OsnoiseSample {
+                runtime: Nanos::from_us(u64::try_from(f.int("runtime")?).ok()?),
+                noise: Nanos::from_us(u64::try_from(f.int("noise")?).ok()?),
+                max_single: Nanos::from_us(u64::try_from(f.int("max_sample")?).ok()?),
+                counts: OsnoiseCounts {
+                    hw: count("hw_count"),
+                    nmi: count("nmi_count"),
+                    irq: count("irq_count"),
+                    softirq: count("softirq_count"),
+                    thread: count("thread_count"),
+                },
             }
         }
         "workqueue_execute_start" => {

@@ -63,6 +63,8 @@ const FACTS: &[(&str, u32, usize, u64, u64)] = &[
     ("buildroot-4.13.9-i686-function-v6.dat", 6, 11397, 3263408978039, 3263571898375),
     ("buildroot-5.15.18-i686-sched_switch-v6.dat", 6, 102, 585229563745, 595143089974),
     ("debian-6.1.0-56-rt-amd64-qemu-flags-v7.dat", 7, 4472, 27022154058, 27887651078),
+    // The osnoise tracer's periods and osnoise:* events (trace-cmd report 3.1.6: the same 1233 records).
+    ("debian-6.1.0-56-rt-amd64-qemu-osnoise-v7.dat", 7, 1233, 46190889815, 47525000913),
     ("local-6.18-x86_64-sched_irq_timer-v7.dat", 7, 3242, 3173638928950, 3174492483397),
     ("local-6.18-x86_64-sched_syscalls-v7-zstd.dat", 7, 4851, 3174726915101, 3175798845676),
     ("local-6.18-x86_64-printk-stacks-v6.dat", 6, 41241, 8040930705564, 8043993910043),
@@ -404,6 +406,10 @@ fn assert_same_as_trace_cmd(path: &Path) {
                 let Some(ov) = fields.get(k.as_str()) else { continue };
                 if let Some(ov) = ov.as_i64().or_else(|| ov.as_u64().map(|u| u as i64)) {
                     if let Some(rv) = parse_int(v) {
+                        // The osnoise tracer's period record is in microseconds; the model holds nanoseconds.
+                        let us = matches!(o.kind, EventKind::OsnoiseSample { .. })
+                            && matches!(k.as_str(), "noise" | "runtime");
+                        let rv = if us { rv * 1_000 } else { rv };
                         assert_eq!(ov as u64, rv, "{at}: field {k}");
                         ints += 1;
                     }

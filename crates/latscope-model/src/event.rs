@@ -88,6 +88,21 @@ pub enum OsnoiseKind {
     SampleThreshold,
 }
 
+/// How many interferences of each source one osnoise period counted (the kernel's `hw_count` … `thread_count`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OsnoiseCounts {
+    /// Noise with no NMI, IRQ, softirq or thread behind it: hardware, firmware (SMI) or the hypervisor.
+    pub hw: u32,
+    /// NMIs.
+    pub nmi: u32,
+    /// Hard IRQs.
+    pub irq: u32,
+    /// Softirqs.
+    pub softirq: u32,
+    /// Threads that ran instead of the osnoise thread.
+    pub thread: u32,
+}
+
 /// The context a timerlat sample was taken in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -184,8 +199,16 @@ pub enum EventKind {
     Print { ip: Option<Text>, text: Text },
     /// `timerlat:timerlat_sample` or a timerlat tracer line.
     Timerlat { context: TimerlatContext, seqnum: u64, latency: Nanos },
-    /// `osnoise:*_noise` and `sample_threshold`.
-    Osnoise { kind: OsnoiseKind, name: Text, start: Nanos, duration: Nanos },
+    /// `osnoise:*_noise` and `sample_threshold`. `number`: the IRQ's vector (`irq_noise`), the softirq's
+    /// vector, the thread's pid (`thread_noise`), the interferences counted in the noise
+    /// (`sample_threshold`); `None` for `nmi_noise` or when the record does not say. `start` is on the
+    /// tracer's own clock (trace_clock_local), which may differ from the event's timestamp clock.
+    Osnoise { kind: OsnoiseKind, name: Text, number: Option<u32>, start: Nanos, duration: Nanos },
+    /// The osnoise tracer's record of one period (`ftrace:osnoise`; its text line `RUNTIME NOISE %AVAIL
+    /// MAX-SINGLE HW NMI IRQ SIRQ THREAD`): the runtime measured, the noise in it, the longest single
+    /// noise, and how many interferences of each source it counted (HW: noise with no interrupt, NMI or
+    /// thread behind it). The kernel gives microseconds.
+    OsnoiseSample { runtime: Nanos, noise: Nanos, max_single: Nanos, counts: OsnoiseCounts },
     /// `workqueue:workqueue_execute_start`
     WorkqueueStart { work: u64, function: Text },
     /// `workqueue:workqueue_execute_end`
@@ -265,6 +288,7 @@ impl EventKind {
                 OsnoiseKind::SampleThreshold => "sample_threshold",
             }
             .into(),
+            EventKind::OsnoiseSample { .. } => "osnoise".into(),
             EventKind::WorkqueueStart { .. } => "workqueue_execute_start".into(),
             EventKind::WorkqueueEnd { .. } => "workqueue_execute_end".into(),
             EventKind::Function { .. } => "function".into(),

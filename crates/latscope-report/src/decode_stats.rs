@@ -231,6 +231,7 @@ fn static_name(k: &EventKind) -> Option<&'static str> {
         EventKind::NmiHandler { .. } => "nmi_handler",
         EventKind::Print { .. } => "print",
         EventKind::Timerlat { .. } => "timerlat_sample",
+        EventKind::OsnoiseSample { .. } => "osnoise",
         EventKind::WorkqueueStart { .. } => "workqueue_execute_start",
         EventKind::WorkqueueEnd { .. } => "workqueue_execute_end",
         EventKind::Function { .. } => "function",

@@ -137,17 +137,39 @@ pub fn body(k: &EventKind) -> String {
             };
             write!(s, "{name}: #{seqnum:<5} context {c:>6} timer_latency {:>9} ns", latency.0)
         }
-        EventKind::Osnoise { kind, name: n, start, duration } => {
+        EventKind::Osnoise { kind, name: n, number, start, duration } => {
             let _ = write!(s, "{name}: ");
+            let num = number.map_or_else(String::new, |v| format!(":{v}"));
             let _ = match kind {
-                OsnoiseKind::Softirq => match SOFTIRQ_NAMES.iter().position(|x| *x == &**n) {
-                    Some(v) => write!(s, "{n:>8}:{v} "),
-                    None => write!(s, "{n:>8} "),
+                OsnoiseKind::Softirq => match (number, SOFTIRQ_NAMES.iter().position(|x| *x == &**n)) {
+                    (None, Some(v)) => write!(s, "{n:>8}:{v} "),
+                    _ => write!(s, "{n:>8}{num} "),
                 },
-                OsnoiseKind::Thread | OsnoiseKind::Irq => write!(s, "{n:>8} "),
+                OsnoiseKind::Thread | OsnoiseKind::Irq => write!(s, "{n:>8}{num} "),
                 OsnoiseKind::Nmi | OsnoiseKind::SampleThreshold => Ok(()),
             };
-            write!(s, "start {} duration {} ns", secs(*start), duration.0)
+            let _ = write!(s, "start {} duration {} ns", secs(*start), duration.0);
+            match (kind, number) {
+                (OsnoiseKind::SampleThreshold, Some(v)) => write!(s, " interference {v}"),
+                _ => Ok(()),
+            }
+        }
+        // The tracer's own columns, as `cat trace` shows them under `# tracer: osnoise`.
+        EventKind::OsnoiseSample { runtime, noise, max_single, counts: c } => {
+            let avail = if runtime.0 > 0 { 100.0 * (1.0 - noise.0 as f64 / runtime.0 as f64) } else { 0.0 };
+            write!(
+                s,
+                "{:>12} {:>10} {:>9.5} {:>10} {:>6} {:>6} {:>6} {:>6} {:>6}",
+                runtime.0 / 1_000,
+                noise.0 / 1_000,
+                avail,
+                max_single.0 / 1_000,
+                c.hw,
+                c.nmi,
+                c.irq,
+                c.softirq,
+                c.thread
+            )
         }
         EventKind::WorkqueueStart { work, function } => {
             write!(s, "{name}: work struct {work:016x}: function {function}")

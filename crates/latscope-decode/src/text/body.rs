@@ -7,7 +7,7 @@ use super::fields::{parse_body, parse_int, timerlat, TextFields, Val};
 use super::graph::{parse_graph_body, GraphBody};
 use super::latency::switch_record;
 use crate::typed::{build, FieldSource, Interner};
-use latscope_model::event::WakeupKind;
+use latscope_model::event::{OsnoiseCounts, WakeupKind};
 use latscope_model::{CpuId, EventKind, Nanos, SyscallArgs, TaskName};
 use std::cell::RefCell;
 
@@ -189,12 +189,22 @@ fn tracer_sample(t: &str, tracer: &str, interner: &RefCell<Interner>) -> Option<
     None
 }
 
-/// The osnoise tracer's per-sample summary: runtime, noise, % CPU available, max single noise, counters.
+/// The osnoise tracer's per-period line: `RUNTIME NOISE %AVAILABLE MAX-SINGLE HW NMI IRQ SIRQ THREAD`, times
+/// in microseconds; a line with fewer or other columns stays an `osnoise_sample` with its fields.
 fn osnoise_summary(t: &str, interner: &RefCell<Interner>) -> EventKind {
     const NAMES: [&str; 9] =
         ["runtime_us", "noise_us", "cpu_available", "max_single_noise_us", "hw", "nmi", "irq", "softirq", "thread"];
+    let cols: Vec<&str> = t.split_whitespace().collect();
+    let us = |i: usize| cols.get(i).and_then(|v| v.parse::<u64>().ok()).map(Nanos::from_us);
+    let n = |i: usize| cols.get(i).and_then(|v| v.parse::<u32>().ok());
+    if let (9, Some(runtime), Some(noise), Some(max_single)) = (cols.len(), us(0), us(1), us(3)) {
+        if let (Some(hw), Some(nmi), Some(irq), Some(softirq), Some(thread)) = (n(4), n(5), n(6), n(7), n(8)) {
+            let counts = OsnoiseCounts { hw, nmi, irq, softirq, thread };
+            return EventKind::OsnoiseSample { runtime, noise, max_single, counts };
+        }
+    }
     let mut f = TextFields::new(interner);
-    for (name, v) in NAMES.iter().zip(t.split_whitespace()) {
+    for (name, v) in NAMES.iter().zip(cols) {
         f.push(name, Val::S(v));
     }
     EventKind::Other { system: None, name: f.intern("osnoise_sample"), fields: f.fields() }
@@ -292,6 +302,13 @@ mod tests {
         assert!(matches!(c("0 and more"), Body::Kind(EventKind::Print { .. })));
         let i = RefCell::new(Interner::default());
         let b = classify("1000000        190  99.98100       9     18      0   1007     18      1", "osnoise", "x", &i);
-        assert!(matches!(b, Some(Body::Kind(EventKind::Other { ref fields, .. })) if fields.len() == 9));
+        let Some(Body::Kind(EventKind::OsnoiseSample { runtime, noise, max_single, counts })) = b else {
+            panic!("{b:?}")
+        };
+        assert_eq!((runtime, noise, max_single), (Nanos::from_secs(1), Nanos::from_us(190), Nanos::from_us(9)));
+        assert_eq!(counts, OsnoiseCounts { hw: 18, nmi: 0, irq: 1007, softirq: 18, thread: 1 });
+        // Columns that are not the nine numbers stay fields.
+        let b = classify("1000000        190  99.98100       9     18      0   1007", "osnoise", "x", &i);
+        assert!(matches!(b, Some(Body::Kind(EventKind::Other { ref fields, .. })) if fields.len() == 7));
     }
 }

@@ -344,15 +344,16 @@ fn noise<'a>(name: &str, body: &'a str, f: &mut TextFields<'a>) -> bool {
             _ => f.push("vector", Val::S(num)),
         }
     }
-    let mut it = rest.split_whitespace();
-    while let Some(k) = it.next() {
-        match (k, it.next()) {
-            ("start", Some(v)) => match parse_secs(v.as_bytes()) {
+    // Keys and values: `start S duration D ns interference N` (the unit word stands alone).
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    for (k, v) in words.iter().zip(words.iter().skip(1)) {
+        match *k {
+            "start" => match parse_secs(v.as_bytes()) {
                 Some(ns) => f.push("start", Val::I(ns.0 as i64)),
                 None => f.push("start", Val::S(v)),
             },
-            ("duration", Some(v)) => f.push("duration", Val::S(v)),
-            ("interferences", Some(v)) => f.push("interference", Val::S(v)),
+            "duration" => f.push("duration", Val::S(v)),
+            "interferences" | "interference" => f.push("interference", Val::S(v)),
             _ => {}
         }
     }
@@ -437,14 +438,26 @@ mod tests {
             EventKind::Osnoise {
                 kind: OsnoiseKind::Irq,
                 name: "local_timer".into(),
+                number: Some(236),
                 start: Nanos(5_789_857_529_929),
                 duration: Nanos(1845)
             }
         );
         let k = kind("thread_noise", "     cc1:87882 start 548.771078243 duration 9909 ns");
-        assert!(matches!(k, EventKind::Osnoise { kind: OsnoiseKind::Thread, ref name, .. } if &**name == "cc1"));
+        assert!(
+            matches!(k, EventKind::Osnoise { kind: OsnoiseKind::Thread, ref name, number: Some(87882), .. } if &**name == "cc1")
+        );
         let k = kind("sample_threshold", "start 5789.858404555 duration 8812 ns interferences 2");
-        assert!(matches!(k, EventKind::Osnoise { kind: OsnoiseKind::SampleThreshold, duration: Nanos(8812), .. }));
+        let threshold = |n| EventKind::Osnoise {
+            kind: OsnoiseKind::SampleThreshold,
+            name: "".into(),
+            number: Some(n),
+            start: Nanos(5_789_858_404_555),
+            duration: Nanos(8812),
+        };
+        assert_eq!(k, threshold(2));
+        // 6.1 prints the count as `interference N`.
+        assert_eq!(kind("sample_threshold", "start 5789.858404555 duration 8812 ns interference 3"), threshold(3));
         assert_eq!(
             kind("tracing_mark_write", "B|13580|draw "),
             EventKind::Print { ip: None, text: "B|13580|draw".into() }
