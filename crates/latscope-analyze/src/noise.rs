@@ -290,6 +290,8 @@ pub fn summarize(cpus: &[CpuLoop<'_>], run: LoopRun, options: &NoiseOptions, env
                 rt_throttling: detect_rt_throttling(c.gaps, c.runtime, settings, rt_policy),
                 windows: options.window_ns.map_or_else(Vec::new, |w| windows(c.gaps, run.start, window_end, Nanos(w))),
                 stopped_on_threshold: c.stopped_on_threshold,
+                periods: None,
+                sources: Vec::new(),
             }
         })
         .collect()

@@ -40,6 +40,91 @@ pub struct NoiseOptions {
     pub stop_on_threshold: bool,
     /// How many gaps each CPU's buffer holds; more are counted but not kept.
     pub gap_capacity: u64,
+    /// What measured: latscope's spinning loops or the kernel's osnoise tracer.
+    #[serde(default)]
+    pub backend: NoiseBackend,
+    /// The osnoise tracer's settings, when it measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osnoise: Option<OsnoiseSettings>,
+}
+
+/// What measures the noise.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseBackend {
+    /// latscope's spinning loops (oslat's method): every gap a user-space thread sees.
+    #[default]
+    Loop,
+    /// The kernel's osnoise tracer (`osnoise/N` kernel threads, as rtla osnoise): each noise above the
+    /// threshold with its source (IRQ, softirq, thread, NMI, or none: hardware).
+    Osnoise,
+}
+
+/// The osnoise tracer's settings for the run (`osnoise/*`, `tracing_thresh`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OsnoiseSettings {
+    /// `osnoise/period_us`, ns.
+    pub period_ns: u64,
+    /// `osnoise/runtime_us`, ns: how much of each period the osnoise thread measures.
+    pub runtime_ns: u64,
+    /// `osnoise/stop_tracing_us`, ns: the kernel stops at the first single noise above it.
+    pub stop_above_ns: Option<u64>,
+    /// `osnoise/stop_tracing_total_us`, ns: the kernel stops at the first period whose noise passes it.
+    pub stop_total_above_ns: Option<u64>,
+}
+
+/// The osnoise tracer's own accounting of one CPU, summed over its periods (what `rtla osnoise top` shows).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OsnoisePeriods {
+    /// Periods the tracer reported.
+    pub periods: u64,
+    /// Runtime measured in them, ns.
+    pub runtime_ns: u64,
+    /// Noise in them, ns.
+    pub noise_ns: u64,
+    /// The share of the runtime left to the osnoise thread, percent.
+    pub available_pct: f64,
+    /// The noisiest period's noise, ns.
+    pub max_period_noise_ns: u64,
+    /// The longest single noise, ns.
+    pub max_single_ns: u64,
+    /// Interferences counted, per source.
+    pub counts: crate::event::OsnoiseCounts,
+}
+
+/// The source of a noise, as the osnoise tracer's events name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseSourceKind {
+    /// A hard IRQ (`irq_noise`).
+    Irq,
+    /// A softirq (`softirq_noise`).
+    Softirq,
+    /// A thread that ran instead of the osnoise thread (`thread_noise`).
+    Thread,
+    /// An NMI (`nmi_noise`).
+    Nmi,
+    /// A noise the osnoise thread saw with no interference behind it (`sample_threshold` with
+    /// interference 0): hardware, firmware (SMI) or the hypervisor.
+    Hardware,
+}
+
+/// The noise one source made on one CPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NoiseSource {
+    /// Which kind of source.
+    pub kind: NoiseSourceKind,
+    /// Its name: the IRQ's action (`ttyS0`, `local_timer`), the softirq (`TIMER`), the thread's command
+    /// (`kworker/1:1`); empty for NMIs and hardware.
+    pub name: String,
+    /// The IRQ's vector, the softirq's vector or the thread's pid, when known.
+    pub number: Option<u32>,
+    /// How many times it interfered.
+    pub count: u64,
+    /// The time it took in all, ns.
+    pub total_ns: u64,
+    /// Its longest interference, ns.
+    pub max_ns: u64,
 }
 
 /// The counter the loop reads and its frequency.
@@ -219,6 +304,12 @@ pub struct CpuNoise {
     pub windows: Vec<NoiseWindow>,
     /// A gap exceeded the threshold and `--stop-on-threshold` ended the run.
     pub stopped_on_threshold: bool,
+    /// The osnoise tracer's per-period accounting (`--backend osnoise`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub periods: Option<OsnoisePeriods>,
+    /// The noise by source, most time first (`--backend osnoise`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<NoiseSource>,
 }
 
 /// The whole `latscope noise` result.

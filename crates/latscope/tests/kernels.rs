@@ -404,3 +404,159 @@ fn rt_timerlat_backend_stops_cleanly_on_signals() {
         state_kept(dir, &format!("sig{sig}"));
     }
 }
+
+// ---- osnoise backend (#17 item 2): `tests/guest/osnoise.sh` on the PREEMPT_RT kernel ----
+
+static RT_OSNOISE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+
+/// `tests/guest/osnoise.sh` on the PREEMPT_RT kernel: `latscope noise --backend osnoise` and `rtla osnoise
+/// top` alternated on CPU 1, quiet and with a 100 ms spin of a SCHED_FIFO 97 thread (latscope-inject) above
+/// the SCHED_OTHER osnoise/1 thread; then the kernel's stop condition, SIGINT and SIGTERM.
+fn osnoise_guest() -> Option<&'static Path> {
+    boot(&RT_OSNOISE, "rt", "osnoise")
+}
+
+/// The tracing state around a latscope run (current_tracer, tracing_on, tracing_thresh, every osnoise/* file,
+/// instances, osnoise threads) is the same before and after.
+fn osnoise_state_kept(dir: &Path, run: &str) {
+    let before = read(dir, &format!("state-before{}", if run == "quiet" { String::new() } else { format!("-{run}") }));
+    let after = read(dir, &format!("state-after-{run}"));
+    for knob in
+        ["tracing_thresh:", "osnoise/period_us:", "osnoise/runtime_us:", "osnoise/options:", "osnoise threads: 0"]
+    {
+        assert!(before.contains(knob), "{knob} missing from the state:\n{before}");
+    }
+    assert_eq!(after, before, "tracing state changed by latscope's {run} run");
+}
+
+/// The row of CPU 1 in `rtla osnoise top -q`: (runtime, noise, max single noise, HW, IRQ, thread), us and
+/// counts.
+fn rtla_osnoise_row(text: &str) -> (u64, u64, u64, u64, u64, u64) {
+    let row = text
+        .lines()
+        .find(|l| {
+            let mut w = l.split_whitespace();
+            w.next() == Some("1") && w.next().is_some_and(|p| p.starts_with('#'))
+        })
+        .unwrap_or_else(|| panic!("no CPU 1 row:\n{text}"));
+    // Runtime, noise, % CPU available (a fraction), max noise, max single, HW, NMI, IRQ, softirq, thread.
+    let w: Vec<&str> = row.split_whitespace().skip(2).collect();
+    assert!(w.len() == 10 && w[2].parse::<f64>().is_ok(), "{row}");
+    let v: Vec<u64> = w.iter().enumerate().filter(|(i, _)| *i != 2).filter_map(|(_, t)| t.parse().ok()).collect();
+    assert_eq!(v.len(), 9, "{row}");
+    (v[0], v[1], v[3], v[4], v[6], v[8])
+}
+
+#[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+fn rt_osnoise_backend_measures_and_leaves_tracing_as_found() {
+    let Some(dir) = osnoise_guest() else { return };
+    assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
+    assert!(read(dir, "latscope-quiet.txt").contains("rc=0"), "{}", read(dir, "latscope-quiet.txt"));
+    let r = json(dir, "latscope-quiet.json");
+    assert_eq!(r["options"]["backend"], "osnoise", "{}", r["options"]);
+    assert_eq!(r["options"]["osnoise"]["period_ns"], 1_000_000_000u64, "{}", r["options"]);
+    let cpu = &r["cpus"][0];
+    assert_eq!(cpu["cpu"], 1);
+    // Two seconds at a 1 s period: at least one period record, the noises above 5 us and their sources.
+    assert!(cpu["periods"]["periods"].as_u64().unwrap_or(0) >= 1, "{}", cpu["periods"]);
+    assert!(cpu["gaps"]["count"].as_u64().unwrap_or(0) > 0, "{}", cpu["gaps"]);
+    let sources = cpu["sources"].as_array().expect("sources");
+    assert!(sources.iter().any(|s| s["kind"] == "irq" && s["name"] == "local_timer"), "{sources:?}");
+    for run in ["quiet", "injected", "stop", "sigINT", "sigTERM"] {
+        osnoise_state_kept(dir, run);
+    }
+}
+
+/// Ground truth: a SCHED_FIFO 97 thread spins 100 ms on CPU 1 while the SCHED_OTHER osnoise/1 thread
+/// measures; latscope names it as thread noise of latscope-inject with about the spin's time, and the longest
+/// noise the osnoise thread saw covers the spin on the same clock.
+#[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+fn rt_osnoise_backend_names_the_injected_thread_with_its_spin() {
+    let Some(dir) = osnoise_guest() else { return };
+    assert!(read(dir, "latscope-injected.txt").contains("rc=0"), "{}", read(dir, "latscope-injected.txt"));
+    let (spin_ns, start, end) = spin(dir, "inject-latscope.txt");
+    let r = json(dir, "latscope-injected.json");
+    let cpu = &r["cpus"][0];
+    let sources = cpu["sources"].as_array().expect("sources");
+    let spinner = sources
+        .iter()
+        .find(|s| s["kind"] == "thread" && s["name"] == "latscope-inject")
+        .unwrap_or_else(|| panic!("latscope-inject not named: {sources:?}"));
+    // The thread's noise excludes the IRQs nested in it; the injector's spin includes them (15 %).
+    let max = spinner["max_ns"].as_u64().unwrap_or(0);
+    assert!(
+        max.abs_diff(spin_ns) <= spin_ns * 15 / 100,
+        "longest latscope-inject noise {max} ns for a {spin_ns} ns spin"
+    );
+    let text = read(dir, "latscope-injected.txt");
+    assert!(text.contains("thread latscope-inject (pid "), "{text}");
+    let worst = &cpu["gaps"]["top"][0];
+    let (Some(g_start), Some(g_len)) = (worst["start_ns"].as_u64(), worst["duration_ns"].as_u64()) else {
+        panic!("{worst}")
+    };
+    // The noise began no later than the spin (1 ms for the clock reads around it) and ended no earlier.
+    assert!(
+        g_start <= start + 1_000_000 && g_start + g_len + 1_000_000 >= end,
+        "noise {g_start}+{g_len}, spin {start}..{end}"
+    );
+}
+
+/// rtla osnoise top, run in the same guest with the same spin, saw it too: its longest single noise is
+/// about the spin, as latscope's is (TCG allows no comparison of the rest).
+#[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+fn rt_rtla_osnoise_and_latscope_both_see_the_injected_spin() {
+    let Some(dir) = osnoise_guest() else { return };
+    let text = read(dir, "rtla-injected.txt");
+    assert!(text.contains("rc=0"), "{text}");
+    let (spin_ns, _, _) = spin(dir, "inject-rtla.txt");
+    let (runtime, _, max_single_us, _, _, thread) = rtla_osnoise_row(&text);
+    assert!(runtime > 0 && thread > 0, "{text}");
+    assert!(
+        max_single_us * 1_000 + spin_ns * 15 / 100 >= spin_ns,
+        "rtla's max single {max_single_us} us, spin {spin_ns} ns"
+    );
+    let (latscope_spin, _, _) = spin(dir, "inject-latscope.txt");
+    let r = json(dir, "latscope-injected.json");
+    let max = r["cpus"][0]["periods"]["max_single_ns"].as_u64().unwrap_or(0);
+    assert!(max + latscope_spin * 15 / 100 >= latscope_spin, "latscope's max single {max} ns");
+    // The quiet runs of both tools completed with measured time.
+    assert!(rtla_osnoise_row(&read(dir, "rtla-quiet.txt")).0 > 0);
+}
+
+/// `--stop-above 50ms` is the kernel's stop_tracing_us: the 100 ms spin stops the run, exit code 2, the CPU
+/// marked, the result kept.
+#[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+fn rt_osnoise_backend_stops_at_the_kernels_stop_condition() {
+    let Some(dir) = osnoise_guest() else { return };
+    let text = read(dir, "latscope-stop.txt");
+    assert!(
+        text.contains("rc=2") && text.contains("The kernel stopped the run at a single noise above 50ms"),
+        "{text}"
+    );
+    let r = json(dir, "latscope-stop.json");
+    assert_eq!(r["stopped_by"], "threshold");
+    assert_eq!(r["options"]["osnoise"]["stop_above_ns"], 50_000_000u64);
+    assert_eq!(r["cpus"][0]["stopped_on_threshold"], true);
+    assert!(r["cpus"][0]["max_gap_ns"].as_u64().unwrap_or(0) > 50_000_000, "{}", r["cpus"][0]);
+    // It stopped at the spin, not at the 30 s duration.
+    assert!(r["metadata"]["duration_ns"].as_u64().unwrap_or(u64::MAX) < 20_000_000_000);
+}
+
+/// SIGINT and SIGTERM end an osnoise run cleanly: the partial result is written, the exit status is 128 +
+/// the signal, and the tracing state is as before (checked in the first test).
+#[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+fn rt_osnoise_backend_stops_cleanly_on_signals() {
+    let Some(dir) = osnoise_guest() else { return };
+    for (sig, rc) in [("INT", 130), ("TERM", 143)] {
+        let text = read(dir, &format!("latscope-sig{sig}.txt"));
+        assert!(text.contains(&format!("rc={rc}")), "SIG{sig}: {text}");
+        let r = json(dir, &format!("latscope-sig{sig}.json"));
+        assert_eq!(r["stopped_by"], "signal", "SIG{sig}");
+        assert!(r["cpus"][0]["gaps"]["count"].as_u64().unwrap_or(0) > 0, "SIG{sig}: nothing kept");
+    }
+}

@@ -306,3 +306,45 @@ fn bad_input_is_one_clear_line_and_exit_1() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+/// #17: `--backend osnoise` where it cannot run is one line saying why and what to use instead: with
+/// `--trace`, with the tracer's options on the loop backend, and on a kernel without the tracer (this
+/// machine's: the backend itself runs in the qemu guest, crates/latscope/tests/kernels.rs), where
+/// `--backend auto` measures with the spinning loops and says so.
+#[test]
+fn osnoise_backend_where_it_cannot_run_is_one_clear_line() {
+    let one_line = |args: &[&str], needles: &[&str]| {
+        let out = run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "not one line: {stderr}");
+        for n in needles {
+            assert!(stderr.contains(n), "{args:?}: '{n}' missing from {stderr}");
+        }
+        assert!(out.stdout.is_empty());
+    };
+    one_line(&["noise", "--backend", "osnoise", "--trace", "-c", "1", "-D", "1s"], &["--trace is for --backend loop"]);
+    one_line(
+        &["noise", "--stop-above", "1ms", "-c", "1", "-D", "1s"],
+        &["--stop-above sets the kernel's osnoise tracer and needs --backend osnoise", "--stop-on-threshold"],
+    );
+    if !live_ready() {
+        return;
+    }
+    let tracers = std::fs::read_to_string("/sys/kernel/tracing/available_tracers").unwrap_or_default();
+    if tracers.split_whitespace().any(|t| t == "osnoise") {
+        return; // this kernel has osnoise: nothing to refuse
+    }
+    one_line(
+        &["noise", "--backend", "osnoise", "-c", "1", "-D", "1s"],
+        &["this kernel has no osnoise tracer", "CONFIG_OSNOISE_TRACER=y", "use --backend loop"],
+    );
+    let _turn = live::turn::take();
+    let out = run(&["noise", "--backend", "auto", "-c", "1", "-D", "300ms", "-q", "--json", "-"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("--backend auto: measuring with latscope's spinning loops (this kernel has no osnoise"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["options"]["backend"], "loop");
+    assert!(v["cpus"][0]["loops"].as_u64().unwrap_or(0) > 0 && v["cpus"][0].get("sources").is_none(), "{v}");
+}

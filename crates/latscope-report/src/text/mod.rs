@@ -7,6 +7,7 @@ pub mod explain;
 pub mod flag_sections;
 pub mod noise;
 pub mod noise_causes;
+pub mod noise_sources;
 pub mod rtla;
 pub mod timer;
 pub mod traced_wakeups;

@@ -23,13 +23,14 @@ pub fn write_noise(out: &mut dyn Write, r: &NoiseResult) -> io::Result<()> {
     write_gaps(out, r)?;
     write_counters(out, r)?;
     write_throttling(out, r)?;
+    super::noise_sources::write_noise_sources(out, r)?;
     if let Some(c) = &r.causes {
         super::noise_causes::write_noise_causes(out, c)?;
     }
     Ok(())
 }
 
-fn t(v: u64) -> String {
+pub(super) fn t(v: u64) -> String {
     Nanos(v).to_string()
 }
 
@@ -50,20 +51,44 @@ fn write_header(out: &mut dyn Write, r: &NoiseResult) -> io::Result<()> {
         StopReason::Signal => "interrupted",
         StopReason::Threshold => "stopped at the first gap above the threshold",
     };
-    writeln!(
-        out,
-        "latscope noise: CPU {}, {policy}, ran {} ({ended}), gaps above {} count as noise",
-        o.cpus,
-        t(r.metadata.duration_ns),
-        t(o.threshold_ns)
-    )?;
-    writeln!(
-        out,
-        "counter {} at {:.3} MHz (calibrated against {})",
-        r.counter.name,
-        r.counter.freq_hz / 1e6,
-        r.counter.calibrated_against
-    )?;
+    let ended = match (r.stopped_by, &o.osnoise) {
+        (StopReason::Threshold, Some(_)) => "the kernel stopped at its stop condition",
+        _ => ended,
+    };
+    if let Some(os) = &o.osnoise {
+        writeln!(
+            out,
+            "latscope noise: CPU {}, kernel osnoise tracer (osnoise/N threads {policy}), ran {} ({ended}), noise \
+             above {} counted",
+            o.cpus,
+            t(r.metadata.duration_ns),
+            t(o.threshold_ns)
+        )?;
+        let mut stops = Vec::new();
+        if let Some(v) = os.stop_above_ns {
+            stops.push(format!("stops at a single noise above {}", t(v)));
+        }
+        if let Some(v) = os.stop_total_above_ns {
+            stops.push(format!("stops at a period's noise above {}", t(v)));
+        }
+        let stops = if stops.is_empty() { String::new() } else { format!("; {}", stops.join(", ")) };
+        writeln!(out, "osnoise period {}, runtime {} of each{stops}", t(os.period_ns), t(os.runtime_ns))?;
+    } else {
+        writeln!(
+            out,
+            "latscope noise: CPU {}, {policy}, ran {} ({ended}), gaps above {} count as noise",
+            o.cpus,
+            t(r.metadata.duration_ns),
+            t(o.threshold_ns)
+        )?;
+        writeln!(
+            out,
+            "counter {} at {:.3} MHz (calibrated against {})",
+            r.counter.name,
+            r.counter.freq_hz / 1e6,
+            r.counter.calibrated_against
+        )?;
+    }
     let m = &r.metadata;
     if !m.kernel_release.is_empty() {
         writeln!(
@@ -124,6 +149,9 @@ fn write_environment(out: &mut dyn Write, env: &NoiseEnvironment, r: &NoiseResul
 }
 
 fn write_table(out: &mut dyn Write, r: &NoiseResult) -> io::Result<()> {
+    if r.options.osnoise.is_some() {
+        return super::noise_sources::write_osnoise_table(out, r);
+    }
     writeln!(
         out,
         "{:<4}{:>12}{:>10}{:>9}{:>9}{:>10}{:>9}{:>10}{:>8}{:>9}{:>9}",
@@ -216,8 +244,13 @@ fn write_histogram(out: &mut dyn Write, r: &NoiseResult) -> io::Result<()> {
         return Ok(());
     };
     let max = total.iter().copied().max().unwrap_or(0);
-    writeln!(out, "Iteration time histogram (log-scaled bars: one '#' can be a single gap)")?;
-    let mut head = format!("  {:<20}", "iteration took");
+    let osnoise = r.options.osnoise.is_some();
+    if osnoise {
+        writeln!(out, "Noise histogram: each single noise above the threshold (log-scaled bars)")?;
+    } else {
+        writeln!(out, "Iteration time histogram (log-scaled bars: one '#' can be a single gap)")?;
+    }
+    let mut head = format!("  {:<20}", if osnoise { "noise took" } else { "iteration took" });
     for c in &r.cpus {
         head.push_str(&format!("{:>13}", format!("CPU {}", c.cpu)));
     }
@@ -238,7 +271,8 @@ fn write_gaps(out: &mut dyn Write, r: &NoiseResult) -> io::Result<()> {
     if r.cpus.iter().all(|c| c.gaps.top.is_empty()) {
         return Ok(());
     }
-    writeln!(out, "Longest gaps (start is CLOCK_MONOTONIC, as in a trace taken with the mono clock):")?;
+    let what = if r.options.osnoise.is_some() { "noises" } else { "gaps" };
+    writeln!(out, "Longest {what} (start is CLOCK_MONOTONIC, as in a trace taken with the mono clock):")?;
     for c in &r.cpus {
         for g in c.gaps.top.iter().take(GAPS_SHOWN) {
             writeln!(
@@ -304,8 +338,20 @@ fn write_throttling(out: &mut dyn Write, r: &NoiseResult) -> io::Result<()> {
     }
     let stopped: Vec<String> =
         r.cpus.iter().filter(|c| c.stopped_on_threshold).map(|c| format!("CPU {}", c.cpu)).collect();
-    if !stopped.is_empty() {
-        writeln!(out, "Stopped at a gap above {} on {}.", t(r.options.threshold_ns), stopped.join(", "))?;
+    match (&r.options.osnoise, stopped.is_empty()) {
+        (_, true) => {}
+        (Some(os), false) => {
+            let limit = match (os.stop_above_ns, os.stop_total_above_ns) {
+                (Some(v), None) => format!("a single noise above {}", t(v)),
+                (None, Some(v)) => format!("a period's noise above {}", t(v)),
+                (Some(v), Some(w)) => format!("a single noise above {} or a period's noise above {}", t(v), t(w)),
+                (None, None) => "its stop condition".to_string(),
+            };
+            writeln!(out, "The kernel stopped the run at {limit} on {}.", stopped.join(", "))?;
+        }
+        (None, false) => {
+            writeln!(out, "Stopped at a gap above {} on {}.", t(r.options.threshold_ns), stopped.join(", "))?
+        }
     }
     Ok(())
 }

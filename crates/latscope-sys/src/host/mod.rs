@@ -24,7 +24,7 @@ mod topology;
 mod tracing_caps;
 mod watchdog;
 
-pub use counters::{deltas as counter_deltas, CounterSnapshot};
+pub use counters::{deltas as counter_deltas, snapshot as counter_snapshot, CounterSnapshot};
 pub use cpus::{check_online, online_cpus};
 pub use facts::collect;
 pub use metadata::{rfc3339, run_metadata};

@@ -6,6 +6,7 @@ mod cycles;
 mod inject;
 mod noise;
 mod noise_bursts;
+mod osnoise;
 mod rt;
 mod tap;
 mod timer;
@@ -18,6 +19,7 @@ pub use noise::{
     NoiseRun, DEFAULT_GAP_CAPACITY,
 };
 pub use noise_bursts::{start_noise_bursts, Burst, BurstConfig, NoiseBursts};
+pub use osnoise::{osnoise_available, OsnoiseConfig, OsnoiseRun, OSNOISE_PERIOD_RANGE};
 pub use rt::{
     allowed_cpus, hold_dma_latency_zero, keep_off, lock_memory, pin_current_thread, run_on, DmaLatency, MemoryLock,
     Policy,

@@ -63,8 +63,8 @@ pub fn timerlat_missing(root: &Path) -> Option<String> {
 }
 
 /// The tracefs directories (the top level or an instance) whose `current_tracer` is timerlat or osnoise:
-/// they share the kernel-wide `osnoise/*` settings and threads with a new run.
-fn tracers_in_use(root: &Path) -> Vec<String> {
+/// they share the kernel-wide `osnoise/*` settings and threads with a new run (timerlat's or osnoise's).
+pub(super) fn tracers_in_use(root: &Path) -> Vec<String> {
     let mut dirs = vec![(String::from("the top-level tracing directory"), root.to_path_buf())];
     for e in std::fs::read_dir(root.join("instances")).into_iter().flatten().flatten() {
         dirs.push((format!("instances/{}", e.file_name().to_string_lossy()), e.path()));
@@ -143,7 +143,7 @@ impl TimerlatRun {
         if capture.report().clock.as_deref() != Some("mono") {
             notes.push("the trace clock is not mono: the samples' times are not CLOCK_MONOTONIC".into());
         }
-        let threads = find_threads(&cfg.cpus);
+        let threads = find_threads("timerlat/", &cfg.cpus);
         for cpu in cfg.cpus.iter() {
             match threads.iter().find(|t| t.0 == cpu) {
                 Some(&(_, tid)) => {
@@ -192,15 +192,16 @@ impl TimerlatRun {
     }
 }
 
-/// The `timerlat/N` kernel threads of `cpus`, waiting up to a second for them to start.
-fn find_threads(cpus: &CpuList) -> Vec<(CpuId, i32)> {
+/// The kernel threads named `PREFIX` + N (`timerlat/`, `osnoise/`) of `cpus`, waiting up to a second for
+/// them to start.
+pub(super) fn find_threads(prefix: &str, cpus: &CpuList) -> Vec<(CpuId, i32)> {
     let deadline = now() + Nanos::from_secs(1);
     loop {
         let mut found = Vec::new();
         for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
             let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
             let Ok(comm) = std::fs::read_to_string(e.path().join("comm")) else { continue };
-            let Some(cpu) = comm.trim().strip_prefix("timerlat/").and_then(|n| n.parse::<u32>().ok()) else {
+            let Some(cpu) = comm.trim().strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()) else {
                 continue;
             };
             if cpus.contains(CpuId(cpu)) {
@@ -216,7 +217,7 @@ fn find_threads(cpus: &CpuList) -> Vec<(CpuId, i32)> {
 }
 
 /// Gives thread `tid` the policy (the kernel thread ends with the tracer: nothing to restore).
-fn set_thread_policy(tid: i32, policy: Policy) -> Result<(), SysError> {
+pub(super) fn set_thread_policy(tid: i32, policy: Policy) -> Result<(), SysError> {
     let (pol, prio) = match policy {
         Policy::Other => (libc::SCHED_OTHER, 0),
         Policy::Fifo(p) => (libc::SCHED_FIFO, i32::from(p)),

@@ -35,6 +35,16 @@ impl Knobs {
         write_bytes(&self.dir.join(rel), value, format!("{value}\0").as_bytes())
     }
 
+    /// Writes `value` to `rel` and writes `undo` back on restore, for a file that shows more than one write
+    /// sets: `osnoise/options` lists every option and takes one (`NAME` or `NO_NAME`) per write. Each call
+    /// is undone, newest first; nothing is saved when the write fails.
+    pub fn set_undo(&mut self, rel: &str, value: &str, undo: &str) -> Result<(), SysError> {
+        let path = self.dir.join(rel);
+        write_knob(&path, value)?;
+        self.saved.push((path, Some(undo.to_string()), false));
+        Ok(())
+    }
+
     fn save(&mut self, rel: &str, nul: bool) -> Result<(), SysError> {
         let path = self.dir.join(rel);
         if !self.saved.iter().any(|(p, _, _)| *p == path) {
@@ -160,6 +170,7 @@ mod tests {
         std::fs::write(dir.join("trace_clock"), "[local] mono\n").expect("write");
         std::fs::write(dir.join("options/overwrite"), "1\n").expect("write");
         std::fs::write(dir.join("options/cpus"), "0-1\n").expect("write");
+        std::fs::write(dir.join("options/list"), "A NO_ON\n").expect("write");
         {
             let mut k = Knobs::new(&dir);
             k.set("trace_clock", "mono").expect("set");
@@ -169,6 +180,8 @@ mod tests {
             assert_eq!(k.touched().count(), 2);
             assert!(k.set("no/such/file", "1").is_err());
             k.set_nul_terminated("options/cpus", "1").expect("set");
+            k.set_undo("options/list", "ON", "NO_ON").expect("set");
+            assert_eq!(std::fs::read_to_string(dir.join("options/list")).expect("read"), "ON\n");
             assert_eq!(std::fs::read(dir.join("options/cpus")).expect("read"), b"1\0");
         }
         // A plain file echoes what was written: the saved selection is written back.
@@ -176,6 +189,8 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.join("options/overwrite")).expect("read"), "1\n");
         // A NUL-terminated file gets its value back NUL-terminated.
         assert_eq!(std::fs::read(dir.join("options/cpus")).expect("read"), b"0-1\0");
+        // A write with its own undo gets the undo back.
+        assert_eq!(std::fs::read_to_string(dir.join("options/list")).expect("read"), "NO_ON\n");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

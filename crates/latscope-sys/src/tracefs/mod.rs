@@ -14,6 +14,7 @@ mod stacks;
 mod stats;
 mod trigger;
 
+pub(crate) use capture::read_text;
 pub use capture::{
     kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, CpuCapture, FormatText, StartError, TraceFormats,
 };

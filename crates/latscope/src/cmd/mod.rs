@@ -7,6 +7,7 @@ pub mod decode;
 pub mod inject;
 pub mod monitor;
 pub mod noise;
+mod noise_osnoise;
 pub mod record;
 pub mod report;
 pub mod run;

@@ -1,5 +1,6 @@
-//! `latscope noise`: parses the options, runs the per-CPU spinning loops, shows a live line, accounts the
-//! noise (analysis), and renders the text summary and JSON. Wiring only.
+//! `latscope noise`: parses the options, runs the per-CPU spinning loops (or the kernel's osnoise tracer,
+//! `noise_osnoise.rs`), shows a live line, accounts the noise (analysis), and renders the text summary and
+//! JSON. Wiring only.
 //!
 //! Default priority: `-p 0` (SCHED_OTHER), like oslat. A SCHED_OTHER spinner is not subject to RT
 //! throttling and does not starve the per-CPU kernel threads, but every other runnable task on its CPU
@@ -18,13 +19,14 @@ use latscope_analyze::audit::findings_at;
 use latscope_analyze::noise::{summarize, CpuLoop, LoopRun};
 use latscope_analyze::noise_attribution::{attribute, CpuGaps};
 use latscope_model::facts::SystemFacts;
-use latscope_model::noise_result::{CounterInfo, NoiseOptions, NoiseResult};
+use latscope_model::noise_result::{CounterInfo, NoiseBackend, NoiseOptions, NoiseResult, OsnoiseSettings};
 use latscope_model::{Event, Nanos, NoiseCauses, Pid, StopReason};
 use latscope_report::json::write_json;
 use latscope_report::text::noise::write_noise;
 use latscope_sys::host::{collect, counter_deltas, run_metadata};
 use latscope_sys::measure::{
-    noise_environment, start_noise, NoiseConfig, NoiseHandle, NoiseRun, COUNTER_NAME, DEFAULT_GAP_CAPACITY,
+    noise_environment, osnoise_available, start_noise, NoiseConfig, NoiseHandle, NoiseRun, OsnoiseConfig, COUNTER_NAME,
+    DEFAULT_GAP_CAPACITY,
 };
 use latscope_sys::tracefs::{Capture, StackSpec};
 use std::io::Write;
@@ -69,9 +71,41 @@ pub struct Args {
     trace: bool,
     #[command(flatten)]
     stacks: StacksArg,
+    /// What measures: latscope's spinning loops (loop), the kernel's osnoise tracer (osnoise: each noise
+    /// named by its source, IRQ, softirq, thread, NMI or hardware), or osnoise when the kernel has it (auto)
+    #[arg(long, value_enum, default_value_t = Backend::Loop)]
+    backend: Backend,
+    /// osnoise: the tracer's period (osnoise/period_us); it reports once per period
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    period: Option<Nanos>,
+    /// osnoise: how much of each period its threads measure (osnoise/runtime_us) [default: the whole period]
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    runtime: Option<Nanos>,
+    /// osnoise: the kernel stops at the first single noise longer than this (osnoise/stop_tracing_us), exit
+    /// code 2 (--stop-on-threshold is --stop-above THRESHOLD)
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    stop_above: Option<Nanos>,
+    /// osnoise: the kernel stops at the first period whose noise passes this (osnoise/stop_tracing_total_us),
+    /// exit code 2
+    #[arg(long, value_name = "DUR", value_parser = args::duration())]
+    stop_total_above: Option<Nanos>,
     #[command(flatten)]
     outputs: OutputArgs,
 }
+
+/// `--backend`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// latscope's spinning loops (oslat's method)
+    Loop,
+    /// The kernel's osnoise tracer in latscope's tracefs instance
+    Osnoise,
+    /// osnoise when this kernel has it (and --trace is not asked for), else loop; says which ran
+    Auto,
+}
+
+/// The osnoise tracer's default period (the kernel's and rtla's): one record per second.
+const OSNOISE_PERIOD: Nanos = Nanos::from_secs(1);
 
 fn plan(args: &Args) -> Result<(NoiseConfig, NoiseOptions), CliError> {
     let cpus = args.cpus.resolve()?;
@@ -101,18 +135,93 @@ fn plan(args: &Args) -> Result<(NoiseConfig, NoiseOptions), CliError> {
         window_ns: window.map(|w| w.0),
         stop_on_threshold: args.stop_on_threshold,
         gap_capacity: args.max_gaps as u64,
+        backend: NoiseBackend::Loop,
+        osnoise: None,
     };
     Ok((config, options))
 }
 
+/// The backend `--backend` resolves to on this machine; `auto` says on stderr which it took and why.
+fn backend(args: &Args) -> Result<NoiseBackend, CliError> {
+    let osnoise_only = [
+        ("--period", args.period.is_some()),
+        ("--runtime", args.runtime.is_some()),
+        ("--stop-above", args.stop_above.is_some()),
+        ("--stop-total-above", args.stop_total_above.is_some()),
+    ];
+    let loop_only = |b: NoiseBackend| -> Result<NoiseBackend, CliError> {
+        match osnoise_only.iter().find(|(_, given)| *given) {
+            Some((flag, _)) if b == NoiseBackend::Loop => Err(CliError(format!(
+                "{flag} sets the kernel's osnoise tracer and needs --backend osnoise; the loop backend stops at \
+                 the first gap above --threshold with --stop-on-threshold"
+            ))),
+            _ => Ok(b),
+        }
+    };
+    match args.backend {
+        Backend::Loop => loop_only(NoiseBackend::Loop),
+        Backend::Osnoise if args.trace => Err(CliError(
+            "--trace is for --backend loop: the osnoise backend names each noise's source from the tracer's own \
+             events"
+                .into(),
+        )),
+        Backend::Osnoise => match osnoise_available() {
+            Ok(()) => Ok(NoiseBackend::Osnoise),
+            Err(why) => Err(CliError(format!("--backend osnoise: {why}; use --backend loop (the default) instead"))),
+        },
+        Backend::Auto => {
+            let why_not =
+                if args.trace { Some("--trace needs the loop backend".to_string()) } else { osnoise_available().err() };
+            match why_not {
+                None => {
+                    eprintln!("latscope: --backend auto: measuring with the kernel's osnoise tracer");
+                    Ok(NoiseBackend::Osnoise)
+                }
+                Some(why) => {
+                    eprintln!("latscope: --backend auto: measuring with latscope's spinning loops ({why})");
+                    loop_only(NoiseBackend::Loop)
+                }
+            }
+        }
+    }
+}
+
+/// The osnoise tracer's settings from the options (`--stop-on-threshold` stops above `--threshold`).
+fn osnoise_config(args: &Args, config: &NoiseConfig) -> (OsnoiseConfig, OsnoiseSettings) {
+    let period = args.period.unwrap_or(OSNOISE_PERIOD);
+    let runtime = args.runtime.unwrap_or(period);
+    let stop_above = args.stop_above.or(args.stop_on_threshold.then_some(config.threshold));
+    let cfg = OsnoiseConfig {
+        cpus: config.cpus.clone(),
+        period,
+        runtime,
+        policy: config.policy,
+        threshold: config.threshold,
+        stop_above,
+        stop_total_above: args.stop_total_above,
+    };
+    let settings = OsnoiseSettings {
+        period_ns: period.0,
+        runtime_ns: runtime.0,
+        stop_above_ns: stop_above.map(|v| v.0),
+        stop_total_above_ns: args.stop_total_above.map(|v| v.0),
+    };
+    (cfg, settings)
+}
+
 /// Runs `latscope noise`.
 pub fn run(args: Args) -> CmdResult {
-    let (config, options) = plan(&args)?;
+    let (config, mut options) = plan(&args)?;
     let outputs = args.outputs.outputs();
     outputs.check()?;
+    options.backend = backend(&args)?;
     let to_stdout_json = outputs.takes_stdout();
     let live = (!args.quiet).then_some(to_stdout_json);
-    let (mut result, events) = measure(&config, options, &collect(), args.trace, args.stacks.no_stacks, live)?;
+    let (mut result, events) = if options.backend == NoiseBackend::Osnoise {
+        (measure_osnoise(&args, &config, options, to_stdout_json)?, Vec::new())
+    } else {
+        measure(&config, options, &collect(), args.trace, args.stacks.no_stacks, live)?
+    };
     latscope_report::sentences::noise(&mut result);
 
     write_text(|out| write_noise(out, &result), to_stdout_json)?;
@@ -129,6 +238,37 @@ pub fn run(args: Args) -> CmdResult {
     }
     let exceeded = result.cpus.iter().any(|c| c.stopped_on_threshold);
     Ok(if exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
+}
+
+/// Measures with the kernel's osnoise tracer (`--backend osnoise`).
+fn measure_osnoise(
+    args: &Args,
+    config: &NoiseConfig,
+    mut options: NoiseOptions,
+    to_stdout_json: bool,
+) -> Result<NoiseResult, CliError> {
+    let (cfg, settings) = osnoise_config(args, config);
+    options.osnoise = Some(settings);
+    let facts = collect();
+    let mut warnings = Vec::new();
+    // latscope's other threads stay off the measured CPUs; another latscope run there is said.
+    let mut beside = Beside::start(&config.cpus, &mut warnings);
+    let metadata = run_metadata(std::env::args().collect(), &facts);
+    let env = noise_environment(&config.cpus, metadata.hypervisor.clone());
+    let findings = findings_at(&facts, &config.cpus, u32::from(config.policy.priority()));
+    let mut result = super::noise_osnoise::measure(
+        &cfg,
+        config.duration,
+        options,
+        metadata,
+        env,
+        warnings,
+        args.quiet,
+        to_stdout_json,
+    )?;
+    beside.look_again(&mut result.warnings);
+    result.findings = findings;
+    Ok(result)
 }
 
 /// Measures noise as `config` says, tracing beside the spinners when `trace`: the result (with the

@@ -394,6 +394,7 @@ fn measure_noise(
         window_ns: Some(WINDOW.0),
         stop_on_threshold: false,
         gap_capacity: DEFAULT_GAP_CAPACITY as u64,
+        ..NoiseOptions::default()
     };
     crate::cmd::noise::measure(&config, options, facts, trace, no_stacks, None)
 }
