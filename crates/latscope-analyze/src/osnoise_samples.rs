@@ -92,9 +92,14 @@ impl OsnoiseSamples {
     }
 
     /// Takes one event; returns whether it was a single noise above `stop_above`. Other events, other CPUs
-    /// and records after the end are ignored.
+    /// and records after the end are ignored, except a period's record that comes after the end for a
+    /// period that began before it (the tracer writes it when the period ends).
     pub fn add(&mut self, e: &Event) -> bool {
-        if self.setup.end.is_some_and(|end| e.ts > end) {
+        let began = match &e.kind {
+            EventKind::OsnoiseSample { runtime, .. } => e.ts.saturating_sub(*runtime),
+            _ => e.ts,
+        };
+        if self.setup.end.is_some_and(|end| began > end) {
             return false;
         }
         let stop_above = self.setup.stop_above;
@@ -294,9 +299,11 @@ mod tests {
     fn keeps_what_fits_and_stops_at_the_end() {
         let s = samples(None, 1);
         assert_eq!((s.cpus[0].gaps.len(), s.cpus[0].dropped, s.cpus[0].gap_count), (1, 2, 3));
-        // Records after the end (4.164746 s) are not counted.
+        // Noises after the end are not counted; the period that began before it (4.1 to 4.2 s) is.
         let s = samples(Some(Nanos(4_164_700_000)), 10);
-        assert_eq!((s.cpus[0].gap_count, s.cpus[0].periods.periods), (1, 0));
+        assert_eq!((s.cpus[0].gap_count, s.cpus[0].periods.periods), (1, 1));
+        let s = samples(Some(Nanos(4_050_000_000)), 10);
+        assert_eq!((s.cpus[0].gap_count, s.cpus[0].periods.periods), (0, 0));
     }
 
     #[test]
