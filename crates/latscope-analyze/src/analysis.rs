@@ -116,6 +116,9 @@ pub struct Analysis {
     /// What an rtla timerlat output said, when that was the input (`crate::rtla`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtla: Option<latscope_model::RtlaOutput>,
+    /// The hwlat tracer's samples, when the trace has them (`crate::hwlat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hwlat: Option<crate::hwlat::HwlatReport>,
 }
 
 impl Analysis {
@@ -218,7 +221,8 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
     let throttling = throttling::summary(gaps, top);
     let funcgraph = (!trees.is_empty()).then(|| funcgraph::report(&trees, top));
     let latency_trace = trace.info.latency.as_ref().map(|h| latency_report(h, events, &trace.info.elisions));
-    let verdicts = verdict::verdicts(
+    let hwlat = crate::hwlat::report(events);
+    let mut verdicts = verdict::verdicts(
         &VerdictParts {
             latency_trace: latency_trace.as_ref(),
             irqs_off: &irqs_off,
@@ -235,6 +239,9 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         events,
         &opts.remedy,
     );
+    if let Some(v) = hwlat.as_ref().and_then(|h| crate::hwlat::verdict(h, events, &opts.remedy)) {
+        verdicts.insert(0, v);
+    }
     let mut a = Analysis {
         schema: latscope_model::wire::SCHEMA,
         kind: "analysis",
@@ -258,6 +265,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         threshold: opts.threshold,
         exceeded: false,
         rtla: None,
+        hwlat,
     };
     threads.mark_analysis(&mut a);
     finish(&mut a);

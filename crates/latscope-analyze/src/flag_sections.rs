@@ -42,6 +42,8 @@ impl Disabled {
                 | EventKind::SoftirqRaise { .. }
                 | EventKind::Preemptirq { .. }
                 | EventKind::Timer { op: TimerOp::Start | TimerOp::Cancel, .. }
+                // The hwlat tracer writes its sample inside its own interrupts-off sampling loop.
+                | EventKind::Hwlat { .. }
         );
         locked && self != Disabled::BottomHalves
     }

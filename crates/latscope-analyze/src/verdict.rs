@@ -54,6 +54,9 @@ pub enum VerdictKind {
     Rtla,
     /// A tick storm ([`crate::analysis::Analysis::tick_storms`]).
     TickStorm,
+    /// The hwlat tracer's worst sample ([`crate::analysis::Analysis::hwlat`]): time the CPU did not run the
+    /// kernel with interrupts off.
+    Hwlat,
     /// Events were lost: conclusions may be incomplete.
     LostEvents,
 }

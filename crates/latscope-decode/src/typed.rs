@@ -284,6 +284,21 @@ fn typed<F: FieldSource + ?Sized>(system: Option<&str>, name: &str, f: &F) -> Op
                 latency: nanos(f.int("timer_latency")?),
             }
         }
+        // The hwlat tracer's record: `ftrace:hwlat` from raw pages, its text line under the same field names.
+        // Durations are whole microseconds; the text shows the wall time as `ts:SECONDS.NANOSECONDS`.
+        "hwlat_sample" | "hwlat" if name == "hwlat_sample" || sys.is_empty() || sys == "ftrace" => {
+            let us = |n: &str| f.int(n).map(|v| Nanos::from_us(v.max(0) as u64));
+            let nmi_count = f.int("nmi_count").unwrap_or(0).max(0) as u32;
+            EventKind::Hwlat {
+                seqnum: f.int("seqnum")?.max(0) as u32,
+                count: f.int("count").unwrap_or(0).max(0) as u32,
+                nmi_count,
+                inner: us("duration")?,
+                outer: us("outer_duration")?,
+                nmi_total: us("nmi_total_ts").filter(|_| nmi_count > 0),
+                wall: f.text("ts").as_deref().and_then(wall_time),
+            }
+        }
         "thread_noise" | "irq_noise" | "softirq_noise" | "nmi_noise" | "sample_threshold" => {
             let (kind, label, number) = match name {
                 "thread_noise" => (OsnoiseKind::Thread, f.text("comm"), f.int("pid")),
@@ -520,6 +535,14 @@ fn join_fields(fields: &[Field], skip: &str) -> Text {
         }
     }
     Text::from(s)
+}
+
+/// `1581527483.343962693` (seconds and nanoseconds of CLOCK_REALTIME) as nanoseconds.
+fn wall_time(ts: &str) -> Option<Nanos> {
+    let (sec, ns) = ts.split_once('.')?;
+    let sec: u64 = sec.parse().ok()?;
+    let ns: u64 = if ns.len() == 9 { ns.parse().ok()? } else { return None };
+    sec.checked_mul(1_000_000_000)?.checked_add(ns).map(Nanos)
 }
 
 #[cfg(test)]

@@ -65,6 +65,8 @@ const FACTS: &[(&str, u32, usize, u64, u64)] = &[
     ("debian-6.1.0-56-rt-amd64-qemu-flags-v7.dat", 7, 4472, 27022154058, 27887651078),
     // The osnoise tracer's periods and osnoise:* events (trace-cmd report 3.1.6: the same 1233 records).
     ("debian-6.1.0-56-rt-amd64-qemu-osnoise-v7.dat", 7, 1233, 46190889815, 47525000913),
+    // The hwlat tracer's 18 samples (#17), the same records as ../hwlat/hwlat-6.1-rt-x86_64-tcg.txt.
+    ("debian-6.1.0-56-rt-amd64-qemu-hwlat-v7.dat", 7, 18, 20325678263, 22289532559),
     ("local-6.18-x86_64-sched_irq_timer-v7.dat", 7, 3242, 3173638928950, 3174492483397),
     ("local-6.18-x86_64-sched_syscalls-v7-zstd.dat", 7, 4851, 3174726915101, 3175798845676),
     ("local-6.18-x86_64-printk-stacks-v6.dat", 6, 41241, 8040930705564, 8043993910043),
@@ -132,6 +134,32 @@ fn rt_6_1_dat_flags_agree_with_the_kernel_text() {
     }
     use latscope_model::Flags;
     assert!(seen & Flags::NEED_RESCHED_LAZY != 0 && seen & Flags::BH_OFF != 0, "both moved bits occur");
+}
+
+/// #17: the hwlat tracer's records from raw pages (`ftrace:hwlat`, what `latscope hwlat` reads live) are the
+/// samples the kernel printed from the same buffer: sequence number, CPU, time, inner and outer gap, count.
+#[test]
+fn rt_6_1_hwlat_records_agree_with_the_kernel_text() {
+    let dat = decode("debian-6.1.0-56-rt-amd64-qemu-hwlat-v7.dat");
+    let text = latscope_decode::decode_file(&fixture("../hwlat/hwlat-6.1-rt-x86_64-tcg.txt")).expect("text");
+    let samples = |t: &DecodedTrace| -> Vec<(u32, u32, u64, u64, u64, u32, u32)> {
+        let mut v: Vec<_> = real(t)
+            .into_iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Hwlat { seqnum, count, nmi_count, inner, outer, .. } => {
+                    // The kernel's text rounds the time to the microsecond (ns2usecs).
+                    Some((seqnum, e.cpu.0, (e.ts.0 + 500) / 1000, inner.0, outer.0, count, nmi_count))
+                }
+                _ => None,
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let (d, t) = (samples(&dat), samples(&text));
+    assert_eq!(d.len(), 18, "every record is a sample");
+    assert_eq!(d, t, "the .dat's samples are the kernel's text");
+    assert_eq!(d[16], (17, 1, 22_166_023, 12_206_000, 11_587_000, 8, 0));
 }
 
 #[test]

@@ -83,6 +83,7 @@ const TABLE: &[(&str, usize, u64, u64, Format, usize)] = &[
     ),
     ("funcgraph/perftools-funcgraph-D-noduration.txt", 19, 0, 0, Format::FuncGraphText, 1),
     ("funcgraph/perftools-funcgraph-xen-3.x-ctxswitch-nooverhead.txt", 116, 0, 0, Format::FuncGraphText, 1),
+    ("hwlat/hwlat-6.1-rt-x86_64-tcg.txt", 18, 20325678000, 22289533000, Format::FtraceText, 0),
     ("hwlat/hwlat-tracer-5.6-doc.txt", 12, 678473449000, 886114702000, Format::FtraceText, 0),
     ("latency/irqsoff-2.6.26-nofunc.txt", 3, 0, 14000, Format::LatencyText, 0),
     ("latency/irqsoff-2.6.26-rc8-func.txt", 21, 0, 51000, Format::LatencyText, 0),

@@ -209,6 +209,20 @@ pub enum EventKind {
     /// noise, and how many interferences of each source it counted (HW: noise with no interrupt, NMI or
     /// thread behind it). The kernel gives microseconds.
     OsnoiseSample { runtime: Nanos, noise: Nanos, max_single: Nanos, counts: OsnoiseCounts },
+    /// The hwlat tracer's sample (`ftrace:hwlat`, or its `#1 inner/outer(us): 11/12 ts:… count:6` line): the
+    /// longest gap between two back-to-back clock reads (`inner`) and between two loop turns (`outer`) in
+    /// one sampling width with interrupts off; `count` gaps over the threshold in it; the NMIs that ran in
+    /// the width and their total time when the kernel shows it; `wall` the sample's CLOCK_REALTIME when
+    /// the format has it (the text does).
+    Hwlat {
+        seqnum: u32,
+        count: u32,
+        nmi_count: u32,
+        inner: Nanos,
+        outer: Nanos,
+        nmi_total: Option<Nanos>,
+        wall: Option<Nanos>,
+    },
     /// `workqueue:workqueue_execute_start`
     WorkqueueStart { work: u64, function: Text },
     /// `workqueue:workqueue_execute_end`
@@ -280,6 +294,7 @@ impl EventKind {
             EventKind::SysExit { .. } => "sys_exit".into(),
             EventKind::Print { .. } => "print".into(),
             EventKind::Timerlat { .. } => "timerlat_sample".into(),
+            EventKind::Hwlat { .. } => "hwlat".into(),
             EventKind::Osnoise { kind, .. } => match kind {
                 OsnoiseKind::Thread => "thread_noise",
                 OsnoiseKind::Irq => "irq_noise",

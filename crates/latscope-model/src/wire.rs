@@ -21,6 +21,8 @@ pub enum ResultKind {
     Run,
     /// `latscope record --json`: what a recording holds
     Record,
+    /// `latscope hwlat`
+    Hwlat,
 }
 
 /// Reads only the envelope of a JSON result, to dispatch on its kind.

@@ -232,6 +232,7 @@ fn static_name(k: &EventKind) -> Option<&'static str> {
         EventKind::Print { .. } => "print",
         EventKind::Timerlat { .. } => "timerlat_sample",
         EventKind::OsnoiseSample { .. } => "osnoise",
+        EventKind::Hwlat { .. } => "hwlat",
         EventKind::WorkqueueStart { .. } => "workqueue_execute_start",
         EventKind::WorkqueueEnd { .. } => "workqueue_execute_end",
         EventKind::Function { .. } => "function",

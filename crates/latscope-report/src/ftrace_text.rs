@@ -137,6 +137,7 @@ pub fn body(k: &EventKind) -> String {
             };
             write!(s, "{name}: #{seqnum:<5} context {c:>6} timer_latency {:>9} ns", latency.0)
         }
+        EventKind::Hwlat { .. } => hwlat_line(&mut s, k),
         EventKind::Osnoise { kind, name: n, number, start, duration } => {
             let _ = write!(s, "{name}: ");
             let num = number.map_or_else(String::new, |v| format!(":{v}"));
@@ -238,4 +239,21 @@ fn duration_col(d: Option<Nanos>) -> String {
         Some(d) => format!("{:>10}.{:03} us   ", d.0 / 1000, d.0 % 1000),
         None => format!("{:>18}", ""),
     }
+}
+
+/// The hwlat tracer's line as the kernel writes it (`trace_hwlat_print`), in microseconds.
+fn hwlat_line(s: &mut String, k: &EventKind) -> std::fmt::Result {
+    let EventKind::Hwlat { seqnum, count, nmi_count, inner, outer, nmi_total, wall } = k else { return Ok(()) };
+    write!(s, "#{seqnum:<5} inner/outer(us): {:>4}/{:<5}", inner.0 / 1_000, outer.0 / 1_000)?;
+    if let Some(w) = wall {
+        write!(s, " ts:{}.{:09}", w.0 / 1_000_000_000, w.0 % 1_000_000_000)?;
+    }
+    write!(s, " count:{count}")?;
+    if let Some(t) = nmi_total {
+        write!(s, " nmi-total:{}", t.0 / 1_000)?;
+    }
+    if *nmi_count > 0 {
+        write!(s, " nmi-count:{nmi_count}")?;
+    }
+    Ok(())
 }

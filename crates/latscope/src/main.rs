@@ -27,6 +27,8 @@ enum Command {
     Timer(cmd::timer::Args),
     /// Measure OS and hardware noise seen by a spinning thread, and account for it.
     Noise(cmd::noise::Args),
+    /// Measure hardware and firmware latency (SMIs, hypervisor stalls) with the kernel's hwlat tracer.
+    Hwlat(cmd::hwlat::Args),
     /// Decode a trace file and print the events latscope understood.
     Decode(cmd::decode::Args),
     /// Explain a trace: irqs-off sections, late timers, wakeup latency breakdown.
@@ -71,7 +73,10 @@ fn main() -> ExitCode {
         _ => signal::install(),
     }
     // A run killed with SIGKILL leaves its tracefs instance tracing: no measurement runs beside it.
-    if matches!(cli.command, Command::Timer(_) | Command::Noise(_) | Command::Record(_) | Command::Run(_)) {
+    if matches!(
+        cli.command,
+        Command::Timer(_) | Command::Noise(_) | Command::Record(_) | Command::Run(_) | Command::Hwlat(_)
+    ) {
         capture::remove_stale_instances();
     }
     // A service stopped by SIGTERM ends as it should (0, or 2 for a crossed threshold); a command stopped
@@ -80,6 +85,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Timer(a) => cmd::timer::run(a),
         Command::Noise(a) => cmd::noise::run(a),
+        Command::Hwlat(a) => cmd::hwlat::run(a),
         Command::Decode(a) => cmd::decode::run(a),
         Command::Analyze(a) => cmd::analyze::run(a),
         Command::Audit(a) => cmd::audit::run(a),

@@ -171,20 +171,26 @@ fn tracer_sample(t: &str, tracer: &str, interner: &RefCell<Interner>) -> Option<
         return Some(build(None, "timerlat_sample", &f));
     }
     if tracer == "hwlat" || t.contains("inner/outer(us):") {
-        // `#1     inner/outer(us):   11/12    ts:1581527483.343962693 count:6 [nmi-total:7 nmi-count:1]`
+        // `#1     inner/outer(us):   11/12    ts:1581527483.343962693 count:6 [nmi-total:7 nmi-count:1]`,
+        // read under the names of the raw record's fields (`ftrace:hwlat`).
         let mut f = TextFields::new(interner);
         let mut it = t.split_whitespace();
         f.push("seqnum", Val::S(it.next()?.trim_start_matches('#')));
         while let Some(tok) = it.next() {
             if tok == "inner/outer(us):" {
                 let (a, b) = it.next()?.split_once('/')?;
-                f.push("inner", Val::S(a));
-                f.push("outer", Val::S(b));
+                f.push("duration", Val::S(a));
+                f.push("outer_duration", Val::S(b));
             } else if let Some((k, v)) = tok.split_once(':') {
+                let k = match k {
+                    "nmi-total" => "nmi_total_ts",
+                    "nmi-count" => "nmi_count",
+                    k => k,
+                };
                 f.push(k, Val::S(v));
             }
         }
-        return Some(EventKind::Other { system: None, name: f.intern("hwlat_sample"), fields: f.fields() });
+        return Some(build(None, "hwlat_sample", &f));
     }
     None
 }
@@ -283,12 +289,23 @@ mod tests {
             c("#1     context    irq timer_latency       932 ns"),
             Body::Kind(EventKind::Timerlat { .. })
         ));
-        let Body::Kind(EventKind::Other { name, fields, .. }) =
-            c("#10    inner/outer(us):    9/11    ts:1581527668.970010500 count:1 nmi-total:7 nmi-count:1")
-        else {
-            panic!()
-        };
-        assert_eq!((&*name, fields.len()), ("hwlat_sample", 7));
+        assert_eq!(
+            c("#10    inner/outer(us):    9/11    ts:1581527668.970010500 count:1 nmi-total:7 nmi-count:1"),
+            Body::Kind(EventKind::Hwlat {
+                seqnum: 10,
+                count: 1,
+                nmi_count: 1,
+                inner: Nanos::from_us(9),
+                outer: Nanos::from_us(11),
+                nmi_total: Some(Nanos::from_us(7)),
+                wall: Some(Nanos(1_581_527_668_970_010_500)),
+            })
+        );
+        // Without NMIs the kernel prints neither NMI field.
+        assert!(matches!(
+            c("#2     inner/outer(us):   16/9     ts:1581527494.889008092 count:1"),
+            Body::Kind(EventKind::Hwlat { seqnum: 2, nmi_count: 0, nmi_total: None, .. })
+        ));
         let Body::Kind(EventKind::SchedWakeup { pid, comm, target_cpu, .. }) =
             c("     0:120:R   + [002]  5882: 94:R sleep")
         else {

@@ -117,6 +117,10 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
 }
 
 fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
+    if let Some(h) = &a.hwlat {
+        super::hwlat::write_report(out, h)?;
+        writeln!(out)?;
+    }
     if let Some(r) = &a.latency_trace {
         writeln!(out, "Latency trace ({}): {}", r.tracer, human(r.latency))?;
         if let (Some(s), Some(e)) = (&r.started_at, &r.ended_at) {

@@ -77,6 +77,7 @@ pub fn sentence(a: &Analysis, v: &Verdict) -> String {
         VerdictKind::FuncGraphSlowest => slowest(a, e),
         VerdictKind::Reported => reported(a, e),
         VerdictKind::Rtla => super::rtla::sentence(a.rtla.as_ref(), v.magnitude, e),
+        VerdictKind::Hwlat => super::hwlat::verdict_sentence(a.hwlat.as_ref(), e),
         VerdictKind::TickStorm => match a.tick_storms.first() {
             Some(s) => format!(
                 "Tick storm on CPU {}: {} expired {} in {}, every {} (about {} per second; a regular tick is at \

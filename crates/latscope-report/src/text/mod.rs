@@ -5,6 +5,7 @@ pub mod analysis_verdicts;
 pub mod audit;
 pub mod explain;
 pub mod flag_sections;
+pub mod hwlat;
 pub mod noise;
 pub mod noise_causes;
 pub mod noise_sources;

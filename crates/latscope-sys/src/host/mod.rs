@@ -19,6 +19,7 @@ mod own_usage;
 mod preemption;
 mod process;
 mod read_fact;
+mod smi;
 mod sysctl;
 mod topology;
 mod tracing_caps;
@@ -30,6 +31,7 @@ pub use facts::collect;
 pub use metadata::{rfc3339, run_metadata};
 pub use own_usage::own_usage;
 pub use process::{latscope_threads, LatscopeTask};
+pub use smi::{smi_count, smi_counts};
 
 use crate::SysError;
 use std::path::Path;

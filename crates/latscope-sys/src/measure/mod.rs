@@ -3,6 +3,7 @@
 
 pub mod clock;
 mod cycles;
+mod hwlat;
 mod inject;
 mod noise;
 mod noise_bursts;
@@ -13,6 +14,7 @@ mod timer;
 mod timerlat;
 
 pub use cycles::{Calibration, ClockPair, COUNTER_NAME};
+pub use hwlat::{hwlat_missing, HwlatConfig, HwlatRun};
 pub use inject::{start_injector, InjectSpec, InjectionReport, Injector, Spin, DEFAULT_RECORDED_SPINS};
 pub use noise::{
     environment as noise_environment, run_noise, start_noise, CpuSamples, LiveNoise, NoiseConfig, NoiseHandle,

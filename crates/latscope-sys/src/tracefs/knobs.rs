@@ -118,8 +118,9 @@ pub fn restore_value(rel: &str, shown: &str) -> Option<String> {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let t = shown.trim();
     match name {
-        // "[local] global counter …": the selected clock is bracketed.
-        "trace_clock" => {
+        // "[local] global counter …": the selected clock is bracketed; so is hwlat_detector/mode's
+        // "none [round-robin] per-cpu".
+        "trace_clock" | "mode" => {
             let start = t.find('[')?;
             let end = t[start..].find(']')? + start;
             Some(t[start + 1..end].to_string())
@@ -150,6 +151,10 @@ mod tests {
     fn knows_how_to_write_back_what_the_kernel_shows() {
         assert_eq!(restore_value("trace_clock", "[local] global counter mono\n").as_deref(), Some("local"));
         assert_eq!(restore_value("trace_clock", "local global [mono]\n").as_deref(), Some("mono"));
+        assert_eq!(
+            restore_value("hwlat_detector/mode", "none [round-robin] per-cpu\n").as_deref(),
+            Some("round-robin")
+        );
         assert_eq!(restore_value("buffer_size_kb", "1410\n").as_deref(), Some("1410"));
         assert_eq!(restore_value("buffer_size_kb", "7 (expanded: 1408)\n").as_deref(), Some("1408"));
         assert_eq!(restore_value("events/sched/sched_switch/filter", "none\n").as_deref(), Some("0"));

@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod audit;
 pub mod compare;
 pub mod decode;
+pub mod hwlat;
 pub mod inject;
 pub mod monitor;
 pub mod noise;
