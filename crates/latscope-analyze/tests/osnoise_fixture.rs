@@ -69,7 +69,7 @@ fn names_the_injected_thread_with_its_spin_and_the_serial_irq() {
     };
     // The injector's three spins (CLOCK_MONOTONIC start and end), the longest 30.29 ms: the longest thread
     // noise of latscope-inject is that spin (the IRQs nested in it are not the thread's).
-    let inject = std::fs::read_to_string(fixture("debian-6.1.0-56-rt-amd64-qemu-osnoise-inject.txt")).expect("inject");
+    let inject = std::fs::read_to_string(fixture("debian-6.1.0-56-rt-amd64-qemu-osnoise-spins.txt")).expect("inject");
     let longest = inject
         .lines()
         .skip(1)
