@@ -101,6 +101,13 @@ pub struct Decoded {
     pub lost: u64,
 }
 
+/// Decodes one page of `cpu`, each event to `each`; the events the page says were lost are added to `lost`.
+pub fn decode_page(dec: &mut RawDecoder, cpu: CpuId, page: &[u8], lost: &mut u64, each: &mut dyn FnMut(Event)) {
+    if let Missed::Count(n) = dec.decode_page(cpu, page, each).missed {
+        *lost += n;
+    }
+}
+
 /// Decodes a finished capture's in-memory pages; what the reader should know goes to `warnings`.
 pub fn decode(data: &CaptureData, warnings: &mut Vec<String>) -> Result<Decoded, CliError> {
     warnings.extend(data.report.notes.iter().cloned());
@@ -110,10 +117,7 @@ pub fn decode(data: &CaptureData, warnings: &mut Vec<String>) -> Result<Decoded,
     let mut out = Decoded::default();
     for cpu in &data.cpus {
         for p in &cpu.pages {
-            let s = dec.decode_page(cpu.cpu, &p.data, &mut |e| out.events.push(e));
-            if let Missed::Count(n) = s.missed {
-                out.lost += n;
-            }
+            decode_page(&mut dec, cpu.cpu, &p.data, &mut out.lost, &mut |e| out.events.push(e));
         }
         if cpu.pages_dropped > 0 {
             warnings.push(format!(

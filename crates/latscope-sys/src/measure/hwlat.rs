@@ -9,8 +9,8 @@
 //! instance's tracer back to `nop` (its thread ends; the kernel puts back the `tracing_thresh` it found),
 //! the instance removed, then the kernel-wide files written back, newest first.
 
-use super::clock::now;
-use crate::tracefs::{Capture, CaptureConfig, CaptureData, EventSelection, Retention};
+use super::tracer_run::TracerRun;
+use crate::tracefs::{CaptureConfig, CaptureData, EventSelection, Retention};
 use crate::tracefs::{Knobs, TraceFs};
 use crate::SysError;
 use latscope_model::{CpuList, Nanos};
@@ -32,17 +32,12 @@ pub struct HwlatConfig {
     pub window: Nanos,
 }
 
-/// A running hwlat measurement. Fields drop in order: the capture (tracer off, instance removed) before the
-/// kernel-wide settings are written back, tracefs unmounted last when this run mounted it.
+/// A running hwlat measurement: the tracer's run ([`TracerRun`]: capture, saved settings, teardown) and the
+/// thread mode it set.
 #[derive(Debug)]
 pub struct HwlatRun {
-    capture: Capture,
-    global: Knobs,
-    /// Held for its drop: unmounts tracefs when this run mounted it.
-    _tracefs: TraceFs,
-    start: Nanos,
+    run: TracerRun,
     mode: Option<String>,
-    notes: Vec<String>,
 }
 
 /// Why the kernel cannot run hwlat here, in one line with what would enable it; `None` when it can.
@@ -142,31 +137,14 @@ impl HwlatRun {
             stacks: Vec::new(),
             tracer: Some("hwlat".into()),
         };
-        let capture = Capture::start(&capture_cfg).map_err(|e| {
-            let missing: Vec<String> = e.report.missing.iter().map(ToString::to_string).collect();
-            let also = if missing.is_empty() { String::new() } else { format!(" ({})", missing.join("; ")) };
-            SysError::Invalid(format!(
-                "cannot start hwlat in a tracefs instance: {}{also}; kernels before 4.9 lack instance support \
-                 for it",
-                e.error
-            ))
-        })?;
-        let start = now();
-        let mut notes: Vec<String> = capture.report().notes.clone();
-        if capture.report().clock.as_deref() != Some("mono") {
-            notes.push("the trace clock is not mono: the samples' times are not CLOCK_MONOTONIC".into());
-        }
-        Ok(HwlatRun { capture, global, _tracefs: tracefs, start, mode, notes })
+        let hint = "; kernels before 4.9 lack instance support for it";
+        let run = TracerRun::start(tracefs, global, &capture_cfg, Vec::new(), "the samples'", hint)?;
+        Ok(HwlatRun { run, mode })
     }
 
-    /// The capture whose pages carry the samples ([`Capture::take_pages`], [`Capture::formats`]).
-    pub fn capture(&self) -> &Capture {
-        &self.capture
-    }
-
-    /// When recording started, CLOCK_MONOTONIC.
-    pub fn start_time(&self) -> Nanos {
-        self.start
+    /// The tracer's run: its capture, start time and notes.
+    pub fn tracer(&self) -> &TracerRun {
+        &self.run
     }
 
     /// The kernel's thread mode this run set, where the kernel has one.
@@ -174,18 +152,9 @@ impl HwlatRun {
         self.mode.as_deref()
     }
 
-    /// Things the reader should know about the setup.
-    pub fn notes(&self) -> &[String] {
-        &self.notes
-    }
-
     /// Stops the tracer, reads what is left, removes the instance and writes the kernel-wide settings back.
     pub fn finish(self) -> Result<CaptureData, SysError> {
-        let HwlatRun { capture, mut global, _tracefs, .. } = self;
-        let mut data = capture.finish()?;
-        let errors = global.restore();
-        data.report.notes.extend(errors.into_iter().map(|e| format!("restoring a hwlat setting failed: {e}")));
-        Ok(data)
+        self.run.finish("a hwlat setting")
     }
 }
 

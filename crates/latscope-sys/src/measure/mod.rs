@@ -12,6 +12,7 @@ mod rt;
 mod tap;
 mod timer;
 mod timerlat;
+mod tracer_run;
 
 pub use cycles::{Calibration, ClockPair, COUNTER_NAME};
 pub use hwlat::{hwlat_missing, HwlatConfig, HwlatRun};
@@ -31,3 +32,4 @@ pub use timer::{
     start_timer, CpuMeasurement, LiveCpu as LiveTimerCpu, LiveSnapshot, TimerConfig, TimerMeasurement, TimerRun,
 };
 pub use timerlat::{timerlat_available, TimerlatConfig, TimerlatRun, TIMERLAT_PERIOD_RANGE};
+pub use tracer_run::TracerRun;

@@ -8,10 +8,10 @@
 //! the instance's tracer back to `nop` (its threads end), the instance removed, then the kernel-wide
 //! settings written back, newest first — the same order as the timerlat backend's.
 
-use super::clock::now;
 use super::rt::Policy;
-use super::timerlat::{find_threads, set_thread_policy, tracers_in_use};
-use crate::tracefs::{Capture, CaptureConfig, CaptureData, EventSelection, Retention};
+use super::timerlat::{set_threads_policy, tracers_in_use};
+use super::tracer_run::TracerRun;
+use crate::tracefs::{CaptureConfig, CaptureData, EventSelection, Retention};
 use crate::tracefs::{Knobs, TraceFs};
 use crate::SysError;
 use latscope_model::{CpuId, CpuList, Nanos};
@@ -45,17 +45,12 @@ pub struct OsnoiseConfig {
     pub stop_total_above: Option<Nanos>,
 }
 
-/// A running osnoise measurement. Fields drop in order: the capture (tracer off, instance removed) before
-/// the kernel-wide settings are written back, tracefs unmounted last when this run mounted it.
+/// A running osnoise measurement: the tracer's run ([`TracerRun`]: capture, saved settings, teardown) and its
+/// threads.
 #[derive(Debug)]
 pub struct OsnoiseRun {
-    capture: Capture,
-    global: Knobs,
-    /// Held for its drop: unmounts tracefs when this run mounted it.
-    _tracefs: TraceFs,
+    run: TracerRun,
     threads: Vec<(CpuId, i32)>,
-    start: Nanos,
-    notes: Vec<String>,
 }
 
 /// Why the kernel cannot run osnoise here, in one line with what would enable it; `None` when it can.
@@ -184,41 +179,21 @@ impl OsnoiseRun {
             stacks: Vec::new(),
             tracer: Some("osnoise".into()),
         };
-        let capture = Capture::start(&capture_cfg).map_err(|e| {
-            let missing: Vec<String> = e.report.missing.iter().map(ToString::to_string).collect();
-            let also = if missing.is_empty() { String::new() } else { format!(" ({})", missing.join("; ")) };
-            SysError::Invalid(format!("cannot start osnoise in a tracefs instance: {}{also}", e.error))
-        })?;
-        // Recording began as the capture started (tracing_on is its last step): the run's time counts from here.
-        let start = now();
-        notes.extend(capture.report().notes.iter().cloned());
-        if capture.report().clock.as_deref() != Some("mono") {
-            notes.push("the trace clock is not mono: the noise times are not CLOCK_MONOTONIC".into());
-        }
-        if !capture.report().events.iter().any(|e| e.starts_with("osnoise/")) {
-            notes.push(
+        let mut run = TracerRun::start(tracefs, global, &capture_cfg, notes, "the noise", "")?;
+        if !run.capture().report().events.iter().any(|e| e.starts_with("osnoise/")) {
+            run.note(
                 "the osnoise:* events are missing: the noise is measured but not attributed to its sources (IRQ, \
                  softirq, thread, NMI)"
                     .into(),
             );
         }
-        let threads = find_threads("osnoise/", &cfg.cpus);
-        for cpu in cfg.cpus.iter() {
-            match threads.iter().find(|t| t.0 == cpu) {
-                Some(&(_, tid)) => {
-                    if let Err(e) = set_thread_policy(tid, cfg.policy) {
-                        return Err(SysError::Invalid(format!("CPU {cpu}: osnoise/{cpu} (pid {tid}): {e}")));
-                    }
-                }
-                None => notes.push(format!("CPU {cpu}: no osnoise/{cpu} thread appeared; it runs at its default")),
-            }
-        }
-        Ok(OsnoiseRun { capture, global, _tracefs: tracefs, threads, start, notes })
+        let threads = set_threads_policy("osnoise", &cfg.cpus, cfg.policy, &mut run)?;
+        Ok(OsnoiseRun { run, threads })
     }
 
-    /// The capture whose pages carry the records ([`Capture::take_pages`], [`Capture::formats`]).
-    pub fn capture(&self) -> &Capture {
-        &self.capture
+    /// The tracer's run: its capture, start time, notes and whether the kernel stopped it.
+    pub fn tracer(&self) -> &TracerRun {
+        &self.run
     }
 
     /// The `osnoise/N` threads' ids per CPU.
@@ -226,28 +201,9 @@ impl OsnoiseRun {
         &self.threads
     }
 
-    /// When recording started, CLOCK_MONOTONIC.
-    pub fn start_time(&self) -> Nanos {
-        self.start
-    }
-
-    /// Whether the kernel stopped recording (a stop condition met).
-    pub fn stopped_by_kernel(&self) -> bool {
-        !self.capture.is_recording()
-    }
-
-    /// Things the reader should know about the setup.
-    pub fn notes(&self) -> &[String] {
-        &self.notes
-    }
-
     /// Stops the tracer, reads what is left, removes the instance and writes the settings back.
     pub fn finish(self) -> Result<CaptureData, SysError> {
-        let OsnoiseRun { capture, mut global, _tracefs, .. } = self;
-        let mut data = capture.finish()?;
-        let errors = global.restore();
-        data.report.notes.extend(errors.into_iter().map(|e| format!("restoring an osnoise setting failed: {e}")));
-        Ok(data)
+        self.run.finish("an osnoise setting")
     }
 }
 

@@ -10,7 +10,8 @@
 
 use super::clock::now;
 use super::rt::Policy;
-use crate::tracefs::{Capture, CaptureConfig, CaptureData, EventSelection, Retention};
+use super::tracer_run::TracerRun;
+use crate::tracefs::{CaptureConfig, CaptureData, EventSelection, Retention};
 use crate::tracefs::{Knobs, TraceFs};
 use crate::SysError;
 use latscope_model::{CpuId, CpuList, Nanos};
@@ -36,17 +37,12 @@ pub struct TimerlatConfig {
     pub stop_above: Option<Nanos>,
 }
 
-/// A running timerlat measurement. Fields drop in order: the capture (tracer off, instance removed) before
-/// the kernel-wide settings are written back, tracefs unmounted last when this run mounted it.
+/// A running timerlat measurement: the tracer's run ([`TracerRun`]: capture, saved settings, teardown) and its
+/// threads.
 #[derive(Debug)]
 pub struct TimerlatRun {
-    capture: Capture,
-    global: Knobs,
-    /// Held for its drop: unmounts tracefs when this run mounted it.
-    _tracefs: TraceFs,
+    run: TracerRun,
     threads: Vec<(CpuId, i32)>,
-    start: Nanos,
-    notes: Vec<String>,
 }
 
 /// Why the kernel cannot run timerlat here, in one line with what would enable it; `None` when it can.
@@ -132,34 +128,14 @@ impl TimerlatRun {
             stacks: Vec::new(),
             tracer: Some("timerlat".into()),
         };
-        let capture = Capture::start(&capture_cfg).map_err(|e| {
-            let missing: Vec<String> = e.report.missing.iter().map(ToString::to_string).collect();
-            let also = if missing.is_empty() { String::new() } else { format!(" ({})", missing.join("; ")) };
-            SysError::Invalid(format!("cannot start timerlat in a tracefs instance: {}{also}", e.error))
-        })?;
-        // Recording began as the capture started (tracing_on is its last step): the run's time counts from here.
-        let start = now();
-        let mut notes: Vec<String> = capture.report().notes.clone();
-        if capture.report().clock.as_deref() != Some("mono") {
-            notes.push("the trace clock is not mono: the samples' times are not CLOCK_MONOTONIC".into());
-        }
-        let threads = find_threads("timerlat/", &cfg.cpus);
-        for cpu in cfg.cpus.iter() {
-            match threads.iter().find(|t| t.0 == cpu) {
-                Some(&(_, tid)) => {
-                    if let Err(e) = set_thread_policy(tid, cfg.policy) {
-                        return Err(SysError::Invalid(format!("CPU {cpu}: timerlat/{cpu} (pid {tid}): {e}")));
-                    }
-                }
-                None => notes.push(format!("CPU {cpu}: no timerlat/{cpu} thread appeared; it runs at its default")),
-            }
-        }
-        Ok(TimerlatRun { capture, global, _tracefs: tracefs, threads, start, notes })
+        let mut run = TracerRun::start(tracefs, global, &capture_cfg, Vec::new(), "the samples'", "")?;
+        let threads = set_threads_policy("timerlat", &cfg.cpus, cfg.policy, &mut run)?;
+        Ok(TimerlatRun { run, threads })
     }
 
-    /// The capture whose pages carry the samples ([`Capture::take_pages`], [`Capture::formats`]).
-    pub fn capture(&self) -> &Capture {
-        &self.capture
+    /// The tracer's run: its capture, start time, notes and whether the kernel stopped it.
+    pub fn tracer(&self) -> &TracerRun {
+        &self.run
     }
 
     /// The `timerlat/N` threads' ids per CPU.
@@ -167,34 +143,37 @@ impl TimerlatRun {
         &self.threads
     }
 
-    /// When recording started, CLOCK_MONOTONIC.
-    pub fn start_time(&self) -> Nanos {
-        self.start
-    }
-
-    /// Whether the kernel stopped recording (a thread latency above `stop_above`).
-    pub fn stopped_by_kernel(&self) -> bool {
-        !self.capture.is_recording()
-    }
-
-    /// Things the reader should know about the setup.
-    pub fn notes(&self) -> &[String] {
-        &self.notes
-    }
-
     /// Stops the tracer, reads what is left, removes the instance and writes the `osnoise/*` settings back.
     pub fn finish(self) -> Result<CaptureData, SysError> {
-        let TimerlatRun { capture, mut global, _tracefs, .. } = self;
-        let mut data = capture.finish()?;
-        let errors = global.restore();
-        data.report.notes.extend(errors.into_iter().map(|e| format!("restoring an osnoise setting failed: {e}")));
-        Ok(data)
+        self.run.finish("an osnoise setting")
     }
+}
+
+/// The `NAME/N` kernel threads of `cpus` (`timerlat`, `osnoise`) given `policy`; a CPU whose thread did not
+/// appear is a note of `run`. The threads end with the tracer: nothing to restore.
+pub(super) fn set_threads_policy(
+    name: &str,
+    cpus: &CpuList,
+    policy: Policy,
+    run: &mut TracerRun,
+) -> Result<Vec<(CpuId, i32)>, SysError> {
+    let threads = find_threads(&format!("{name}/"), cpus);
+    for cpu in cpus.iter() {
+        match threads.iter().find(|t| t.0 == cpu) {
+            Some(&(_, tid)) => {
+                if let Err(e) = set_thread_policy(tid, policy) {
+                    return Err(SysError::Invalid(format!("CPU {cpu}: {name}/{cpu} (pid {tid}): {e}")));
+                }
+            }
+            None => run.note(format!("CPU {cpu}: no {name}/{cpu} thread appeared; it runs at its default")),
+        }
+    }
+    Ok(threads)
 }
 
 /// The kernel threads named `PREFIX` + N (`timerlat/`, `osnoise/`) of `cpus`, waiting up to a second for
 /// them to start.
-pub(super) fn find_threads(prefix: &str, cpus: &CpuList) -> Vec<(CpuId, i32)> {
+fn find_threads(prefix: &str, cpus: &CpuList) -> Vec<(CpuId, i32)> {
     let deadline = now() + Nanos::from_secs(1);
     loop {
         let mut found = Vec::new();
@@ -217,7 +196,7 @@ pub(super) fn find_threads(prefix: &str, cpus: &CpuList) -> Vec<(CpuId, i32)> {
 }
 
 /// Gives thread `tid` the policy (the kernel thread ends with the tracer: nothing to restore).
-pub(super) fn set_thread_policy(tid: i32, policy: Policy) -> Result<(), SysError> {
+fn set_thread_policy(tid: i32, policy: Policy) -> Result<(), SysError> {
     let (pol, prio) = match policy {
         Policy::Other => (libc::SCHED_OTHER, 0),
         Policy::Fifo(p) => (libc::SCHED_FIFO, i32::from(p)),

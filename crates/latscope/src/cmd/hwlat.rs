@@ -10,7 +10,7 @@ use crate::error::{CliError, CmdResult, Outcome};
 use crate::output::{write_file, write_text, Kind, Outputs};
 use crate::signal;
 use latscope_analyze::hwlat::{sample, source, summarize};
-use latscope_decode::{Missed, RawDecoder};
+use latscope_decode::RawDecoder;
 use latscope_model::{CpuId, HwlatOptions, HwlatResult, HwlatSample, Nanos, SmiCounts, StopReason};
 use latscope_report::json::write_json;
 use latscope_report::text::hwlat::{sample_line, write_result};
@@ -103,14 +103,14 @@ pub fn run(args: Args) -> CmdResult {
     let cfg = HwlatConfig { cpus: cpus.clone(), threshold: args.threshold, width: args.width, window: args.window };
     let mut smi = Smi::start(&cpus);
     let run = HwlatRun::start(&cfg).map_err(|e| CliError(format!("hwlat: {e}")))?;
-    let start = run.start_time();
+    let start = run.tracer().start_time();
     let end = duration.map(|d| start + d);
-    let mut dec = decoder_for(run.capture().formats(), "")?;
+    let mut dec = decoder_for(run.tracer().capture().formats(), "")?;
     let mut samples = Vec::new();
     let mut lost = 0u64;
     let stopped_by = loop {
         std::thread::sleep(POLL);
-        let new = feed(&mut dec, run.capture().take_pages(), &mut samples, &mut smi, &mut lost);
+        let new = feed(&mut dec, run.tracer().capture().take_pages(), &mut samples, &mut smi, &mut lost);
         show(&samples[samples.len() - new..], start, args.quiet, to_stderr);
         if signal::stop_flag().load(Ordering::Relaxed) {
             break StopReason::Signal;
@@ -120,7 +120,7 @@ pub fn run(args: Args) -> CmdResult {
         }
     };
     let finished = clock::now();
-    let mut warnings: Vec<String> = run.notes().to_vec();
+    let mut warnings: Vec<String> = run.tracer().notes().to_vec();
     let mode = run.mode().map(str::to_string);
     let data = run.finish().map_err(|e| CliError(format!("hwlat: stopping the tracer: {e}")))?;
     warnings.extend(data.report.notes.iter().cloned());
@@ -170,15 +170,12 @@ fn feed(
 ) -> usize {
     let before = samples.len();
     for p in pages {
-        let s = dec.decode_page(p.cpu, &p.data, &mut |e| {
+        crate::capture::decode_page(dec, p.cpu, &p.data, lost, &mut |e| {
             if let Some(mut x) = sample(&e) {
                 x.smi_delta = smi.delta(x.cpu);
                 samples.push(x);
             }
         });
-        if let Missed::Count(n) = s.missed {
-            *lost += n;
-        }
     }
     // Pages come per CPU: the kernel's sequence numbers put the new samples in order.
     samples[before..].sort_by_key(|x| (x.seqnum, x.time));

@@ -10,7 +10,7 @@ use crate::output::{stderr_is_terminal, stdout_is_terminal};
 use crate::signal;
 use latscope_analyze::noise::LoopRun;
 use latscope_analyze::osnoise_samples::{OsnoiseSamples, OsnoiseSetup};
-use latscope_decode::{Missed, RawDecoder};
+use latscope_decode::RawDecoder;
 use latscope_model::noise_result::{CounterInfo, NoiseEnvironment, NoiseOptions, NoiseResult};
 use latscope_model::{Nanos, RunMetadata, StopReason};
 use latscope_sys::host::{counter_deltas, counter_snapshot};
@@ -37,7 +37,7 @@ pub fn measure(
 ) -> Result<NoiseResult, CliError> {
     let counters_before = counter_snapshot(&cfg.cpus);
     let run = OsnoiseRun::start(cfg).map_err(|e| CliError(format!("--backend osnoise: {e}")))?;
-    let start = run.start_time();
+    let start = run.tracer().start_time();
     let end = duration.map(|d| start + d);
     let mut samples = OsnoiseSamples::new(OsnoiseSetup {
         cpus: cfg.cpus.0.clone(),
@@ -45,7 +45,7 @@ pub fn measure(
         gap_capacity: options.gap_capacity as usize,
         stop_above: cfg.stop_above,
     });
-    let mut dec = decoder_for(run.capture().formats(), "")?;
+    let mut dec = decoder_for(run.tracer().capture().formats(), "")?;
     let mut lost = 0u64;
     let terminal = if to_stderr { stderr_is_terminal() } else { stdout_is_terminal() };
     let mut next_line = start + Nanos::from_secs(1);
@@ -53,12 +53,12 @@ pub fn measure(
     let mut above = false;
     let stopped_by = loop {
         std::thread::sleep(POLL);
-        above |= feed(&mut dec, run.capture().take_pages(), &mut samples, &mut lost);
+        above |= feed(&mut dec, run.tracer().capture().take_pages(), &mut samples, &mut lost);
         let now = clock::now();
         if signal::stop_flag().load(Ordering::Relaxed) {
             break StopReason::Signal;
         }
-        if stops && (above || run.stopped_by_kernel()) {
+        if stops && (above || run.tracer().stopped_by_kernel()) {
             break StopReason::Threshold;
         }
         if end.is_some_and(|e| now >= e) {
@@ -71,7 +71,7 @@ pub fn measure(
     };
     let finished = clock::now();
     let counters_after = counter_snapshot(&cfg.cpus);
-    warnings.extend(run.notes().iter().cloned());
+    warnings.extend(run.tracer().notes().iter().cloned());
     let threads: Vec<String> = run.thread_ids().iter().map(|(c, t)| format!("osnoise/{c} (pid {t})")).collect();
     let data = run.finish().map_err(|e| CliError(format!("--backend osnoise: stopping the tracer: {e}")))?;
     warnings.extend(data.report.notes.iter().cloned());
@@ -133,10 +133,7 @@ pub fn measure(
 fn feed(dec: &mut RawDecoder, pages: Vec<RawPage>, samples: &mut OsnoiseSamples, lost: &mut u64) -> bool {
     let mut above = false;
     for p in pages {
-        let s = dec.decode_page(p.cpu, &p.data, &mut |e| above |= samples.add(&e));
-        if let Missed::Count(n) = s.missed {
-            *lost += n;
-        }
+        crate::capture::decode_page(dec, p.cpu, &p.data, lost, &mut |e| above |= samples.add(&e));
     }
     above
 }

@@ -9,7 +9,7 @@ use crate::error::CliError;
 use crate::output::{stderr_is_terminal, stdout_is_terminal};
 use crate::signal;
 use latscope_analyze::timerlat_samples::{TimerlatSamples, TimerlatSetup};
-use latscope_decode::{Missed, RawDecoder};
+use latscope_decode::RawDecoder;
 use latscope_model::{IrqLatency, Nanos, RunMetadata, StopReason, TimerOptions, TimerResult};
 use latscope_report::live::LiveTable;
 use latscope_sys::measure::{clock, TimerConfig, TimerlatConfig, TimerlatRun};
@@ -37,7 +37,7 @@ pub fn measure(
         stop_above: config.threshold.filter(|_| config.stop_on_threshold),
     };
     let run = TimerlatRun::start(&cfg).map_err(|e| CliError(format!("--backend timerlat: {e}")))?;
-    let start = run.start_time();
+    let start = run.tracer().start_time();
     let end = config.duration.map(|d| start + d);
     let mut samples = TimerlatSamples::new(TimerlatSetup {
         cpus: config.cpus.0.clone(),
@@ -49,7 +49,7 @@ pub fn measure(
         threshold: config.threshold,
         worst_kept: config.worst_kept,
     });
-    let mut dec = decoder_for(run.capture().formats(), "")?;
+    let mut dec = decoder_for(run.tracer().capture().formats(), "")?;
     let mut lost = 0u64;
     let terminal = if to_stderr { stderr_is_terminal() } else { stdout_is_terminal() };
     let mut table = LiveTable::new(terminal);
@@ -57,12 +57,12 @@ pub fn measure(
     let mut above = false;
     let stopped_by = loop {
         std::thread::sleep(POLL);
-        above |= feed(&mut dec, run.capture().take_pages(), &mut samples, &mut lost);
+        above |= feed(&mut dec, run.tracer().capture().take_pages(), &mut samples, &mut lost);
         let now = clock::now();
         if signal::stop_flag().load(Ordering::Relaxed) {
             break StopReason::Signal;
         }
-        if config.stop_on_threshold && (above || run.stopped_by_kernel()) {
+        if config.stop_on_threshold && (above || run.tracer().stopped_by_kernel()) {
             break StopReason::Threshold;
         }
         if end.is_some_and(|e| now >= e) {
@@ -74,7 +74,7 @@ pub fn measure(
         }
     };
     let finished = clock::now();
-    warnings.extend(run.notes().iter().cloned());
+    warnings.extend(run.tracer().notes().iter().cloned());
     let threads: Vec<String> = run.thread_ids().iter().map(|(c, t)| format!("timerlat/{c} (pid {t})")).collect();
     let data = run.finish().map_err(|e| CliError(format!("--backend timerlat: stopping the tracer: {e}")))?;
     warnings.extend(data.report.notes.iter().cloned());
@@ -119,10 +119,7 @@ pub fn measure(
 fn feed(dec: &mut RawDecoder, pages: Vec<RawPage>, samples: &mut TimerlatSamples, lost: &mut u64) -> bool {
     let mut above = false;
     for p in pages {
-        let s = dec.decode_page(p.cpu, &p.data, &mut |e| above |= samples.add(&e));
-        if let Missed::Count(n) = s.missed {
-            *lost += n;
-        }
+        crate::capture::decode_page(dec, p.cpu, &p.data, lost, &mut |e| above |= samples.add(&e));
     }
     above
 }
