@@ -154,13 +154,15 @@ pub fn why(e: &Explanation, ctx: &RemedyContext) -> String {
             Some(inner) => hint(inner, crate::patterns::recognise(inner), ctx).why,
             None => why(&Explanation { cause: CauseKind::NoKernelEvent, ..e.clone() }, ctx),
         },
-        CauseKind::Idle if silent_within(e).is_some() => silent_within(e).map_or_else(String::new, |q| why(q, ctx)),
-        CauseKind::Idle => match (ctx.dma_latency_held, &ctx.idle_states) {
-            (true, Some(_)) => "the CPU was idle when the timer fired, though it only polled there (this run held \
+        CauseKind::Idle => match (silent_within(e), ctx.dma_latency_held, &ctx.idle_states) {
+            (Some(q), _, _) => why(q, ctx),
+            (None, true, Some(_)) => {
+                "the CPU was idle when the timer fired, though it only polled there (this run held \
                                 /dev/cpu_dma_latency at 0): the time went to leaving the idle loop (in a VM, to \
                                 the host delivering the interrupt to the vCPU)"
-                .into(),
-            (false, Some(states)) if !slow_idle(states) => "the CPU was idle when the timer fired, in no state \
+                    .into()
+            }
+            (None, false, Some(states)) if !slow_idle(states) => "the CPU was idle when the timer fired, in no state \
                 slower to leave than a few microseconds: the time went to leaving the idle loop (in a VM, to the \
                 host rescheduling the halted vCPU)"
                 .into(),
