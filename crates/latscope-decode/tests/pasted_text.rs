@@ -190,3 +190,77 @@ fn a_sequence_without_tasks_or_times_decodes_with_its_notes() {
     assert!(messages.iter().any(|m| m.starts_with("the times are missing: 6 event line(s)")), "{messages:?}");
     assert!(messages.iter().all(|m| !m.starts_with("not an ftrace line")), "{messages:?}");
 }
+
+const NFS_GUP: &str = "pasted/funcgraph-tracecmd-nfs-gup-mailwrapped-linux-nfs-2024.txt";
+const MWIFIEX: &str = "pasted/funcgraph-tracecmd-arm64-mwifiex-abstime-mailwrapped-netdev-2021.txt";
+
+/// (kind, cpu, task, function, depth, duration in ns) of a function_graph event.
+type GraphCall = (&'static str, u32, String, String, u32, Option<u64>);
+
+fn graph_calls(t: &latscope_decode::DecodedTrace) -> Vec<GraphCall> {
+    t.events
+        .iter()
+        .filter_map(|e| {
+            let who = format!("{}-{}", e.comm, e.pid);
+            match &e.kind {
+                EventKind::GraphEntry { depth, func } => Some(("entry", e.cpu.0, who, func.to_string(), *depth, None)),
+                EventKind::GraphLeaf { depth, func, duration } => {
+                    Some(("leaf", e.cpu.0, who, func.to_string(), *depth, duration.map(|d| d.0)))
+                }
+                EventKind::GraphExit { depth, func, duration } => {
+                    let f = func.as_deref().unwrap_or("").to_string();
+                    Some(("exit", e.cpu.0, who, f, *depth, duration.map(|d| d.0)))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn trace_cmd_function_graph_records_wrapped_before_their_call_are_rejoined() {
+    // Chuck Lever's trace (linux-nfs, 2024-12-18): every `funcgraph_entry:`/`funcgraph_exit:` record broken after
+    // the event name, its `[duration] | call` alone on the next line. Before, the records kept no call (the
+    // root entry get_user_pages_fast and its child gup_fast_fallback were lost, the two exits unnamed) and the
+    // continuation lines decoded as five function_graph lines of their own on CPU 0 of no task: 3 root calls.
+    let t = decode_file(&fixture(NFS_GUP)).expect("decodes");
+    let task = "mmap-rw-fault-623256".to_string();
+    let c = |k: &'static str, f: &str, d: u32, ns: Option<u64>| (k, 16, task.clone(), f.to_string(), d, ns);
+    assert_eq!(
+        graph_calls(&t),
+        vec![
+            c("entry", "get_user_pages_fast", 2, None),
+            c("entry", "gup_fast_fallback", 3, None),
+            c("leaf", "__pte_offset_map", 4, Some(262)),
+            c("leaf", "__rcu_read_unlock", 4, Some(142)),
+            c("leaf", "__gup_longterm_locked", 4, Some(7824)),
+            c("exit", "gup_fast_fallback", 3, Some(8967)),
+            c("exit", "get_user_pages_fast", 2, Some(9224)),
+            c("entry", "kvfree", 2, None),
+        ]
+    );
+    assert_eq!(t.events.len(), 8, "one event per record, none from the continuation lines alone");
+    assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+    assert!(t.warnings[0].message.starts_with("8 line(s) broken by a mail client were rejoined"), "{:?}", t.warnings);
+    assert!(t.warnings[0].location.ends_with(":2"), "the first continuation line: {:?}", t.warnings);
+}
+
+#[test]
+fn a_wrapped_record_keeps_its_duration_and_the_next_record_is_not_joined_to_it() {
+    // Brian Norris's trace (netdev, 2021-09-01): `funcgraph_entry:      #` (the trace's own delay marker) with
+    // `6219.500 us |  mwifiex_pm_wakeup_card();` on the next line. That line is also a function_graph line in
+    // the no-CPU layout, so before it decoded twice: an empty record on the task's CPU and a leaf on CPU 0 with
+    // no task (16 events for 8 calls). Each record is now one leaf with its task, CPU and duration; the next
+    // record line, complete in itself, is never joined to the one before.
+    let t = decode_file(&fixture(MWIFIEX)).expect("decodes");
+    let calls = graph_calls(&t);
+    assert_eq!(t.events.len(), 8);
+    let leaf = |cpu: u32, who: &str, ns: u64| {
+        ("leaf", cpu, who.to_string(), "mwifiex_pm_wakeup_card".to_string(), 0, Some(ns))
+    };
+    assert_eq!(calls[0], leaf(3, "kworker/u13:0-199", 6_219_500));
+    assert_eq!(calls[2], leaf(1, "kworker/u13:3-4057", 6_184_250));
+    assert_eq!(calls[7], leaf(4, "kworker/u13:0-199", 6_204_042));
+    assert_eq!(t.events[0].ts, Nanos(348_987_306_000));
+    assert!(t.warnings.iter().any(|w| w.message.starts_with("8 line(s) broken by a mail client")), "{:?}", t.warnings);
+}

@@ -4,7 +4,7 @@
 use super::body::{classify, Body};
 use super::fields::is_elision_token;
 use super::flags::FifthColumn;
-use super::graph::{parse_graph_line, GraphBody, GraphLine};
+use super::graph::{parse_graph_body, parse_graph_line, GraphBody, GraphLine};
 use super::latency::{header_line, legend_line, strip_verbose_tag, switch_record, verbose_entry};
 use super::line::{parse_prefix, split_task, Prefix};
 use crate::typed::Interner;
@@ -19,6 +19,10 @@ pub const MAX_WARNINGS: usize = 1000;
 
 /// CPUs tracked for function_graph state (higher CPU numbers still decode, without exit names).
 const MAX_GRAPH_CPUS: usize = 4096;
+
+/// The interrupt a function_graph IRQ arrow (`==========>` / `<==========`) stands for: the arrow does not
+/// name its vector.
+pub const GRAPH_IRQ: &str = "irq";
 
 /// Deepest function_graph nesting tracked for naming `}` lines.
 const MAX_GRAPH_DEPTH: usize = 256;
@@ -66,6 +70,8 @@ pub struct TextDecoder {
     commands: u64,
     /// Event lines where the author left fields out (`workqueue_queue_work: ... req_cpu=8192`), and the first.
     fields_elided: (u64, u64),
+    /// Lines a mail client wrapped that were rejoined to the line they continue, and the first one's line.
+    rejoined: (u64, u64),
 }
 
 /// Per-CPU function_graph state: the running task (from `=>` banners / proc column) and the call stack.
@@ -109,6 +115,7 @@ impl TextDecoder {
             untimed: (0, 0),
             commands: 0,
             fields_elided: (0, 0),
+            rejoined: (0, 0),
         }
     }
 
@@ -171,10 +178,15 @@ impl TextDecoder {
         if let Some(cut) = self.cut_record.take() {
             // A wakeup tracer's record cut after the next task's `PID:` (a mail client wrapped it): the rest,
             // `PRIO:STATE COMM`, is this line.
+            // A trace-cmd `funcgraph_entry:`/`funcgraph_exit:` record cut before its call column: the rest,
+            // `[DURATION] | call`, is this line (the call column's own indentation kept).
             let rest = line.trim_ascii();
             if !rest.is_empty() && parse_prefix(line, self.fifth).is_none() {
-                let joined = format!("{} {rest}", cut.trim_ascii_end());
-                if parse_prefix(&joined, self.fifth).is_some_and(|p| switch_record(p.body.trim_ascii()).is_some()) {
+                let joined = format!("{} {}", cut.trim_ascii_end(), line.trim_ascii_start().trim_end());
+                if parse_prefix(&joined, self.fifth)
+                    .is_some_and(|p| switch_record(p.body.trim_ascii()).is_some() || graph_record(p.body) == Some(true))
+                {
+                    self.count_rejoined();
                     self.decode_line(&joined, false, sink);
                     return;
                 }
@@ -192,6 +204,7 @@ impl TextDecoder {
             if let (Some(parent), EventKind::Function { parent: p @ None, .. }) = (t.strip_prefix("<-"), &mut e.kind) {
                 if is_symbol_text(parent.trim_ascii()) {
                     *p = Some(self.interner.borrow_mut().intern(parent.trim_ascii()));
+                    self.count_rejoined();
                     self.emit(e, sink);
                     return;
                 }
@@ -228,7 +241,7 @@ impl TextDecoder {
         }
         // The hot path first: an event line.
         if let Some(p) = parse_prefix(line, self.fifth) {
-            if may_cut && is_cut_record(p.body) {
+            if may_cut && (is_cut_record(p.body) || graph_record(p.body) == Some(false)) {
                 self.cut_record = Some(line.to_string());
                 return;
             }
@@ -508,6 +521,9 @@ impl TextDecoder {
         let mut intern = |s: &str| self.interner.borrow_mut().intern(s);
         let (kind, push) = match body {
             GraphBody::Nothing => return None,
+            // The kernel does not say which interrupt: the handler is the call under the arrow.
+            GraphBody::IrqEntry => (EventKind::VectorEntry { name: intern(GRAPH_IRQ), vector: None }, None),
+            GraphBody::IrqExit => (EventKind::VectorExit { name: intern(GRAPH_IRQ), vector: None }, None),
             GraphBody::Entry { depth, func } => {
                 let f = intern(func);
                 (EventKind::GraphEntry { depth, func: f.clone() }, Some((depth, f)))
@@ -583,6 +599,14 @@ impl TextDecoder {
         }
     }
 
+    /// One more line rejoined to the line before it.
+    fn count_rejoined(&mut self) {
+        if self.rejoined.0 == 0 {
+            self.rejoined.1 = self.line_no;
+        }
+        self.rejoined.0 += 1;
+    }
+
     /// End of input: flush a pending stack trace, settle the format. Returns the info and warnings.
     pub fn finish(mut self, sink: &mut dyn FnMut(Event)) -> (TraceInfo, Vec<Warning>) {
         if let Some(cut) = self.cut_record.take() {
@@ -619,6 +643,16 @@ impl TextDecoder {
                 message: format!(
                     "{} event line(s) have fields left out by the author (`...`); those fields are missing",
                     self.fields_elided.0
+                ),
+            });
+        }
+        if self.rejoined.0 > 0 {
+            self.warnings.push(Warning {
+                location: format!("{}:{}", self.name, self.rejoined.1),
+                message: format!(
+                    "{} line(s) broken by a mail client were rejoined to the line they continue (a record cut short, \
+                     the rest of it alone on the next line)",
+                    self.rejoined.0
                 ),
             });
         }
@@ -769,6 +803,15 @@ fn split_annotation(line: &str) -> Option<(&str, &str)> {
 }
 
 /// A wakeup tracer's record (`11:120:R   + [000]      22:`) that stops after the next task's pid.
+/// A trace-cmd `funcgraph_entry:`/`funcgraph_exit:` body: `Some(true)` when its call column is there,
+/// `Some(false)` when the record stops before it (`funcgraph_entry:      #`: a mail client wrapped the rest),
+/// `None` for any other event.
+fn graph_record(body: &str) -> Option<bool> {
+    let t = body.trim_ascii_start();
+    let rest = t.strip_prefix("funcgraph_entry:").or_else(|| t.strip_prefix("funcgraph_exit:"))?;
+    Some(parse_graph_body(rest).is_some())
+}
+
 fn is_cut_record(body: &str) -> bool {
     let t = body.trim_ascii();
     let Some(head) = t.strip_suffix(':') else { return false };

@@ -40,7 +40,11 @@ pub enum GraphBody<'a> {
         /// Function.
         func: &'a str,
     },
-    /// A line that carries no call (`...` elisions, `==========>` IRQ arrows).
+    /// `==========>`: the CPU enters interrupt code (the kernel draws it before an `__irq_entry` function).
+    IrqEntry,
+    /// `<==========`: the interrupt code returns.
+    IrqExit,
+    /// A line that carries no call (`...` elisions).
     Nothing,
 }
 
@@ -94,7 +98,8 @@ pub fn parse_graph_line(line: &str) -> Option<GraphLine<'_>> {
         } else if toks.peek() == Some(&"us") && tb.first().is_some_and(u8::is_ascii_digit) {
             toks.next();
             g.duration = Some(parse_us(t)?);
-        } else if t == "==========>" || t == "<==========" {
+        } else if let Some(arrow) = irq_arrow(t) {
+            g.body = arrow;
             return Some(g);
         } else if let Some(f) = parse_flags(tb, FifthColumn::MigrateDisable).filter(|_| g.task.is_some()) {
             g.flags = Some(f);
@@ -154,10 +159,20 @@ fn is_abstime_us(seg: &str) -> bool {
     matches!((toks.next(), toks.next(), toks.next()), (Some(n), Some("us"), None) if n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// The IRQ arrows function_graph draws in its duration column (`funcgraph-irqs`).
+fn irq_arrow(t: &str) -> Option<GraphBody<'static>> {
+    match t {
+        "==========>" => Some(GraphBody::IrqEntry),
+        "<==========" => Some(GraphBody::IrqExit),
+        _ => None,
+    }
+}
+
 /// A token any function_graph column can hold.
 fn is_column_token(t: &str) -> bool {
     let b = t.as_bytes();
     t == "us"
+        || irq_arrow(t).is_some()
         || matches!(t, "+" | "!" | "#" | "*" | "@" | "$")
         || t.strip_suffix(')').is_some_and(|c| !c.is_empty() && c.bytes().all(|x| x.is_ascii_digit()))
         || (!b.is_empty() && b.iter().all(|x| x.is_ascii_digit() || *x == b'.'))
@@ -275,6 +290,12 @@ mod tests {
         let x = g("  20) + 17.698 us   |  __kmalloc();");
         assert_eq!((x.cpu, x.duration), (Some(20), Some(Nanos(17_698))));
         assert_eq!(g("1)               |      ...").body, GraphBody::Nothing);
+        // IRQ arrows, with and without `funcgraph-abstime` (the abstime form was "not an ftrace line").
+        assert_eq!((g(" 0)   ==========> |").cpu, g(" 0)   ==========> |").body), (Some(0), GraphBody::IrqEntry));
+        let x = g("  337.154245 |   0)   ==========> |");
+        assert_eq!((x.ts, x.cpu, x.body), (Some(Nanos(337_154_245_000)), Some(0), GraphBody::IrqEntry));
+        let x = g("  337.154290 |   0)   <========== |");
+        assert_eq!((x.ts, x.cpu, x.body), (Some(Nanos(337_154_290_000)), Some(0), GraphBody::IrqExit));
         assert_eq!(
             g("1)   0.470 us    |              +---->ktime_get();").body,
             GraphBody::Leaf { depth: 9, func: "ktime_get" }
