@@ -246,6 +246,44 @@ mod tests {
         assert_eq!(l.headline.as_ref().map(|h| h.cause), Some(CauseKind::PreemptOff));
     }
 
+    /// `latscope timer --backend timerlat --trace`'s path on a real buffer: timerlat and the latency events in one
+    /// instance on Debian's 6.1 PREEMPT_RT under qemu TCG, while latscope-inject (tid 415, SCHED_FIFO 97) spun
+    /// 102.58 ms on CPU 1 above timerlat/1 (tid 411, FIFO 95; fixtures/README.md has its origin). The worst
+    /// thread sample, taken from the tracer's own records, is explained as a wakeup of timerlat/1 held back by
+    /// the spinner, for most of the spin (the rest is the timer interrupts that cut into it, slow under TCG).
+    #[test]
+    fn the_worst_timerlat_thread_sample_names_the_spinner_above_it() {
+        use crate::timerlat_samples::{TimerlatSamples, TimerlatSetup};
+        let events =
+            crate::testing::trace(include_str!("../../../fixtures/events/timerlat-trace-spin-6.1-rt-qemu.txt"));
+        let mut samples = TimerlatSamples::new(TimerlatSetup {
+            cpus: vec![CpuId(1)],
+            interval: Nanos::from_ms(1),
+            start: Nanos(33_000_000_000),
+            end: None,
+            window: None,
+            max_windows: 0,
+            threshold: None,
+            worst_kept: 3,
+        });
+        for e in &events {
+            samples.add(e);
+        }
+        let (thread, _) = samples.summarize();
+        let worst = worst_samples([(CpuId(1), 411, thread.cpus[0].worst.as_slice())], Some(4), 1);
+        assert_eq!((worst[0].seq, worst[0].latency), (456, Nanos(103_140_290)), "{worst:?}");
+        let t = &explain_samples(&events, &worst, &RemedyContext::default())[0];
+        assert_eq!(t.matched, SampleMatch::Wakeup, "{t:?}");
+        assert_eq!(t.task.as_ref().map(|k| k.comm.as_str()), Some("timerlat/1"));
+        let h = t.headline.as_ref().expect("headline");
+        let culprit = h.culprit.task.as_ref().map(|k| (k.comm.as_str(), k.pid));
+        assert_eq!((h.cause, culprit), (CauseKind::BlockingTask, Some(("latscope-inject", 415))), "{h:?}");
+        // The spin: 33.038795080 to 33.141375190 (the injector's own clock reads).
+        let spin = Nanos(33_141_375_190 - 33_038_795_080);
+        assert!(h.magnitude.0 >= spin.0 * 8 / 10 && h.magnitude.0 <= spin.0 * 105 / 100, "{h:?} for a {spin} spin");
+        assert!(t.remainder_ns.unsigned_abs() < 1_000_000, "{t:?}");
+    }
+
     /// A `make run` here: the measuring thread, current on CPU 1, missed its deadline by 11 ms with one tick of
     /// 49 us in between and no other event. The tick is not named for the 11 ms (it was, with "0% of it"
     /// and a remedy to isolate CPU 1 from local_timer): the sample is said to be unexplained.

@@ -9,6 +9,7 @@ use latscope_model::{
     keep_worst, CpuId, Event, EventKind, LatencyHistogram, Nanos, TimerProgress, WakeupSample, WindowAccum,
     WindowSeries,
 };
+use std::collections::BTreeMap;
 
 /// How the samples are gathered: the same settings as the user-space backend's `TimerConfig`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,6 +124,8 @@ pub struct TimerlatSamples {
     setup: TimerlatSetup,
     /// Per measured CPU: (thread, IRQ).
     cpus: Vec<(CpuId, Side, Side)>,
+    /// Per measured CPU, the time of the latest timerlat record taken.
+    last_seen: BTreeMap<CpuId, Nanos>,
     /// Samples of the user-return context (kernels with user-space timerlat threads), counted only.
     user_samples: u64,
 }
@@ -131,7 +134,7 @@ impl TimerlatSamples {
     /// Empty accumulators for `setup`'s CPUs.
     pub fn new(setup: TimerlatSetup) -> TimerlatSamples {
         let cpus = setup.cpus.iter().map(|&c| (c, Side::new(&setup), Side::new(&setup))).collect();
-        TimerlatSamples { setup, cpus, user_samples: 0 }
+        TimerlatSamples { setup, cpus, last_seen: BTreeMap::new(), user_samples: 0 }
     }
 
     /// Takes one event; only timerlat samples of measured CPUs count. Returns whether it was a thread
@@ -139,6 +142,8 @@ impl TimerlatSamples {
     pub fn add(&mut self, e: &Event) -> bool {
         let EventKind::Timerlat { context, seqnum, latency } = &e.kind else { return false };
         let Some((_, thread, irq)) = self.cpus.iter_mut().find(|(c, _, _)| *c == e.cpu) else { return false };
+        let last = self.last_seen.entry(e.cpu).or_insert(e.ts);
+        *last = (*last).max(e.ts);
         if self.setup.end.is_some_and(|end| e.ts.0.saturating_sub(latency.0) >= end.0) {
             return false;
         }
@@ -164,6 +169,17 @@ impl TimerlatSamples {
     /// The thread latency's progress per CPU.
     pub fn live(&self) -> Vec<TimerProgress> {
         self.cpus.iter().map(|(c, t, _)| t.live(*c)).collect()
+    }
+
+    /// The worst thread samples kept so far, per CPU in no order (to hold their trace while it records).
+    pub fn kept_worst(&self) -> Vec<(CpuId, WakeupSample)> {
+        self.cpus.iter().flat_map(|(c, t, _)| t.worst.iter().map(move |w| (*c, *w))).collect()
+    }
+
+    /// Per measured CPU, the time of the latest timerlat record taken: a later read of the same pages
+    /// takes only the records after it.
+    pub fn last_seen(&self) -> BTreeMap<CpuId, Nanos> {
+        self.last_seen.clone()
     }
 
     /// Thread samples so far, all CPUs.

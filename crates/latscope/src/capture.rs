@@ -28,6 +28,17 @@ pub fn decoder_for(formats: &TraceFormats, cmdlines: &str) -> Result<RawDecoder,
     Ok(dec)
 }
 
+/// The default latency event set on `cpus` with a rolling window of `span` (plus what is held), with the
+/// timer interrupt's stacks unless `no_stacks`: what every measuring command's `--trace` records.
+pub fn window_config(cpus: &CpuList, span: Nanos, no_stacks: bool) -> CaptureConfig {
+    CaptureConfig {
+        cpus: Some(cpus.clone()),
+        retention: Retention::Window { span, max_bytes: WINDOW_BYTES },
+        stacks: if no_stacks { Vec::new() } else { StackSpec::timer_interrupt() },
+        ..CaptureConfig::default()
+    }
+}
+
 /// Starts the default latency event set on `cpus` with a rolling window of `span` (plus what is held),
 /// with the timer interrupt's stacks unless `no_stacks`. When tracing is unavailable, returns `None` and
 /// adds what is missing (and how to enable it) to `skipped`, labelled `what`; features the capture runs
@@ -39,13 +50,7 @@ pub fn start(
     no_stacks: bool,
     skipped: &mut Vec<MissingFeature>,
 ) -> Option<Capture> {
-    let cfg = CaptureConfig {
-        cpus: Some(cpus.clone()),
-        retention: Retention::Window { span, max_bytes: WINDOW_BYTES },
-        stacks: if no_stacks { Vec::new() } else { StackSpec::timer_interrupt() },
-        ..CaptureConfig::default()
-    };
-    match Capture::start(&cfg) {
+    match Capture::start(&window_config(cpus, span, no_stacks)) {
         Ok(c) => {
             skipped.extend(c.report().missing.iter().cloned());
             Some(c)

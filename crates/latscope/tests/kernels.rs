@@ -709,3 +709,92 @@ fn std_hwlat_says_what_the_kernel_lacks() {
     assert!(text.contains("rc=1") && !dir.join("latscope.json").exists(), "{text}");
     hwlat_state_kept(dir, "state-before", "state-after");
 }
+
+// ---- #17 item 2: `latscope timer --backend timerlat --trace` (tests/guest/timerlat-trace.sh) ----
+
+static RT_TIMERLAT_TRACE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+
+/// `tests/guest/timerlat-trace.sh` on the PREEMPT_RT kernel: `timer --backend auto --trace` on CPU 1 with a
+/// 100 ms SCHED_FIFO 97 spin injected above timerlat/1's FIFO 95, `rtla timerlat top -a` on the same spin,
+/// SIGINT/SIGTERM with --trace, and the fixture recorded by hand.
+fn timerlat_trace_guest() -> Option<&'static Path> {
+    boot(&RT_TIMERLAT_TRACE, "rt", "timerlat-trace")
+}
+
+/// Ground truth: the worst thread sample is explained as timerlat/1 held back by the injected spinner, named
+/// with its thread id, for most of the spin (the rest is the timer interrupts cutting into it, slow under
+/// TCG), with the stack where it gave up the CPU; `--backend auto` took timerlat with --trace and said so.
+#[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+fn rt_timerlat_trace_names_the_injected_spinner_with_its_stack() {
+    let Some(dir) = timerlat_trace_guest() else { return };
+    let text = read(dir, "latscope-injected.txt");
+    assert!(text.contains("rc=0"), "{text}");
+    assert!(
+        text.contains("--backend auto: measuring with the kernel's timerlat tracer, the latency events traced"),
+        "{text}"
+    );
+    let r = json(dir, "latscope-injected.json");
+    assert_eq!(r["options"]["backend"], "timerlat", "{}", r["options"]);
+    let (spin_ns, start, end) = spin(dir, "inject-latscope.txt");
+    let tid: u64 = read(dir, "inject-tid-latscope.txt").trim().parse().expect("the injector's tid");
+    let w = &r["trace"]["worst"][0];
+    assert_eq!(w["task"]["comm"], "timerlat/1", "{w}");
+    let (expected, latency) = (w["expected_ns"].as_u64().unwrap_or(0), w["sample_latency_ns"].as_u64().unwrap_or(0));
+    // Due before the spin ended, run after it (how long before the spin's first clock read it was due is TCG
+    // timing: a stall delays the timer interrupt and the injector's first read alike).
+    let switch_in = w["switch_in_ns"].as_u64().unwrap_or(0);
+    assert!(expected <= end && switch_in >= end, "due {expected}, ran {switch_in}, spin {start}..{end}");
+    let h = &w["headline"];
+    assert_eq!(h["cause"], "blocking_task", "{h}");
+    assert_eq!(h["culprit"]["task"]["comm"], "latscope-inject", "{h}");
+    assert_eq!(h["culprit"]["task"]["pid"].as_u64(), Some(tid), "{h}");
+    let part = h["magnitude_ns"].as_u64().unwrap_or(0);
+    assert!(part >= spin_ns * 8 / 10 && part <= spin_ns * 105 / 100, "its part {part} ns for a {spin_ns} ns spin");
+    assert!(part <= latency, "{part} of {latency}");
+    let stack = h["culprit"]["yielded_at"].as_array().map(Vec::len).unwrap_or(0);
+    assert!(stack > 0 && r["trace"]["stacks"].as_u64().unwrap_or(0) > 0, "no stack: {h}");
+    assert!(text.contains(&format!("latscope-inject (pid {tid}")), "{text}");
+    assert!(text.to_lowercase().contains("gave up the cpu at do_nanosleep"), "{text}");
+    // The report shows the same explanation.
+    let report = std::fs::read_to_string(dir.join("report/index.html")).expect("report/index.html");
+    assert!(report.contains("latscope-inject"), "the report does not name the spinner");
+}
+
+/// With --trace too, the tracing state is as found after the run and after SIGINT/SIGTERM (instance removed,
+/// stack triggers gone, osnoise/* written back), and the partial result is written.
+#[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+fn rt_timerlat_trace_leaves_tracing_as_found_also_on_signals() {
+    let Some(dir) = timerlat_trace_guest() else { return };
+    let before = read(dir, "state-before-injected");
+    assert!(before.contains("instances: \n") && before.contains("triggers: 0"), "{before}");
+    assert_eq!(read(dir, "state-after-injected"), before, "tracing state changed by the --trace run");
+    for (sig, rc) in [("INT", 130), ("TERM", 143)] {
+        let text = read(dir, &format!("latscope-sig{sig}.txt"));
+        assert!(text.contains(&format!("rc={rc}")), "SIG{sig}: {text}");
+        let r = json(dir, &format!("latscope-sig{sig}.json"));
+        assert_eq!(r["stopped_by"], "signal", "SIG{sig}");
+        assert!(r["trace"]["events"].as_u64().unwrap_or(0) > 0, "SIG{sig}: no trace kept");
+        assert_eq!(
+            read(dir, &format!("state-after-sig{sig}")),
+            read(dir, &format!("state-before-sig{sig}")),
+            "SIG{sig} with --trace"
+        );
+    }
+}
+
+/// rtla timerlat top -a 50000 on the same spin stopped at it too, its thread maximum covering the spin (Debian's
+/// rtla 6.1 has no auto-analysis yet: it came with 6.3): both tools saw the injected delay.
+#[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+fn rt_rtla_top_auto_stops_at_the_same_spin() {
+    let Some(dir) = timerlat_trace_guest() else { return };
+    let text = read(dir, "rtla-injected.txt");
+    assert!(text.contains("rtla timerlat hit stop tracing") && text.contains("rc=0"), "{text}");
+    let (spin_ns, _, _) = spin(dir, "inject-rtla.txt");
+    // The CPU 1 row of the top table: CPU, count, then IRQ cur/min/avg/max and thread cur/min/avg/max (us).
+    let row = text.lines().rfind(|l| l.trim_start().starts_with("1 #")).unwrap_or_else(|| panic!("no row:\n{text}"));
+    let thread_max_us: u64 = row.split_whitespace().last().and_then(|v| v.parse().ok()).unwrap_or(0);
+    assert!((thread_max_us + 1_000) * 1_000 + spin_ns / 10 >= spin_ns, "rtla {thread_max_us} us for {spin_ns} ns");
+}

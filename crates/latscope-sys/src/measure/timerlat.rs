@@ -25,7 +25,7 @@ pub const TIMERLAT_PERIOD_RANGE: (Nanos, Nanos) = (Nanos::from_us(100), Nanos::f
 const BUFFER_KB: u32 = 1024;
 
 /// What to run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct TimerlatConfig {
     /// CPUs to measure (`osnoise/cpus`); one `timerlat/N` thread each.
     pub cpus: CpuList,
@@ -35,6 +35,9 @@ pub struct TimerlatConfig {
     pub policy: Policy,
     /// The kernel stops recording at the first thread latency above it (`osnoise/stop_tracing_us`).
     pub stop_above: Option<Nanos>,
+    /// With `--trace`: the latency events, their rolling window and stack triggers, recorded in the same
+    /// instance beside the samples (its CPUs, tracer and tracefs root are the run's). `None`: the samples only.
+    pub trace: Option<CaptureConfig>,
 }
 
 /// A running timerlat measurement: the tracer's run ([`TracerRun`]: capture, saved settings, teardown) and its
@@ -119,14 +122,18 @@ impl TimerlatRun {
         if root.join("osnoise/print_stack").exists() {
             global.set("osnoise/print_stack", "0")?;
         }
-        let capture_cfg = CaptureConfig {
-            cpus: Some(cfg.cpus.clone()),
+        let samples_only = CaptureConfig {
             events: EventSelection::List { default: false, entries: Vec::new() },
             buffer_kb: BUFFER_KB,
             retention: Retention::All,
-            tracefs_root: Some(root.clone()),
             stacks: Vec::new(),
+            ..CaptureConfig::default()
+        };
+        let capture_cfg = CaptureConfig {
+            cpus: Some(cfg.cpus.clone()),
+            tracefs_root: Some(root.clone()),
             tracer: Some("timerlat".into()),
+            ..cfg.trace.clone().unwrap_or(samples_only)
         };
         let mut run = TracerRun::start(tracefs, global, &capture_cfg, Vec::new(), "the samples'", "")?;
         let threads = set_threads_policy("timerlat", &cfg.cpus, cfg.policy, &mut run)?;

@@ -450,6 +450,12 @@ impl Capture {
         self.stores.iter().flat_map(|s| lock(s).take()).collect()
     }
 
+    /// Copies of the pages read since the previous call, kept in the window (for a consumer that decodes as
+    /// it goes and decodes the window again at the end).
+    pub fn copy_new_pages(&self) -> Vec<RawPage> {
+        self.stores.iter().flat_map(|s| lock(s).copy_new()).collect()
+    }
+
     /// The ring-buffer counters now, per traced CPU.
     pub fn stats(&self) -> Vec<CpuStats> {
         let Some(i) = &self.instance else { return Vec::new() };

@@ -26,7 +26,7 @@ pub(crate) use mount::TraceFs;
 pub use reader::{RawPage, Retention};
 pub use stacks::{StackSpec, STACKS_NEED};
 pub use stats::CpuStats;
-pub use trigger::{CpuProgress, Trigger};
+pub use trigger::{CpuProgress, Trigger, HOLD_AFTER, HOLD_BEFORE};
 
 /// Removes the instances of latscope runs whose process is gone (a run killed with SIGKILL leaves its
 /// instance tracing), from the tracefs already mounted; nothing is mounted. What every measuring command does

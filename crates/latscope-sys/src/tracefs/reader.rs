@@ -50,6 +50,8 @@ pub struct PageStore {
     pages: VecDeque<RawPage>,
     bytes_in_memory: usize,
     holds: Vec<(u64, u64)>,
+    /// Pages at the back not yet handed out by [`PageStore::copy_new`].
+    unseen: usize,
     spool: Option<(PathBuf, File)>,
     /// Pages read from the kernel.
     pub pages_read: u64,
@@ -80,6 +82,7 @@ impl PageStore {
             pages: VecDeque::new(),
             bytes_in_memory: 0,
             holds: Vec::new(),
+            unseen: 0,
             spool,
             pages_read: 0,
             bytes_read: 0,
@@ -116,6 +119,7 @@ impl PageStore {
         }
         self.bytes_in_memory += page.data.len();
         self.pages.push_back(page);
+        self.unseen += 1;
         self.prune();
     }
 
@@ -132,7 +136,16 @@ impl PageStore {
     /// Takes the pages in memory out of the store (for a consumer that decodes as it goes).
     pub fn take(&mut self) -> Vec<RawPage> {
         self.bytes_in_memory = 0;
+        self.unseen = 0;
         self.pages.drain(..).collect()
+    }
+
+    /// Copies of the pages added since the previous call, which stay in the store (for a consumer that
+    /// decodes as it goes while the rolling window is kept for later).
+    pub fn copy_new(&mut self) -> Vec<RawPage> {
+        let from = self.pages.len() - self.unseen.min(self.pages.len());
+        self.unseen = 0;
+        self.pages.range(from..).cloned().collect()
     }
 
     /// Flushes the spool file.
@@ -310,6 +323,23 @@ mod tests {
         assert_eq!(kept.len(), 1 + 12);
         assert_eq!(s.pages_read, 51);
         assert_eq!(s.pages_dropped, 51 - 13);
+    }
+
+    #[test]
+    fn new_pages_are_copied_once_and_stay_in_the_window() {
+        let retention = Retention::Window { span: Nanos(u64::MAX), max_bytes: 3 * 4096 };
+        let mut s = PageStore::new(CpuId(1), retention).expect("store");
+        s.push(page(0));
+        s.push(page(1));
+        let ts = |v: Vec<RawPage>| v.iter().map(|p| p.ts).collect::<Vec<u64>>();
+        assert_eq!(ts(s.copy_new()), [0, 1]);
+        assert_eq!(ts(s.copy_new()), Vec::<u64>::new());
+        // Five more through a window of three: the two the cap let go before they were copied are gone.
+        for t in 2..7 {
+            s.push(page(t));
+        }
+        assert_eq!(ts(s.copy_new()), [4, 5, 6]);
+        assert_eq!(s.pages().count(), 3, "copied pages stay in the window");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::output::{stderr_is_terminal, stdout_is_terminal, write_file, write_te
 use crate::signal;
 use latscope_analyze::audit::findings_at;
 use latscope_analyze::remedy::RemedyContext;
-use latscope_analyze::sample_explain::{explain_samples, worst_samples};
+use latscope_analyze::sample_explain::{explain_samples, worst_samples, MeasuredSample};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples, TimerSummary};
 use latscope_model::{Event, Nanos, TimerBackend, TimerOptions, TimerResult, TimerTrace};
 use latscope_report::json::write_json;
@@ -83,7 +83,7 @@ pub enum Backend {
     User,
     /// The kernel's timerlat tracer in latscope's tracefs instance
     Timerlat,
-    /// timerlat when this kernel has it (and --trace is not asked for), else user; says which ran
+    /// timerlat when this kernel has it, else user; says which ran
     Auto,
 }
 
@@ -185,30 +185,21 @@ pub(crate) fn overrun_warnings(r: &TimerResult) -> Vec<String> {
 fn backend(args: &Args) -> Result<TimerBackend, CliError> {
     match args.backend {
         Backend::User => Ok(TimerBackend::User),
-        Backend::Timerlat if args.trace => Err(CliError(
-            "--trace is not available with --backend timerlat yet; use --backend user (the default) for --trace".into(),
-        )),
         Backend::Timerlat => match timerlat_available() {
             Ok(()) => Ok(TimerBackend::Timerlat),
             Err(why) => Err(CliError(format!("--backend timerlat: {why}; use --backend user (the default) instead"))),
         },
-        Backend::Auto => {
-            let why_not = if args.trace {
-                Some("--trace needs the user backend".to_string())
-            } else {
-                timerlat_available().err()
-            };
-            match why_not {
-                None => {
-                    eprintln!("latscope: --backend auto: measuring with the kernel's timerlat tracer");
-                    Ok(TimerBackend::Timerlat)
-                }
-                Some(why) => {
-                    eprintln!("latscope: --backend auto: measuring with latscope's own threads ({why})");
-                    Ok(TimerBackend::User)
-                }
+        Backend::Auto => match timerlat_available().err() {
+            None => {
+                let traced = if args.trace { ", the latency events traced in its instance" } else { "" };
+                eprintln!("latscope: --backend auto: measuring with the kernel's timerlat tracer{traced}");
+                Ok(TimerBackend::Timerlat)
             }
-        }
+            Some(why) => {
+                eprintln!("latscope: --backend auto: measuring with latscope's own threads ({why})");
+                Ok(TimerBackend::User)
+            }
+        },
     }
 }
 
@@ -236,12 +227,36 @@ pub fn run(args: Args) -> CmdResult {
     }
     // Said once, in the summary (and the JSON).
 
+    // While /dev/cpu_dma_latency was held at 0 the CPUs only polled when idle: no idle exit to wait for.
+    let remedy = RemedyContext::from_facts(&facts);
+    let remedy = if _dma.is_some() { remedy.with_idle_polling() } else { remedy };
+
     if plan.options.backend == TimerBackend::Timerlat {
-        let mut result =
-            super::timer_timerlat::measure(&plan.config, plan.options, metadata, warnings, args.quiet, to_stdout_json)?;
+        let ask = args.trace.then_some(super::timer_timerlat::TraceAsk {
+            span: TRACE_SPAN,
+            no_stacks: args.stacks.no_stacks,
+            top: args.top,
+        });
+        let (mut result, traced) = super::timer_timerlat::measure(
+            &plan.config,
+            plan.options,
+            metadata,
+            warnings,
+            args.quiet,
+            to_stdout_json,
+            ask,
+        )?;
         result.findings = findings;
         beside.look_again(&mut result.warnings);
-        return finish(&args, result, Vec::new(), to_stdout_json);
+        let mut events = Vec::new();
+        if let Some(t) = traced {
+            let base = TimerTrace { notes: t.notes, ..TimerTrace::default() };
+            let (mut trace, ev) = explained(base, t.decoded, &t.samples, &remedy);
+            beside.threads().mark_wakeups(&mut trace.worst);
+            result.trace = Some(trace);
+            events = ev;
+        }
+        return finish(&args, result, events, to_stdout_json);
     }
 
     let mut tracing = if args.trace {
@@ -264,9 +279,6 @@ pub fn run(args: Args) -> CmdResult {
     show_live(&run, args.quiet, to_stdout_json, tracing.as_mut().and_then(|t| t.trigger.as_mut()));
     let start = run.start();
     let m = run.join().map_err(CliError::msg)?;
-    // While /dev/cpu_dma_latency was held at 0 the CPUs only polled when idle: no idle exit to wait for.
-    let remedy = RemedyContext::from_facts(&facts);
-    let remedy = if _dma.is_some() { remedy.with_idle_polling() } else { remedy };
     beside.look_again(&mut warnings);
     let mut traced = tracing.map(|t| explain(t, &m, args.top, plan.config.policy, &remedy));
     if let Some((trace, _)) = traced.as_mut() {
@@ -335,9 +347,22 @@ fn explain(
     let Some(trigger) = trigger else {
         return (TimerTrace { notes, ..TimerTrace::default() }, Vec::new());
     };
-    let mut t = TimerTrace { marks: trigger.marks(), frozen: trigger.is_frozen(), ..TimerTrace::default() };
+    let (marks, frozen) = (trigger.marks(), trigger.is_frozen());
     let decoded = capture::finish(trigger.into_capture(), &mut notes);
-    t.notes = notes;
+    let t = TimerTrace { marks, frozen, notes, ..TimerTrace::default() };
+    let threads = m.cpus.iter().map(|c| (c.cpu, c.tid, c.worst.as_slice()));
+    let samples = worst_samples(threads, Some(policy.kernel_prio()), top);
+    explained(t, decoded, &samples, remedy)
+}
+
+/// The trace section `t` completed from a decoded capture: `samples` explained from its events (every
+/// backend's `--trace` ends here), its counts; the events are returned for the Perfetto output.
+pub(crate) fn explained(
+    mut t: TimerTrace,
+    decoded: Result<capture::Decoded, CliError>,
+    samples: &[MeasuredSample],
+    remedy: &RemedyContext,
+) -> (TimerTrace, Vec<Event>) {
     let d = match decoded {
         Ok(d) => d,
         Err(e) => {
@@ -345,9 +370,7 @@ fn explain(
             return (t, Vec::new());
         }
     };
-    let threads = m.cpus.iter().map(|c| (c.cpu, c.tid, c.worst.as_slice()));
-    let samples = worst_samples(threads, Some(policy.kernel_prio()), top);
-    t.worst = explain_samples(&d.events, &samples, remedy);
+    t.worst = explain_samples(&d.events, samples, remedy);
     (t.events, t.stacks) = latscope_model::count_events_and_stacks(&d.events);
     t.lost_events = d.lost;
     (t, d.events)

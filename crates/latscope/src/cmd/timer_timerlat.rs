@@ -1,27 +1,56 @@
 //! `latscope timer --backend timerlat`: the kernel's timerlat tracer measures (sys's `TimerlatRun`), the
 //! instance's pages are decoded as they come and fed to analyze's `TimerlatSamples`, the live table is
 //! drawn from them, and the run becomes the same `TimerResult` as the user-space backend's, with the
-//! timer IRQ's latency beside the thread latency. Wiring only.
+//! timer IRQ's latency beside the thread latency. With `--trace` the instance also records the latency
+//! events (the same set, window and stacks as the user-space backend's capture): the pages are copied as
+//! they come for the samples and kept in the window, the window is held around every kept worst sample,
+//! and at the end the whole window is decoded for the explanation of the worst thread samples. Wiring only.
 
 use super::timer::emit;
-use crate::capture::decoder_for;
+use crate::capture::{self, decoder_for, Decoded};
 use crate::error::CliError;
 use crate::output::{stderr_is_terminal, stdout_is_terminal};
 use crate::signal;
+use latscope_analyze::sample_explain::{worst_samples, MeasuredSample};
 use latscope_analyze::timerlat_samples::{TimerlatSamples, TimerlatSetup};
 use latscope_decode::RawDecoder;
-use latscope_model::{IrqLatency, Nanos, RunMetadata, StopReason, TimerOptions, TimerResult};
+use latscope_model::{CpuId, IrqLatency, Nanos, RunMetadata, StopReason, TimerOptions, TimerResult};
 use latscope_report::live::LiveTable;
 use latscope_sys::measure::{clock, TimerConfig, TimerlatConfig, TimerlatRun};
-use latscope_sys::tracefs::RawPage;
+use latscope_sys::tracefs::{Capture, RawPage, HOLD_AFTER, HOLD_BEFORE};
+use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// How often the instance's pages are taken and decoded.
 const POLL: Duration = Duration::from_millis(50);
 
+/// `--trace`: what to record beside the samples and how many of the worst to explain.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceAsk {
+    /// The rolling window kept (plus what is held around the worst samples).
+    pub span: Nanos,
+    /// No stack triggers.
+    pub no_stacks: bool,
+    /// How many of the worst thread samples to explain.
+    pub top: usize,
+}
+
+/// A traced run's capture, decoded, and the samples it is to explain (the worst thread latencies, as
+/// wakeups of the `timerlat/N` threads).
+#[derive(Debug)]
+pub struct Traced {
+    /// The instance's window, decoded.
+    pub decoded: Result<Decoded, CliError>,
+    /// What the capture lacked and other notes.
+    pub notes: Vec<String>,
+    /// The worst thread samples, worst first.
+    pub samples: Vec<MeasuredSample>,
+}
+
 /// Runs timerlat as `config` asks (CPUs, period, policy, duration, threshold, windows) and returns the
-/// result; `warnings` are the setup's so far. The live table goes to stderr when `to_stderr`.
+/// result, and with `trace` the decoded window and the samples to explain; `warnings` are the setup's so
+/// far. The live table goes to stderr when `to_stderr`.
 pub fn measure(
     config: &TimerConfig,
     options: TimerOptions,
@@ -29,14 +58,25 @@ pub fn measure(
     mut warnings: Vec<String>,
     quiet: bool,
     to_stderr: bool,
-) -> Result<TimerResult, CliError> {
+    trace: Option<TraceAsk>,
+) -> Result<(TimerResult, Option<Traced>), CliError> {
     let cfg = TimerlatConfig {
         cpus: config.cpus.clone(),
         interval: config.interval,
         policy: config.policy,
         stop_above: config.threshold.filter(|_| config.stop_on_threshold),
+        trace: trace.map(|t| capture::window_config(&config.cpus, t.span, t.no_stacks)),
     };
     let run = TimerlatRun::start(&cfg).map_err(|e| CliError(format!("--backend timerlat: {e}")))?;
+    let mut trace_notes: Vec<String> = Vec::new();
+    if let Some(t) = trace {
+        let c = run.tracer().capture();
+        trace_notes.extend(c.report().missing.iter().map(|m| format!("missing {m}")));
+        capture::add_thread_stacks(c, run.thread_ids(), t.no_stacks, &mut trace_notes);
+    }
+    // Traced, the pages stay in the window: copies are decoded for the samples.
+    let new_pages = |c: &Capture| if trace.is_some() { c.copy_new_pages() } else { c.take_pages() };
+    let mut held = Held::default();
     let start = run.tracer().start_time();
     let end = config.duration.map(|d| start + d);
     let mut samples = TimerlatSamples::new(TimerlatSetup {
@@ -57,7 +97,10 @@ pub fn measure(
     let mut above = false;
     let stopped_by = loop {
         std::thread::sleep(POLL);
-        above |= feed(&mut dec, run.tracer().capture().take_pages(), &mut samples, &mut lost);
+        above |= feed(&mut dec, new_pages(run.tracer().capture()), &mut samples, &mut lost);
+        if trace.is_some() {
+            held.hold_new(run.tracer().capture(), &samples);
+        }
         let now = clock::now();
         if signal::stop_flag().load(Ordering::Relaxed) {
             break StopReason::Signal;
@@ -75,14 +118,34 @@ pub fn measure(
     };
     let finished = clock::now();
     warnings.extend(run.tracer().notes().iter().cloned());
-    let threads: Vec<String> = run.thread_ids().iter().map(|(c, t)| format!("timerlat/{c} (pid {t})")).collect();
-    let data = run.finish().map_err(|e| CliError(format!("--backend timerlat: stopping the tracer: {e}")))?;
-    warnings.extend(data.report.notes.iter().cloned());
-    for cpu in data.cpus {
+    let tids = run.thread_ids().to_vec();
+    let threads: Vec<String> = tids.iter().map(|(c, t)| format!("timerlat/{c} (pid {t})")).collect();
+    let mut data = run.finish().map_err(|e| CliError(format!("--backend timerlat: stopping the tracer: {e}")))?;
+    let mut decoded = None;
+    if trace.is_some() {
+        // The window holds pages already fed: only the events after the last one fed count as samples.
+        let until = samples.last_seen();
+        for cpu in &data.cpus {
+            let mut each = |e: latscope_model::Event| {
+                if until.get(&e.cpu).map_or(true, |&t| e.ts > t) {
+                    above |= samples.add(&e);
+                }
+            };
+            for p in &cpu.pages {
+                capture::decode_page(&mut dec, cpu.cpu, &p.data, &mut lost, &mut each);
+            }
+        }
+        decoded = Some(capture::decode(&data, &mut trace_notes));
+    } else {
+        warnings.extend(data.report.notes.iter().cloned());
+    }
+    for cpu in &mut data.cpus {
         if let Some(e) = &cpu.error {
             warnings.push(format!("CPU {}: the timerlat reader stopped early: {e}", cpu.cpu));
         }
-        above |= feed(&mut dec, cpu.pages, &mut samples, &mut lost);
+        if trace.is_none() {
+            above |= feed(&mut dec, std::mem::take(&mut cpu.pages), &mut samples, &mut lost);
+        }
     }
     if !quiet {
         emit(&table.finish(), to_stderr);
@@ -112,7 +175,31 @@ pub fn measure(
     result.all = thread.all;
     result.irq = Some(IrqLatency { cpus: irq.cpus, all: irq.all });
     result.warnings = warnings;
-    Ok(result)
+    let traced = trace.zip(decoded).map(|(t, decoded)| {
+        let worst = result.cpus.iter().filter_map(|c| {
+            let tid = tids.iter().find(|(cpu, _)| *cpu == c.cpu)?.1;
+            Some((c.cpu, tid, c.worst.as_slice()))
+        });
+        let samples = worst_samples(worst, Some(config.policy.kernel_prio()), t.top);
+        Traced { decoded, notes: trace_notes, samples }
+    });
+    Ok((result, traced))
+}
+
+/// The kept worst thread samples whose trace is held in the window (`(cpu, seq)`).
+#[derive(Debug, Default)]
+struct Held(BTreeSet<(CpuId, u64)>);
+
+impl Held {
+    /// Holds the window around every kept worst thread sample not held yet: from a little before it was
+    /// due to a little after the thread ran.
+    fn hold_new(&mut self, c: &Capture, samples: &TimerlatSamples) {
+        for (cpu, w) in samples.kept_worst() {
+            if self.0.insert((cpu, w.seq)) {
+                c.hold(Nanos(w.expected_ns).saturating_sub(HOLD_BEFORE), Nanos(w.actual_ns) + HOLD_AFTER);
+            }
+        }
+    }
 }
 
 /// Decodes `pages` into the samples; returns whether a thread sample crossed the threshold.
