@@ -421,6 +421,9 @@ struct CpuState {
     /// While a [`Activity::HardIrq`] inferred from the flags column is the innermost context: the time of
     /// its last `h` event (it ended after that).
     inferred_irq: Option<Nanos>,
+    /// When the CPU's previous event closed a device interrupt's handler (`irq_handler_exit`) and left no
+    /// context open: its time and IRQ number.
+    irq_exit: Option<(Nanos, u32)>,
     /// The CPU's last event that is not a stack.
     last_index: Option<usize>,
 }
@@ -430,6 +433,16 @@ fn task_activity(comm: &TaskName, pid: Pid, prio: Option<i32>) -> Activity {
         Activity::Idle
     } else {
         Activity::Task { comm: *comm, pid, prio }
+    }
+}
+
+/// Whether `e` is the wakeup of IRQ `irq`'s thread (`irq/26-virtio0-`).
+fn wakes_irq_thread(e: &Event, irq: u32) -> bool {
+    match &e.kind {
+        EventKind::SchedWakeup { comm, .. } => {
+            comm.strip_prefix("irq/").and_then(|r| r.split_once('-')).is_some_and(|(n, _)| n.parse() == Ok(irq))
+        }
+        _ => false,
     }
 }
 
@@ -495,6 +508,7 @@ impl CpuState {
             saw_preemptirq: false,
             flags: FlagTracker::default(),
             inferred_irq: None,
+            irq_exit: None,
             last_index: None,
         }
     }
@@ -580,14 +594,18 @@ impl CpuState {
         }
         self.last_ts = e.ts;
         self.flags.step(self.cpu, idx, e);
-        self.infer_hardirq(idx, e, out);
+        let irq_exit = self.irq_exit.take();
+        self.infer_hardirq(idx, e, irq_exit, out);
         match &e.kind {
             EventKind::IrqHandlerEntry { irq, name } => {
                 self.push(idx, e, Activity::Irq { irq: *irq, name: name.clone() }, out)
             }
             EventKind::IrqHandlerExit { irq, .. } => {
                 let irq = *irq;
-                self.pop_matching(idx, e, |a| matches!(a, Activity::Irq { irq: i, .. } if *i == irq), out, unmatched)
+                self.pop_matching(idx, e, |a| matches!(a, Activity::Irq { irq: i, .. } if *i == irq), out, unmatched);
+                if self.stack.is_empty() {
+                    self.irq_exit = Some((e.ts, irq));
+                }
             }
             EventKind::VectorEntry { name, .. } => self.push(idx, e, Activity::Vector { name: name.clone() }, out),
             EventKind::VectorExit { name, .. } => {
@@ -669,8 +687,10 @@ impl CpuState {
 
     /// Hard-interrupt context only the flags column shows: an `h` event with no interrupt context open opens
     /// a [`Activity::HardIrq`]; the first later event at another level closes it at the last `h` event (when
-    /// it really ended in between is not known).
-    fn infer_hardirq(&mut self, idx: usize, e: &Event, out: &mut CpuTimeline) {
+    /// it really ended in between is not known). It opens at the event, or, when that event wakes the thread
+    /// of the interrupt whose handler exited just before (`irq/N-…` after `irq_handler_exit: irq=N`), at that
+    /// exit: the IRQ core wakes the handler's thread from the same hard interrupt, which never left.
+    fn infer_hardirq(&mut self, idx: usize, e: &Event, irq_exit: Option<(Nanos, u32)>, out: &mut CpuTimeline) {
         let f = e.flags;
         if !f.has(latscope_model::Flags::KNOWN) || matches!(e.kind, EventKind::Stack { .. } | EventKind::Lost { .. }) {
             return;
@@ -708,10 +728,14 @@ impl CpuState {
             None => {}
         }
         if hard && !own_context && self.stack.is_empty() {
-            self.cut(e.ts, out);
+            let start = match irq_exit {
+                Some((exit, irq)) if wakes_irq_thread(e, irq) && e.ts - exit <= INFERRED_IRQ_MAX_GAP => exit,
+                _ => e.ts,
+            };
+            self.cut(start, out);
             self.stack.push(OpenContext {
                 activity: Activity::HardIrq { handler: irq_handler_shown(e) },
-                start: e.ts,
+                start,
                 child_time: Nanos::ZERO,
                 entry_index: idx,
             });
