@@ -119,6 +119,9 @@ pub struct Analysis {
     /// The hwlat tracer's samples, when the trace has them (`crate::hwlat`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hwlat: Option<crate::hwlat::HwlatReport>,
+    /// The osnoise tracer's records, when the trace has them (`crate::osnoise_report`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub osnoise: Option<crate::osnoise_report::OsnoiseReport>,
 }
 
 impl Analysis {
@@ -222,6 +225,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
     let funcgraph = (!trees.is_empty()).then(|| funcgraph::report(&trees, top));
     let latency_trace = trace.info.latency.as_ref().map(|h| latency_report(h, events, &trace.info.elisions));
     let hwlat = crate::hwlat::report(events);
+    let osnoise = crate::osnoise_report::report(events);
     let mut verdicts = verdict::verdicts(
         &VerdictParts {
             latency_trace: latency_trace.as_ref(),
@@ -240,6 +244,9 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         &opts.remedy,
     );
     if let Some(v) = hwlat.as_ref().and_then(|h| crate::hwlat::verdict(h, events, &opts.remedy)) {
+        verdicts.insert(0, v);
+    }
+    if let Some(v) = osnoise.as_ref().and_then(|o| crate::osnoise_report::verdict(o, events, &opts.remedy)) {
         verdicts.insert(0, v);
     }
     let mut a = Analysis {
@@ -266,6 +273,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         exceeded: false,
         rtla: None,
         hwlat,
+        osnoise,
     };
     threads.mark_analysis(&mut a);
     finish(&mut a);

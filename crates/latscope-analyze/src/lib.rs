@@ -19,6 +19,7 @@ pub mod lock_contention;
 pub mod monitor_stats;
 pub mod noise;
 pub mod noise_attribution;
+pub mod osnoise_report;
 pub mod osnoise_samples;
 mod parallel;
 pub mod patterns;

@@ -10,6 +10,7 @@ use latscope_model::noise_result::{
     CounterDeltas, CpuNoise, Gap, NoiseEnvironment, NoiseOptions, NoiseSource, NoiseSourceKind, OsnoisePeriods,
 };
 use latscope_model::{CpuId, Event, EventKind, LatencyHistogram, Nanos};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// How the records are gathered.
@@ -206,27 +207,58 @@ impl OsnoiseSamples {
             })
             .collect();
         let mut rows = summarize(&loops, run, options, env);
-        for (row, c) in rows.iter_mut().zip(&self.cpus) {
-            let mut p = c.periods.clone();
-            p.available_pct =
-                if p.runtime_ns > 0 { 100.0 * (1.0 - p.noise_ns as f64 / p.runtime_ns as f64) } else { 0.0 };
-            row.periods = Some(p);
-            row.sources = c
-                .sources
-                .iter()
-                .map(|((kind, name, number), t)| NoiseSource {
-                    kind: *kind,
-                    name: name.clone(),
-                    number: *number,
-                    count: t.count,
-                    total_ns: t.total,
-                    max_ns: t.max,
-                })
-                .collect();
-            row.sources.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(b.count.cmp(&a.count)));
+        for (row, a) in rows.iter_mut().zip(self.accounting()) {
+            row.periods = Some(a.periods);
+            row.sources = a.sources;
         }
         rows
     }
+
+    /// Each CPU's accounting: the tracer's periods (with the share of the runtime left) and the noise by
+    /// source, most time first.
+    pub fn accounting(&self) -> Vec<OsnoiseCpu> {
+        self.cpus
+            .iter()
+            .map(|c| {
+                let mut periods = c.periods.clone();
+                periods.available_pct = if periods.runtime_ns > 0 {
+                    100.0 * (1.0 - periods.noise_ns as f64 / periods.runtime_ns as f64)
+                } else {
+                    0.0
+                };
+                let mut sources: Vec<NoiseSource> = c
+                    .sources
+                    .iter()
+                    .map(|((kind, name, number), t)| NoiseSource {
+                        kind: *kind,
+                        name: name.clone(),
+                        number: *number,
+                        count: t.count,
+                        total_ns: t.total,
+                        max_ns: t.max,
+                    })
+                    .collect();
+                sources.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(b.count.cmp(&a.count)));
+                OsnoiseCpu { cpu: c.cpu, periods, sources, noises: c.gap_count, noise_ns: c.noise.0 }
+            })
+            .collect()
+    }
+}
+
+/// One CPU's osnoise accounting over the records read.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OsnoiseCpu {
+    /// The CPU.
+    pub cpu: CpuId,
+    /// The tracer's own per-period accounting, summed (what `rtla osnoise top` shows).
+    pub periods: OsnoisePeriods,
+    /// The noise by source (the `irq/softirq/thread/nmi_noise` events; hardware: the single noises with no
+    /// interference behind them), most time first.
+    pub sources: Vec<NoiseSource>,
+    /// Single noises above the tracer's threshold (`sample_threshold` records).
+    pub noises: u64,
+    /// Their total, ns.
+    pub noise_ns: u64,
 }
 
 fn tally(

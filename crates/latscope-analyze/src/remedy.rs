@@ -284,6 +284,12 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
                      {}'s priority above it (chrt -f)",
                     v.comm
                 ),
+                // Its priority unknown: that the task ran instead of it is all the trace says.
+                Some(v) if v.prio.is_none() => format!(
+                    "move {who} off {cpu} (taskset -pc <other CPUs> {pid}, a cpuset, isolcpus={each}), or give {} a \
+                     real-time priority above {who}'s (chrt -f)",
+                    v.comm
+                ),
                 Some(v) => format!(
                     "{} is not a real-time task: run it under SCHED_FIFO (chrt -f) so that {who} cannot delay it, \
                      or move {who} off {cpu}",

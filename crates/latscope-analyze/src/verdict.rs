@@ -57,6 +57,8 @@ pub enum VerdictKind {
     /// The hwlat tracer's worst sample ([`crate::analysis::Analysis::hwlat`]): time the CPU did not run the
     /// kernel with interrupts off.
     Hwlat,
+    /// The osnoise tracer's longest single noise and what made it ([`crate::analysis::Analysis::osnoise`]).
+    Osnoise,
     /// Events were lost: conclusions may be incomplete.
     LostEvents,
 }

@@ -209,3 +209,61 @@ fn a_damaged_noise_row_is_skipped_with_its_line() {
     assert_eq!(o.cpus.iter().map(|c| c.cpu.0).collect::<Vec<_>>(), [0, 3]);
     assert_eq!(o.skipped.iter().map(|s| s.0).collect::<Vec<_>>(), [5, 6]);
 }
+
+/// The injector's spins beside a recorded rtla output, ns each (`fixtures/rtla-output/*-spins.txt`).
+fn spin_lengths(rel: &str) -> Vec<u64> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rtla-output").join(rel);
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let v: Vec<u64> = l.split_whitespace().filter_map(|t| t.parse().ok()).collect();
+            (v.len() == 2).then(|| v[1] - v[0])
+        })
+        .collect()
+}
+
+/// Real `rtla osnoise top -q` output (rtla 6.1 in the RT guest, a SCHED_FIFO 97 thread spinning 30 ms three
+/// times on the measured CPU): its headers wrapped in terminal colour sequences, which rtla writes also with
+/// `-q` into a file, are read; the longest single noise is the spin.
+#[test]
+fn real_osnoise_top_with_colour_sequences_reads_the_spin() {
+    let o = read("osnoise-top-6.1-rt-qemu-spin.txt");
+    assert_eq!((o.tool, o.mode, o.duration.as_deref()), (RtlaTool::Osnoise, RtlaMode::Top, Some("0 00:00:03")));
+    assert_eq!(o.cpus.len(), 1);
+    let n = o.cpus[0].noise.expect("CPU 1");
+    assert_eq!((o.cpus[0].cpu, n.periods, n.thread), (CpuId(1), 3, Some(242)));
+    let spin = *spin_lengths("osnoise-top-6.1-rt-qemu-spin-spins.txt").iter().max().expect("spins");
+    assert_eq!(n.max_single, Nanos::from_us(30_605));
+    assert!(n.max_single.0.abs_diff(spin) <= spin / 20, "{} vs spin {spin}", n.max_single);
+    assert!(o.skipped.is_empty(), "{:?}", o.skipped);
+}
+
+/// Real `rtla osnoise hist` (1 ms buckets) of three 30 ms spins: three noises in the 30 ms bucket.
+#[test]
+fn real_osnoise_hist_counts_each_spin_in_its_bucket() {
+    let o = read("osnoise-hist-6.1-rt-qemu-spin.txt");
+    assert_eq!((o.tool, o.mode), (RtlaTool::Osnoise, RtlaMode::Hist));
+    let spins = spin_lengths("osnoise-hist-6.1-rt-qemu-spin-spins.txt");
+    let in_30ms = o.buckets.iter().find(|(b, _)| *b == 30_000).map(|(_, c)| c[0]);
+    assert_eq!(in_30ms, Some(spins.len() as u64));
+    assert_eq!(o.cpus[0].noise_hist.and_then(|h| h.max), Some(Nanos::from_ms(30)));
+    assert!(o.skipped.is_empty(), "{:?}", o.skipped);
+}
+
+/// Real `rtla timerlat top -q` and `hist` of the same spins: the timerlat thread (FIFO 95) waits behind the
+/// FIFO 97 spinner, so the worst thread latency is a spin (TCG adds its own delays).
+#[test]
+fn real_timerlat_top_and_hist_read_the_thread_waiting_for_the_spin() {
+    let o = read("timerlat-top-6.1-rt-qemu-spin.txt");
+    assert_eq!((o.tool, o.mode), (RtlaTool::Timerlat, RtlaMode::Top));
+    let thread = o.cpus[0].thread.expect("thread");
+    let spin = *spin_lengths("timerlat-top-6.1-rt-qemu-spin-spins.txt").iter().max().expect("spins");
+    assert_eq!((thread.count, thread.max), (2544, Some(Nanos::from_us(32_029))));
+    assert!(thread.max.expect("max").0.abs_diff(spin) <= spin / 20, "vs spin {spin}");
+    assert!(o.skipped.is_empty(), "{:?}", o.skipped);
+    let h = read("timerlat-hist-6.1-rt-qemu-spin.txt");
+    assert_eq!((h.tool, h.mode, h.columns.len()), (RtlaTool::Timerlat, RtlaMode::Hist, 2));
+    assert_eq!(h.cpus[0].thread.and_then(|t| t.max), Some(Nanos::from_us(39_257)));
+    assert!(h.skipped.is_empty(), "{:?}", h.skipped);
+}

@@ -366,6 +366,33 @@ fn rtla_osnoise_and_hwnoise_outputs_are_analysed() {
     );
 }
 
+/// The osnoise tracer's own trace (#17 item 4; the 6.1-rt guest's records of a FIFO 97 thread spinning on
+/// CPU 1): the verdict leads with the longest single noise and the thread that made most of it, the worst
+/// period, the noise by source under the details, the trace lines as evidence; JSON carries the same.
+#[test]
+fn an_osnoise_trace_leads_with_the_thread_that_made_the_longest_single_noise() {
+    let out = latscope(&["analyze", "fixtures/dat/debian-6.1.0-56-rt-amd64-qemu-osnoise.txt"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        text.contains("Verdict 1: The osnoise tracer's longest single noise was 44.447 ms on CPU 1")
+            && text.contains("thread latscope-inject (pid 556) ran for 25.871 ms of it")
+            && text.contains("(22.93868 % of the CPU available)")
+            && text.contains("Remedy: move latscope-inject off CPU 1")
+            && text.contains("sample_threshold: start 47.581278042 duration 44447106 ns interference 8")
+            && text.contains("30ms   35.4%  thread latscope-inject (pid 556)"),
+        "{text}"
+    );
+    assert!(!text.contains("nothing in this trace stands out"), "{text}");
+    let (v, _) = json_of(&["analyze", "fixtures/dat/debian-6.1.0-56-rt-amd64-qemu-osnoise-v7.dat"]);
+    assert_eq!(v["verdicts"][0]["kind"], "osnoise");
+    assert_eq!(v["verdicts"][0]["magnitude_ns"], 44_447_106);
+    assert_eq!(v["verdicts"][0]["explanation"]["culprit"]["task"]["comm"], "latscope-inject");
+    assert_eq!(v["osnoise"]["longest_interference"]["duration_ns"], 30_000_369);
+    assert_eq!(v["osnoise"]["cpus"][0]["sources"][0]["name"], "latscope-inject");
+    assert_eq!(v["osnoise"]["cpus"][0]["periods"]["periods"], 13);
+}
+
 /// `--max-memory` (#18 item 2): a trace whose whole-trace analysis needs more memory than allowed is refused
 /// with its size and what to do (exit 1), instead of the out-of-memory killer; within the limit it is
 /// analysed as before.

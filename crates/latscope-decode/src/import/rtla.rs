@@ -13,7 +13,9 @@ use latscope_model::{
 /// Whether `text` looks like rtla output (a timerlat table or auto-analysis, an osnoise or hwnoise table).
 pub fn is_rtla(text: &str) -> bool {
     let head: String = text.chars().take(16384).map(|c| if c == '\u{a0}' { ' ' } else { c }).collect();
+    let head = without_colors(&head);
     head.contains("rtla timerlat hit stop tracing")
+        || head.contains("osnoise hit stop tracing")
         || head.contains("# RTLA timerlat histogram")
         || head.contains("# RTLA osnoise histogram")
         || head.lines().any(|l| noise_header(l.trim_start_matches(['>', ' '])).is_some())
@@ -106,10 +108,34 @@ pub fn parse(file: &str, text: &str) -> Result<RtlaOutput, DecodeError> {
     Ok(out)
 }
 
+/// `text` without the terminal's colour and cursor sequences (`ESC [ … letter`) that rtla's top writes
+/// around its headers, also with `-q` and when its output is a file.
+fn without_colors(text: &str) -> String {
+    if !text.contains('\x1b') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            chars.next();
+            // Parameters and intermediates, then one final byte in @..~.
+            for d in chars.by_ref() {
+                if ('@'..='~').contains(&d) && d != '[' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The lines with their numbers: no-break spaces made spaces, a uniform `>` quote removed, a line
 /// wrapped inside a parenthesis joined to its start, the idle line split from a total it was glued to.
 fn normalized(text: &str) -> Vec<(usize, String)> {
-    let text = text.replace('\u{a0}', " ");
+    let text = without_colors(&text.replace('\u{a0}', " "));
     let quoted = text.lines().filter(|l| !l.trim().is_empty()).all(|l| l.starts_with('>'));
     let mut out: Vec<(usize, String)> = Vec::new();
     for (i, l) in text.lines().enumerate() {
@@ -349,7 +375,7 @@ impl AaState {
     /// Reads one auto-analysis line; false when it is not one.
     fn line(&mut self, t: &str, out: &mut RtlaOutput) -> bool {
         let label = |p: &str| t.strip_prefix(p).map(|r| r.trim_start_matches(':').trim());
-        if t.starts_with("rtla timerlat hit stop tracing") {
+        if t.starts_with("rtla timerlat hit stop tracing") || t.starts_with("osnoise hit stop tracing") {
             out.stopped = true;
         } else if let Some(rest) = t.strip_prefix("## CPU ") {
             self.finish(out);

@@ -17,6 +17,19 @@ use std::sync::Arc;
 /// Warnings kept in full; later ones are only counted.
 pub const MAX_WARNINGS: usize = 1000;
 
+/// The kernel tracers' records whose fields every figure of theirs needs: one that stays untyped was cut
+/// short or mangled, and says so.
+const TRACER_RECORDS: &[&str] = &[
+    "thread_noise",
+    "irq_noise",
+    "softirq_noise",
+    "nmi_noise",
+    "sample_threshold",
+    "osnoise_sample",
+    "timerlat_sample",
+    "hwlat_sample",
+];
+
 /// CPUs tracked for function_graph state (higher CPU numbers still decode, without exit names).
 const MAX_GRAPH_CPUS: usize = 4096;
 
@@ -455,6 +468,14 @@ impl TextDecoder {
         }
         match body {
             Body::Kind(k) => {
+                if let EventKind::Other { name, .. } = &k {
+                    if TRACER_RECORDS.contains(&&**name) {
+                        self.warn(&format!(
+                            "this `{name}` record lacks fields (the line cut short?): kept untyped, so \
+                             it counts in no figure"
+                        ));
+                    }
+                }
                 let hold = matches!(k, EventKind::Function { parent: None, .. });
                 // A synthetic event's `unsigned long[]` stacktrace field prints as `stack=STACK:` with its
                 // frames on the `=> fn` lines that follow (6.3+): they are this event's stack.

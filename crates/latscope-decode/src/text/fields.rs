@@ -344,15 +344,16 @@ fn noise<'a>(name: &str, body: &'a str, f: &mut TextFields<'a>) -> bool {
             _ => f.push("vector", Val::S(num)),
         }
     }
-    // Keys and values: `start S duration D ns interference N` (the unit word stands alone).
+    // Keys and values: `start S duration D ns interference N` (the unit word stands alone; a duration
+    // without it is a line cut short, its number maybe too).
     let words: Vec<&str> = rest.split_whitespace().collect();
-    for (k, v) in words.iter().zip(words.iter().skip(1)) {
+    for (i, (k, v)) in words.iter().zip(words.iter().skip(1)).enumerate() {
         match *k {
             "start" => match parse_secs(v.as_bytes()) {
                 Some(ns) => f.push("start", Val::I(ns.0 as i64)),
                 None => f.push("start", Val::S(v)),
             },
-            "duration" => f.push("duration", Val::S(v)),
+            "duration" if words.get(i + 2) == Some(&"ns") => f.push("duration", Val::S(v)),
             "interferences" | "interference" => f.push("interference", Val::S(v)),
             _ => {}
         }

@@ -78,6 +78,7 @@ pub fn sentence(a: &Analysis, v: &Verdict) -> String {
         VerdictKind::Reported => reported(a, e),
         VerdictKind::Rtla => super::rtla::sentence(a.rtla.as_ref(), v.magnitude, e),
         VerdictKind::Hwlat => super::hwlat::verdict_sentence(a.hwlat.as_ref(), e),
+        VerdictKind::Osnoise => super::osnoise::verdict_sentence(a.osnoise.as_ref(), e),
         VerdictKind::TickStorm => match a.tick_storms.first() {
             Some(s) => format!(
                 "Tick storm on CPU {}: {} expired {} in {}, every {} (about {} per second; a regular tick is at \
@@ -93,10 +94,14 @@ pub fn sentence(a: &Analysis, v: &Verdict) -> String {
         },
         VerdictKind::LostEvents => {
             let per: Vec<String> = a.source.lost.iter().map(|(c, n)| format!("CPU {}: {n}", c.0)).collect();
+            let unknown = match (per.is_empty(), a.source.lost_unknown.is_empty()) {
+                (_, true) => "",
+                (true, false) => "an unknown number",
+                (false, false) => ", and an unknown number elsewhere",
+            };
             format!(
-                "The ring buffer lost events ({}{}): a cause may be missing from the conclusions above.",
-                per.join(", "),
-                if a.source.lost_unknown.is_empty() { "" } else { ", and an unknown number elsewhere" }
+                "The ring buffer lost events ({}{unknown}): a cause may be missing from the conclusions above.",
+                per.join(", ")
             )
         }
     }

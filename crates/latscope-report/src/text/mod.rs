@@ -9,6 +9,7 @@ pub mod hwlat;
 pub mod noise;
 pub mod noise_causes;
 pub mod noise_sources;
+pub mod osnoise;
 pub mod rtla;
 pub mod timer;
 pub mod traced_wakeups;

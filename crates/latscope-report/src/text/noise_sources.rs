@@ -4,6 +4,7 @@
 
 use super::noise::t;
 use latscope_model::noise_result::{NoiseResult, NoiseSource, NoiseSourceKind};
+use latscope_model::CpuId;
 use std::io::{self, Write};
 
 /// Sources listed per CPU.
@@ -75,13 +76,18 @@ pub fn write_osnoise_table(out: &mut dyn Write, r: &NoiseResult) -> io::Result<(
 
 /// What a source is called: `irq 4 ttyS0`, `softirq TIMER`, `thread kworker/1:1 (pid 93)`, `NMI`, `hardware`.
 pub fn source_label(s: &NoiseSource) -> String {
-    let num = |prefix: &str| s.number.map_or_else(String::new, |n| format!("{prefix}{n}"));
-    match s.kind {
-        NoiseSourceKind::Irq => format!("irq{} {}", num(" "), s.name),
-        NoiseSourceKind::Softirq => format!("softirq {}", s.name),
-        NoiseSourceKind::Thread => match s.number {
-            Some(pid) => format!("thread {} (pid {pid})", s.name),
-            None => format!("thread {}", s.name),
+    label(s.kind, &s.name, s.number)
+}
+
+/// What a source of `kind` named `name` with `number` (IRQ, vector or pid) is called.
+pub fn label(kind: NoiseSourceKind, name: &str, number: Option<u32>) -> String {
+    let num = |prefix: &str| number.map_or_else(String::new, |n| format!("{prefix}{n}"));
+    match kind {
+        NoiseSourceKind::Irq => format!("irq{} {name}", num(" ")),
+        NoiseSourceKind::Softirq => format!("softirq {name}"),
+        NoiseSourceKind::Thread => match number {
+            Some(pid) => format!("thread {name} (pid {pid})"),
+            None => format!("thread {name}"),
         },
         NoiseSourceKind::Nmi => "NMI".to_string(),
         NoiseSourceKind::Hardware => "hardware (no IRQ, NMI or thread: firmware, SMI or the hypervisor)".to_string(),
@@ -95,35 +101,35 @@ pub fn write_noise_sources(out: &mut dyn Write, r: &NoiseResult) -> io::Result<(
     }
     writeln!(out, "Noise by source (the osnoise tracer's events; an IRQ's time excludes what nested in it):")?;
     for c in r.cpus.iter().filter(|c| !c.sources.is_empty()) {
-        let all: u64 = c.sources.iter().map(|s| s.total_ns).sum();
-        writeln!(out, "  CPU {}:{:>8}{:>11}{:>11}{:>8}  source", c.cpu, "count", "total", "max", "share")?;
-        for s in c.sources.iter().take(SOURCES_SHOWN) {
-            let share = if all > 0 { 100.0 * s.total_ns as f64 / all as f64 } else { 0.0 };
-            writeln!(
-                out,
-                "  {:<6}{:>8}{:>11}{:>11}{:>7.1}%  {}",
-                "",
-                s.count,
-                t(s.total_ns),
-                t(s.max_ns),
-                share,
-                source_label(s)
-            )?;
-        }
-        if c.sources.len() > SOURCES_SHOWN {
-            writeln!(out, "  {:<6}and {} more sources", "", c.sources.len() - SOURCES_SHOWN)?;
-        }
-        // The osnoise thread's noises hold the sources' time and whatever no event covered (the time between
-        // an interrupt's arrival and its handler's first event, a hypervisor's or firmware's time).
-        writeln!(
-            out,
-            "  {:<6}the sources took {} in all; the noises above the threshold {}",
-            "",
-            t(all),
-            t(c.noise_ns)
-        )?;
+        write_source_table(out, c.cpu, &c.sources, c.noise_ns)?;
     }
     writeln!(out)
+}
+
+/// One CPU's sources, most time first (count, total, longest, share), and beside their total the noises'
+/// (`noise_ns`: the single noises above the threshold).
+pub fn write_source_table(out: &mut dyn Write, cpu: CpuId, sources: &[NoiseSource], noise_ns: u64) -> io::Result<()> {
+    let all: u64 = sources.iter().map(|s| s.total_ns).sum();
+    writeln!(out, "  CPU {}:{:>8}{:>11}{:>11}{:>8}  source", cpu, "count", "total", "max", "share")?;
+    for s in sources.iter().take(SOURCES_SHOWN) {
+        let share = if all > 0 { 100.0 * s.total_ns as f64 / all as f64 } else { 0.0 };
+        writeln!(
+            out,
+            "  {:<6}{:>8}{:>11}{:>11}{:>7.1}%  {}",
+            "",
+            s.count,
+            t(s.total_ns),
+            t(s.max_ns),
+            share,
+            source_label(s)
+        )?;
+    }
+    if sources.len() > SOURCES_SHOWN {
+        writeln!(out, "  {:<6}and {} more sources", "", sources.len() - SOURCES_SHOWN)?;
+    }
+    // The osnoise thread's noises hold the sources' time and whatever no event covered (the time between
+    // an interrupt's arrival and its handler's first event, a hypervisor's or firmware's time).
+    writeln!(out, "  {:<6}the sources took {} in all; the noises above the threshold {}", "", t(all), t(noise_ns))
 }
 
 #[cfg(test)]
