@@ -122,6 +122,9 @@ pub struct Analysis {
     /// The osnoise tracer's records, when the trace has them (`crate::osnoise_report`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub osnoise: Option<crate::osnoise_report::OsnoiseReport>,
+    /// The timerlat tracer's samples, when the trace has them (`crate::timerlat_report`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timerlat: Option<crate::timerlat_report::TimerlatReport>,
 }
 
 impl Analysis {
@@ -226,6 +229,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
     let latency_trace = trace.info.latency.as_ref().map(|h| latency_report(h, events, &trace.info.elisions));
     let hwlat = crate::hwlat::report(events);
     let osnoise = crate::osnoise_report::report(events);
+    let timerlat = crate::timerlat_report::report(events);
     let mut verdicts = verdict::verdicts(
         &VerdictParts {
             latency_trace: latency_trace.as_ref(),
@@ -246,7 +250,12 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
     if let Some(v) = hwlat.as_ref().and_then(|h| crate::hwlat::verdict(h, events, &opts.remedy)) {
         verdicts.insert(0, v);
     }
-    if let Some(v) = osnoise.as_ref().and_then(|o| crate::osnoise_report::verdict(o, events, &opts.remedy)) {
+    // In a timerlat trace the osnoise events explain its samples: the verdict is about the samples.
+    let osnoise_verdict = osnoise.as_ref().filter(|_| timerlat.is_none());
+    if let Some(v) = osnoise_verdict.and_then(|o| crate::osnoise_report::verdict(o, events, &opts.remedy)) {
+        verdicts.insert(0, v);
+    }
+    if let Some(v) = timerlat.as_ref().and_then(|t| crate::timerlat_report::verdict(t, events, &opts.remedy)) {
         verdicts.insert(0, v);
     }
     let mut a = Analysis {
@@ -274,6 +283,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         rtla: None,
         hwlat,
         osnoise,
+        timerlat,
     };
     threads.mark_analysis(&mut a);
     finish(&mut a);

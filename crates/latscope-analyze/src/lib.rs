@@ -38,6 +38,7 @@ pub mod throttling;
 pub mod tick_storm;
 pub mod timeline;
 pub mod timer_summary;
+pub mod timerlat_report;
 pub mod timerlat_samples;
 pub mod verdict;
 pub mod wakeup;

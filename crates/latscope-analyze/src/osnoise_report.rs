@@ -137,7 +137,7 @@ fn is_osnoise(e: &Event) -> bool {
 }
 
 /// An `irq/softirq/thread/nmi_noise` event as an interference.
-fn interference(index: usize, e: &Event) -> Option<Interference> {
+pub fn interference(index: usize, e: &Event) -> Option<Interference> {
     let EventKind::Osnoise { kind, name, number, duration, .. } = &e.kind else { return None };
     let kind = match kind {
         OsnoiseKind::Irq => NoiseSourceKind::Irq,
@@ -196,7 +196,7 @@ const VECTORS: &[&str] = &[
 ];
 
 /// The explanation of one interference (`magnitude` its duration).
-fn explain(i: &Interference, cpu: CpuId) -> Explanation {
+pub fn explain_interference(i: &Interference, cpu: CpuId) -> Explanation {
     let (cause, culprit) = match i.kind {
         NoiseSourceKind::Thread => {
             let pid: Pid = i.number.map_or(0, |n| n as Pid);
@@ -226,7 +226,7 @@ pub fn verdict(r: &OsnoiseReport, events: &[Event], ctx: &remedy::RemedyContext)
         let mut e = match n.within.first().filter(|m| m.duration >= n.unaccounted) {
             Some(main) => {
                 lines.push(main.index);
-                let mut e = remedy::with_hint(explain(main, n.cpu), None, &ctx);
+                let mut e = remedy::with_hint(explain_interference(main, n.cpu), None, &ctx);
                 e.magnitude = n.duration;
                 e.max = Some(main.duration);
                 e
@@ -239,7 +239,7 @@ pub fn verdict(r: &OsnoiseReport, events: &[Event], ctx: &remedy::RemedyContext)
         };
         e.evidence = vec![n.index];
         e.count = u64::from(n.interference.unwrap_or(n.within.len() as u32)).max(1);
-        e.within = n.within.iter().map(|i| explain(i, n.cpu)).collect();
+        e.within = n.within.iter().map(|i| explain_interference(i, n.cpu)).collect();
         if !n.within.is_empty() && n.unaccounted > Nanos::ZERO {
             e.within.push(Explanation::new(CauseKind::NoKernelEvent, Culprit::default(), n.unaccounted, Some(n.cpu)));
         }
@@ -247,7 +247,7 @@ pub fn verdict(r: &OsnoiseReport, events: &[Event], ctx: &remedy::RemedyContext)
     } else if let Some(i) = &r.longest_interference {
         lines.push(i.index);
         let cpu = events[i.index].cpu;
-        remedy::with_hint(explain(i, cpu), None, ctx)
+        remedy::with_hint(explain_interference(i, cpu), None, ctx)
     } else {
         let w = r.worst_period.as_ref()?;
         Explanation::new(CauseKind::NotTraced, Culprit::default(), w.max_single, Some(w.cpu))

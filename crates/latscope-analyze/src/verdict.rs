@@ -59,6 +59,8 @@ pub enum VerdictKind {
     Hwlat,
     /// The osnoise tracer's longest single noise and what made it ([`crate::analysis::Analysis::osnoise`]).
     Osnoise,
+    /// The timerlat tracer's worst sample and what delayed it ([`crate::analysis::Analysis::timerlat`]).
+    Timerlat,
     /// Events were lost: conclusions may be incomplete.
     LostEvents,
 }

@@ -125,6 +125,10 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         super::osnoise::write_report(out, r)?;
         writeln!(out)?;
     }
+    if let Some(r) = &a.timerlat {
+        super::timerlat::write_report(out, r)?;
+        writeln!(out)?;
+    }
     if let Some(r) = &a.latency_trace {
         writeln!(out, "Latency trace ({}): {}", r.tracer, human(r.latency))?;
         if let (Some(s), Some(e)) = (&r.started_at, &r.ended_at) {

@@ -79,6 +79,7 @@ pub fn sentence(a: &Analysis, v: &Verdict) -> String {
         VerdictKind::Rtla => super::rtla::sentence(a.rtla.as_ref(), v.magnitude, e),
         VerdictKind::Hwlat => super::hwlat::verdict_sentence(a.hwlat.as_ref(), e),
         VerdictKind::Osnoise => super::osnoise::verdict_sentence(a.osnoise.as_ref(), e),
+        VerdictKind::Timerlat => super::timerlat::verdict_sentence(a.timerlat.as_ref(), e),
         VerdictKind::TickStorm => match a.tick_storms.first() {
             Some(s) => format!(
                 "Tick storm on CPU {}: {} expired {} in {}, every {} (about {} per second; a regular tick is at \

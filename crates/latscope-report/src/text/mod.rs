@@ -12,5 +12,6 @@ pub mod noise_sources;
 pub mod osnoise;
 pub mod rtla;
 pub mod timer;
+pub mod timerlat;
 pub mod traced_wakeups;
 pub mod verdict;
