@@ -23,6 +23,7 @@ pub mod osnoise_report;
 pub mod osnoise_samples;
 mod parallel;
 pub mod patterns;
+pub mod per_cpu_thread;
 pub mod pi_boost;
 pub mod ranking;
 pub mod remedy;

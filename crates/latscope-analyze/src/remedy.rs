@@ -278,6 +278,12 @@ pub fn remedy(e: &Explanation, ctx: &RemedyContext) -> String {
             let who = task_name(c);
             let pid = c.pid().map_or_else(|| "<pid>".to_string(), |p| p.to_string());
             let each = e.cpu.map_or_else(|| "<cpu>".to_string(), |c| c.to_string());
+            if let Some(t) = crate::per_cpu_thread::per_cpu_thread(&who) {
+                return format!(
+                    "{who} is CPU {}'s own kernel thread ({}): it cannot be moved off it; {}",
+                    t.cpu, t.runs, t.remedy
+                );
+            }
             match &ctx.victim {
                 Some(v) if v.is_rt() => format!(
                     "move {who} off {cpu} (taskset -pc <other CPUs> {pid}, a cpuset, isolcpus={each}), or raise \
@@ -472,6 +478,16 @@ mod tests {
         let other = RemedyContext::default().for_victim(&TaskRef::new("app", 51, Some(120)));
         assert!(remedy(&e(CauseKind::BlockingTask, spin.clone()), &other).contains("not a real-time task"));
         assert!(remedy(&e(CauseKind::BlockingTask, spin), &RemedyContext::default()).contains("isolcpus=1"));
+    }
+
+    #[test]
+    fn a_per_cpu_kernel_thread_is_not_told_to_move() {
+        let migration = Culprit::task(TaskRef::new("migration/1", 19, Some(0)));
+        let rt = RemedyContext::default().for_victim(&TaskRef::new("cyclictest", 50, Some(4)));
+        let r = remedy(&e(CauseKind::BlockingTask, migration), &rt);
+        assert!(r.starts_with("migration/1 is CPU 1's own kernel thread") && !r.contains("taskset"), "{r}");
+        let unbound = Culprit::task(TaskRef::new("kworker/u4:2", 77, Some(120)));
+        assert!(remedy(&e(CauseKind::BlockingTask, unbound), &rt).starts_with("move kworker/u4:2 off CPU 1"));
     }
 
     #[test]
