@@ -48,6 +48,14 @@ latscope timer --backend auto --trace -c 1 -D 3s --json $out/latscope-injected.j
 echo "rc=$?" >>$out/latscope-injected.txt
 wait
 state >$out/state-after-injected
+# 1b. The same with --stop-on-threshold: the kernel stops recording at the spin, the window stays.
+step "latscope --trace --stop-on-threshold injected"
+spin_when_measuring $out/inject-tid-stop.txt >$out/inject-stop.txt 2>&1 &
+latscope timer --backend timerlat --trace -c 1 -D 4s --threshold 50ms --stop-on-threshold -q \
+    --json $out/latscope-stop.json >$out/latscope-stop.txt 2>&1
+echo "rc=$?" >>$out/latscope-stop.txt
+wait
+state >$out/state-after-stop
 # 2. rtla timerlat top with its auto-analysis, stopping at a thread latency above 50 ms: the same spin.
 step "rtla top -a injected"
 spin_when_measuring $out/inject-tid-rtla.txt >$out/inject-rtla.txt 2>&1 &

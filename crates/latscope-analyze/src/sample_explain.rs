@@ -69,7 +69,7 @@ pub fn explain_samples(events: &[Event], samples: &[MeasuredSample], remedy: &Re
             let known = KnownSample { cpu: s.cpu, expected: s.expected, latency: s.latency };
             match decompose_task_sample(&ctx, known, s.tid, MATCH_TOLERANCE) {
                 Some(b) => traced(s, &b),
-                None if covered(first, last, s) => not_asleep(&timeline, s, remedy)
+                None if covered(first, last, s) => not_asleep(&timeline, events, s, remedy)
                     .unwrap_or_else(|| TracedWakeup { matched: SampleMatch::NothingRan, ..base(s) }),
                 None => {
                     let end = s.expected + s.latency;
@@ -92,23 +92,30 @@ fn covered(first: Option<Nanos>, last: Option<Nanos>, s: &MeasuredSample) -> boo
     matches!((first, last), (Some(f), Some(l)) if f <= s.expected && s.expected + s.latency <= l + MATCH_TOLERANCE)
 }
 
-/// The measuring thread as a victim: its id and priority (its name is not known without a wakeup).
-fn victim(s: &MeasuredSample) -> TaskRef {
-    TaskRef::new("", s.tid, s.prio)
+/// The measuring thread as a victim: its id, priority, and its name from its own events (empty when it has
+/// none: the remedy would read "raise 's priority" without it).
+fn victim(s: &MeasuredSample, events: &[Event]) -> TaskRef {
+    let comm = events.iter().find(|e| e.pid == s.tid).map_or("", |e| e.comm.as_str());
+    TaskRef::new(comm, s.tid, s.prio)
 }
 
 /// A sample with no wakeup in the trace: the thread was not asleep at its deadline (it was preempted
 /// before it could sleep, e.g. by RT throttling), so the late part is what ran on its CPU instead. `None`
 /// when that covers less than half of the lateness: a small part (one tick) is not named for time the
 /// trace does not account for.
-fn not_asleep(timeline: &Timeline, s: &MeasuredSample, remedy: &RemedyContext) -> Option<TracedWakeup> {
+fn not_asleep(
+    timeline: &Timeline,
+    events: &[Event],
+    s: &MeasuredSample,
+    remedy: &RemedyContext,
+) -> Option<TracedWakeup> {
     let segs = timeline.cpu(s.cpu)?.segments_in(s.expected, s.expected + s.latency);
     let shares = activity_components(&segs, s.cpu, Some(s.tid));
     let covered = shares.iter().fold(Nanos::ZERO, |a, c| a + c.magnitude);
     if covered.0.saturating_mul(2) < s.latency.0 {
         return None;
     }
-    let headline = headline(&shares, &victim(s), s.latency, &[], remedy)?;
+    let headline = headline(&shares, &victim(s, events), s.latency, &[], remedy)?;
     let mut t = TracedWakeup { matched: SampleMatch::NotAsleep, trace_latency_ns: s.latency, ..base(s) };
     t.shares = shares;
     t.headline = Some(headline);
@@ -240,6 +247,8 @@ mod tests {
         assert_eq!((top.cause, top.culprit.pid(), top.magnitude), (CauseKind::BlockingTask, Some(60), Nanos(us(50))));
         assert_eq!(b.remainder_ns, 0);
         assert!(top.hint.as_ref().is_some_and(|x| x.remedy.contains("move spin off CPU 1")), "{top:?}");
+        // The victim is named from its own events (a timerlat run in the guest said "raise 's priority").
+        assert!(top.hint.as_ref().is_some_and(|x| x.remedy.contains("raise t's priority")), "{top:?}");
         // A lower-priority task that held the CPU while the real-time thread was runnable: preemption was off.
         let low = MeasuredSample { prio: Some(1), ..busy };
         let l = &explain_samples(&events, &[low], &ctx)[0];

@@ -739,12 +739,10 @@ fn rt_timerlat_trace_names_the_injected_spinner_with_its_stack() {
     let (spin_ns, start, end) = spin(dir, "inject-latscope.txt");
     let tid: u64 = read(dir, "inject-tid-latscope.txt").trim().parse().expect("the injector's tid");
     let w = &r["trace"]["worst"][0];
-    assert_eq!(w["task"]["comm"], "timerlat/1", "{w}");
     let (expected, latency) = (w["expected_ns"].as_u64().unwrap_or(0), w["sample_latency_ns"].as_u64().unwrap_or(0));
-    // Due before the spin ended, run after it (how long before the spin's first clock read it was due is TCG
-    // timing: a stall delays the timer interrupt and the injector's first read alike).
-    let switch_in = w["switch_in_ns"].as_u64().unwrap_or(0);
-    assert!(expected <= end && switch_in >= end, "due {expected}, ran {switch_in}, spin {start}..{end}");
+    // Due before the spin ended (how long before the spin's first clock read it was due is TCG timing: a stall
+    // delays the timer interrupt and the injector's first read alike).
+    assert!(expected <= end, "due {expected}, spin {start}..{end}");
     let h = &w["headline"];
     assert_eq!(h["cause"], "blocking_task", "{h}");
     assert_eq!(h["culprit"]["task"]["comm"], "latscope-inject", "{h}");
@@ -752,13 +750,40 @@ fn rt_timerlat_trace_names_the_injected_spinner_with_its_stack() {
     let part = h["magnitude_ns"].as_u64().unwrap_or(0);
     assert!(part >= spin_ns * 8 / 10 && part <= spin_ns * 105 / 100, "its part {part} ns for a {spin_ns} ns spin");
     assert!(part <= latency, "{part} of {latency}");
-    let stack = h["culprit"]["yielded_at"].as_array().map(Vec::len).unwrap_or(0);
-    assert!(stack > 0 && r["trace"]["stacks"].as_u64().unwrap_or(0) > 0, "no stack: {h}");
     assert!(text.contains(&format!("latscope-inject (pid {tid}")), "{text}");
-    assert!(text.to_lowercase().contains("gave up the cpu at do_nanosleep"), "{text}");
+    assert!(r["trace"]["stacks"].as_u64().unwrap_or(0) > 0, "no kernel stack recorded");
+    // Mostly timerlat/1 slept and was woken during the spin: the wakeup is decomposed, with the stack where the
+    // spinner gave up the CPU. In 1 of 6 runs it had been preempted by the spinner before it could sleep (no
+    // wakeup in the trace): the time it was kept off the CPU is the explanation, and names it.
+    match w["matched"]["how"].as_str() {
+        Some("wakeup") => {
+            assert_eq!(w["task"]["comm"], "timerlat/1", "{w}");
+            assert!(w["switch_in_ns"].as_u64().unwrap_or(0) >= end, "ran before the spin ended: {w}");
+            assert!(h["culprit"]["yielded_at"].as_array().is_some_and(|s| !s.is_empty()), "no stack: {h}");
+            assert!(text.to_lowercase().contains("gave up the cpu at do_nanosleep"), "{text}");
+        }
+        Some("not_asleep") => assert!(text.contains("timerlat/1:"), "the victim is named: {text}"),
+        other => panic!("the worst sample matched as {other:?}: {w}"),
+    }
     // The report shows the same explanation.
     let report = std::fs::read_to_string(dir.join("report/index.html")).expect("report/index.html");
     assert!(report.contains("latscope-inject"), "the report does not name the spinner");
+}
+
+/// With --stop-on-threshold the kernel stops recording at the first thread latency above 50 ms (the spin): the
+/// run says the trace was frozen there, and the window it kept still explains the spinner.
+#[test]
+#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+fn rt_timerlat_trace_stop_on_threshold_keeps_the_window_of_the_spin() {
+    let Some(dir) = timerlat_trace_guest() else { return };
+    let text = read(dir, "latscope-stop.txt");
+    assert!(text.contains("rc=2"), "exit 2 for a latency above the threshold: {text}");
+    let r = json(dir, "latscope-stop.json");
+    assert_eq!((&r["stopped_by"], &r["trace"]["frozen"]), (&Value::from("threshold"), &Value::from(true)), "{text}");
+    let tid: u64 = read(dir, "inject-tid-stop.txt").trim().parse().expect("the injector's tid");
+    let h = &r["trace"]["worst"][0]["headline"];
+    assert_eq!(h["culprit"]["task"]["pid"].as_u64(), Some(tid), "{h}");
+    assert_eq!(read(dir, "state-after-stop"), read(dir, "state-before-injected"), "tracing state after the stop");
 }
 
 /// With --trace too, the tracing state is as found after the run and after SIGINT/SIGTERM (instance removed,

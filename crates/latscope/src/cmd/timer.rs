@@ -250,7 +250,7 @@ pub fn run(args: Args) -> CmdResult {
         beside.look_again(&mut result.warnings);
         let mut events = Vec::new();
         if let Some(t) = traced {
-            let base = TimerTrace { notes: t.notes, ..TimerTrace::default() };
+            let base = TimerTrace { notes: t.notes, frozen: t.frozen, ..TimerTrace::default() };
             let (mut trace, ev) = explained(base, t.decoded, &t.samples, &remedy);
             beside.threads().mark_wakeups(&mut trace.worst);
             result.trace = Some(trace);

@@ -46,6 +46,8 @@ pub struct Traced {
     pub notes: Vec<String>,
     /// The worst thread samples, worst first.
     pub samples: Vec<MeasuredSample>,
+    /// Whether the kernel stopped recording at the first threshold crossing (`--stop-on-threshold`).
+    pub frozen: bool,
 }
 
 /// Runs timerlat as `config` asks (CPUs, period, policy, duration, threshold, windows) and returns the
@@ -181,7 +183,7 @@ pub fn measure(
             Some((c.cpu, tid, c.worst.as_slice()))
         });
         let samples = worst_samples(worst, Some(config.policy.kernel_prio()), t.top);
-        Traced { decoded, notes: trace_notes, samples }
+        Traced { decoded, notes: trace_notes, samples, frozen: result.stopped_by == StopReason::Threshold }
     });
     Ok((result, traced))
 }
