@@ -54,11 +54,13 @@ impl CallNode {
     }
 }
 
-/// Builds the call trees of every CPU (roots in time order). Entries and returns are matched by nesting; a
-/// return whose entry line is missing (hand-edited or damaged traces) closes a `?` node around the latest
-/// callees its duration can cover.
+/// Builds the call trees of every CPU (roots in time order). Entries and returns are matched by nesting, per
+/// task on each CPU: the kernel keeps a graph depth per task, so a task switched out inside `schedule()`
+/// returns from it later while other tasks' calls (and the interrupts they take) come between. A return
+/// whose entry line is missing (hand-edited or damaged traces) closes a `?` node around the latest callees
+/// its duration can cover.
 pub fn call_trees(events: &[Event]) -> Vec<CallNode> {
-    let mut stacks: BTreeMap<CpuId, Vec<(u32, CallNode)>> = BTreeMap::new();
+    let mut stacks: BTreeMap<(CpuId, latscope_model::Pid), Vec<(u32, CallNode)>> = BTreeMap::new();
     let mut roots: Vec<CallNode> = Vec::new();
     fn attach(stack: &mut [(u32, CallNode)], roots: &mut Vec<CallNode>, node: CallNode) {
         match stack.last_mut() {
@@ -67,7 +69,10 @@ pub fn call_trees(events: &[Event]) -> Vec<CallNode> {
         }
     }
     for e in events {
-        let stack = stacks.entry(e.cpu).or_default();
+        if !matches!(e.kind, EventKind::GraphEntry { .. } | EventKind::GraphLeaf { .. } | EventKind::GraphExit { .. }) {
+            continue;
+        }
+        let stack = stacks.entry((e.cpu, e.pid)).or_default();
         match &e.kind {
             EventKind::GraphEntry { depth, func } => stack.push((*depth, CallNode::new(func, e.cpu, e.ts))),
             EventKind::GraphLeaf { func, duration, .. } => {
@@ -337,6 +342,41 @@ fn align(normal: &CallNode, abnormal: &CallNode, path: &mut Vec<Text>, out: &mut
             });
         }
     }
+}
+
+/// The name of the root [`window_tree`] puts over the calls of a time window.
+pub const WINDOW_ROOT: &str = "[window]";
+
+/// What `cpu` ran between `from` and `to`, as one tree under a [`WINDOW_ROOT`] node: the calls of `trees`
+/// that overlap the window, those that reach past its edges cut to the part inside it (their callees kept
+/// the same way), so two windows compare with [`diff`] by what the CPU did in them. A call still open at the
+/// end of the trace counts as running to its end; one open across the whole window with no call inside it is
+/// left out (its task was switched out there).
+pub fn window_tree(trees: &[CallNode], cpu: CpuId, from: Nanos, to: Nanos) -> CallNode {
+    fn clip(n: &CallNode, from: Nanos, to: Nanos) -> Option<CallNode> {
+        let end = n.total.map_or(Nanos(u64::MAX), |t| n.ts + t);
+        if end <= from || n.ts >= to {
+            return None;
+        }
+        if n.ts >= from && end <= to {
+            return Some(n.clone());
+        }
+        let children: Vec<CallNode> = n.children.iter().filter_map(|k| clip(k, from, to)).collect();
+        // Open across the whole window with nothing called in it: the task was not running there (switched out
+        // inside `schedule()`; a running task takes at least the timer interrupt that ends the window).
+        if n.ts < from && end > to && children.is_empty() {
+            return None;
+        }
+        let mut c = CallNode::new(&n.func, n.cpu, n.ts.max(from));
+        c.children = children;
+        c.close(Some(end.min(to) - n.ts.max(from)));
+        Some(c)
+    }
+    let mut root = CallNode::new(WINDOW_ROOT, cpu, from);
+    root.children = trees.iter().filter(|t| t.cpu == cpu).filter_map(|t| clip(t, from, to)).collect();
+    root.children.sort_by_key(|c| c.ts);
+    root.close(Some(to.saturating_sub(from)));
+    root
 }
 
 /// Within one trace: the root function called most often (at least twice); its slowest call against its median.

@@ -43,4 +43,5 @@ pub mod timerlat_report;
 pub mod timerlat_samples;
 pub mod verdict;
 pub mod wakeup;
+pub mod wakeup_graph;
 pub mod windows;

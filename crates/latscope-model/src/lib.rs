@@ -32,6 +32,7 @@ mod time;
 mod timer_progress;
 mod timer_result;
 mod traced_wakeup;
+mod wakeup_graph;
 mod window;
 pub mod wire;
 
@@ -67,4 +68,5 @@ pub use timer_result::{
     WakeupSample,
 };
 pub use traced_wakeup::{SampleMatch, TimerTrace, TracedWakeup};
+pub use wakeup_graph::{GraphDiffEntry, GraphWindow, WakeupGraph};
 pub use window::{WindowAccum, WindowRow, WindowSeries};

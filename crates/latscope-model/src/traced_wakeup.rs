@@ -117,4 +117,7 @@ pub struct TimerTrace {
     pub marks: u64,
     /// What the capture lacked and other notes.
     pub notes: Vec<String>,
+    /// `--graph`: the worst wakeup's function graph against a normal one's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<crate::WakeupGraph>,
 }

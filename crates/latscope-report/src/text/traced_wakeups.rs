@@ -3,7 +3,7 @@
 //! statistics.
 
 use super::explain::{self, WakeupView};
-use latscope_model::{CauseKind, Explanation, Nanos, SampleMatch, TimerTrace, TracedWakeup};
+use latscope_model::{CauseKind, Explanation, Nanos, SampleMatch, TimerTrace, TracedWakeup, WakeupGraph};
 use std::io::{self, Write};
 
 fn ns(v: u64) -> String {
@@ -141,8 +141,45 @@ pub fn write_traced_wakeups(out: &mut dyn Write, t: &TimerTrace) -> io::Result<(
     for (i, w) in t.worst.iter().enumerate() {
         write_one(out, i + 1, w)?;
     }
+    if let Some(g) = &t.graph {
+        write_graph(out, g)?;
+    }
     for n in &t.notes {
         writeln!(out, "  note: {n}")?;
+    }
+    Ok(())
+}
+
+/// `--graph`: the calls of the worst wakeup against the median one's (`analyze --diff`'s entries).
+fn write_graph(out: &mut dyn Write, g: &WakeupGraph) -> io::Result<()> {
+    let at = |w: &latscope_model::GraphWindow| {
+        format!("{}.{:09} ({})", w.expected_ns / 1_000_000_000, w.expected_ns % 1_000_000_000, ns(w.latency_ns()))
+    };
+    writeln!(
+        out,
+        "  Function graph of CPU {}, worst wakeup at {} against the median of {} traced wakeups at {}:",
+        g.cpu,
+        at(&g.worst),
+        g.wakeups,
+        at(&g.normal)
+    )?;
+    writeln!(out, "     calls in the window: worst {}, normal {}", ns(g.worst_calls_ns), ns(g.normal_calls_ns))?;
+    let shown: Vec<_> = g.entries.iter().filter(|e| e.extra_ns > 0).take(8).collect();
+    if shown.is_empty() {
+        writeln!(out, "     no call of the worst wakeup is absent or shorter in the normal one")?;
+    }
+    for e in shown {
+        let how = match e.kind.as_str() {
+            "added" => "only in the worst",
+            "self_grew" => "longer own time",
+            _ => "only in the normal",
+        };
+        let path: Vec<&str> = e.path.iter().map(|p| &**p).collect();
+        writeln!(out, "     +{:<11} {how:<17} {}", signed(e.extra_ns), path.join(" → "))?;
+        if e.hot_path.len() > 1 || e.hot_path.first().is_some_and(|h| Some(&h.0) != e.path.last()) {
+            let hot: Vec<String> = e.hot_path.iter().map(|(f, t)| format!("{f} {}", ns(*t))).collect();
+            writeln!(out, "{:35}where its time went: {}", "", hot.join(" → "))?;
+        }
     }
     Ok(())
 }

@@ -136,6 +136,7 @@ impl HwlatRun {
             tracefs_root: Some(root.clone()),
             stacks: Vec::new(),
             tracer: Some("hwlat".into()),
+            ..CaptureConfig::default()
         };
         let hint = "; kernels before 4.9 lack instance support for it";
         let run = TracerRun::start(tracefs, global, &capture_cfg, Vec::new(), "the samples'", hint)?;

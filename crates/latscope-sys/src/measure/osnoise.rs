@@ -178,6 +178,7 @@ impl OsnoiseRun {
             tracefs_root: Some(root.clone()),
             stacks: Vec::new(),
             tracer: Some("osnoise".into()),
+            ..CaptureConfig::default()
         };
         let mut run = TracerRun::start(tracefs, global, &capture_cfg, notes, "the noise", "")?;
         if !run.capture().report().events.iter().any(|e| e.starts_with("osnoise/")) {

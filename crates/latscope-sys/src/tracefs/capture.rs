@@ -58,6 +58,14 @@ pub struct CaptureConfig {
     /// A tracer to run in the instance (`current_tracer`, e.g. `timerlat`), set last before tracing starts
     /// and put back to `nop` at teardown; with one, the events may all be missing. `None` runs none.
     pub tracer: Option<String>,
+    /// Files (relative to the recording directory) written before the tracer is set, each saved and written
+    /// back at teardown: a tracer's own settings (`max_graph_depth`, `options/funcgraph-irqs`).
+    pub tracer_knobs: Vec<(String, String)>,
+    /// Record in the top-level buffer instead of a private instance, for a tracer the kernel runs only
+    /// there (function_graph before 6.7's instance support in some configurations, and on 6.1). Every
+    /// top-level file written is saved and written back, the top-level tracer must be `nop` at the start
+    /// (someone else's tracing is never taken over), and only the traced CPUs' buffers are resized.
+    pub top_level: bool,
 }
 
 impl Default for CaptureConfig {
@@ -70,6 +78,8 @@ impl Default for CaptureConfig {
             tracefs_root: None,
             stacks: Vec::new(),
             tracer: None,
+            tracer_knobs: Vec::new(),
+            top_level: false,
         }
     }
 }
@@ -188,6 +198,8 @@ pub struct Capture {
     marker_file: Option<MarkerFile>,
     knobs: Option<Knobs>,
     instance: Option<Instance>,
+    /// Where the capture records: the instance, or the tracefs root with [`CaptureConfig::top_level`].
+    dir: Option<PathBuf>,
     tracefs: Option<TraceFs>,
     formats: TraceFormats,
     report: CaptureReport,
@@ -229,6 +241,7 @@ impl Capture {
             marker_file: None,
             knobs: None,
             instance: None,
+            dir: None,
             tracefs: Some(tracefs),
             formats: TraceFormats::default(),
             report,
@@ -259,10 +272,17 @@ impl Capture {
             return Err(SysError::Invalid("no CPU to trace".into()));
         }
         self.report.cpus = cpus.clone();
-        let instance = Instance::create(&root)?;
-        let dir = instance.path().to_path_buf();
-        self.report.instance = Some(instance.name().to_string());
-        self.instance = Some(instance);
+        let dir = if cfg.top_level {
+            top_level_free(&root)?;
+            root.clone()
+        } else {
+            let instance = Instance::create(&root)?;
+            let dir = instance.path().to_path_buf();
+            self.report.instance = Some(instance.name().to_string());
+            self.instance = Some(instance);
+            dir
+        };
+        self.dir = Some(dir.clone());
         let knobs = self.knobs.insert(Knobs::new(&dir));
         knobs.set("tracing_on", "0")?;
 
@@ -281,8 +301,22 @@ impl Capture {
         };
         self.report.clock = Some(clock.clone());
 
-        // Buffers: the requested size on traced CPUs, the minimum elsewhere.
+        // Top level: a buffer not yet expanded (`7 (expanded: 1408)`) takes its expanded size first, on every
+        // CPU, as the first use of tracing does (and is written back at that size: the kernel's "expanded"
+        // flag, set by any resize, cannot be cleared). Only the traced CPUs' buffers are resized then.
+        if cfg.top_level {
+            let shown = read_text(&dir.join("buffer_size_kb")).unwrap_or_default();
+            if let Some(size) =
+                shown.contains("expanded:").then(|| super::knobs::restore_value("buffer_size_kb", &shown)).flatten()
+            {
+                knobs.set("buffer_size_kb", &size)?;
+            }
+        }
+        // Buffers: the requested size on traced CPUs, the minimum elsewhere (left alone at the top level).
         for cpu in online.iter() {
+            if cfg.top_level && !cpus.contains(cpu) {
+                continue;
+            }
             let kb = if cpus.contains(cpu) { cfg.buffer_kb.max(4).to_string() } else { "4".to_string() };
             let rel = format!("per_cpu/cpu{cpu}/buffer_size_kb");
             if dir.join(&rel).exists() {
@@ -347,6 +381,9 @@ impl Capture {
 
         // The tracer before the readers: the kernel refuses to change it (EBUSY) while a pipe is open.
         if let (Some(t), Some(k)) = (&cfg.tracer, self.knobs.as_mut()) {
+            for (file, value) in &cfg.tracer_knobs {
+                k.set(file, value)?;
+            }
             k.set("current_tracer", t)?;
         }
 
@@ -380,10 +417,10 @@ impl Capture {
     /// Adds stack triggers while recording (for the run's threads, once their ids are known). Events the
     /// capture did not enable are skipped; returns what could not be set, and why, for the run's notes.
     pub fn add_stacks(&self, specs: &[StackSpec]) -> Vec<String> {
-        let Some(i) = &self.instance else { return Vec::new() };
+        let Some(dir) = &self.dir else { return Vec::new() };
         super::stacks::choose(specs, &self.report.events)
             .into_iter()
-            .filter_map(|s| self.set_stack(i.path(), s).err().map(|e| format!("no kernel stacks at {}: {e}", s.id())))
+            .filter_map(|s| self.set_stack(dir, s).err().map(|e| format!("no kernel stacks at {}: {e}", s.id())))
             .collect()
     }
 
@@ -423,16 +460,16 @@ impl Capture {
         if self.frozen.swap(true, Ordering::SeqCst) {
             return;
         }
-        if let Some(i) = &self.instance {
-            let _ = write_knob(&i.path().join("tracing_on"), "0");
+        if let Some(dir) = &self.dir {
+            let _ = write_knob(&dir.join("tracing_on"), "0");
         }
     }
 
     /// Whether the instance still records: `false` after [`freeze`](Capture::freeze) and when the kernel
     /// stopped it (a tracer's own stop condition, e.g. timerlat's `stop_tracing_us`).
     pub fn is_recording(&self) -> bool {
-        let Some(i) = &self.instance else { return false };
-        !self.is_frozen() && std::fs::read_to_string(i.path().join("tracing_on")).is_ok_and(|t| t.trim() == "1")
+        let Some(dir) = &self.dir else { return false };
+        !self.is_frozen() && std::fs::read_to_string(dir.join("tracing_on")).is_ok_and(|t| t.trim() == "1")
     }
 
     /// Whether [`freeze`](Capture::freeze) was called.
@@ -458,8 +495,8 @@ impl Capture {
 
     /// The ring-buffer counters now, per traced CPU.
     pub fn stats(&self) -> Vec<CpuStats> {
-        let Some(i) = &self.instance else { return Vec::new() };
-        self.report.cpus.iter().filter_map(|c| CpuStats::read(i.path(), c).ok()).collect()
+        let Some(dir) = &self.dir else { return Vec::new() };
+        self.report.cpus.iter().filter_map(|c| CpuStats::read(dir, c).ok()).collect()
     }
 
     /// Stops recording, reads what is left, restores every knob and removes the instance; returns the
@@ -504,8 +541,8 @@ impl Capture {
     /// tracefs when this run mounted it). Idempotent; returns what went wrong.
     fn teardown(&mut self) -> Vec<String> {
         let mut errors = Vec::new();
-        if let Some(i) = &self.instance {
-            let _ = write_knob(&i.path().join("tracing_on"), "0");
+        if let Some(dir) = self.dir.take() {
+            let _ = write_knob(&dir.join("tracing_on"), "0");
         }
         for mut r in self.readers.drain(..) {
             r.finish();
@@ -537,6 +574,21 @@ impl Drop for Capture {
     fn drop(&mut self) {
         let _ = self.teardown();
     }
+}
+
+/// Refuses the top-level buffer while another tracer runs there: latscope never takes over someone else's
+/// tracing.
+fn top_level_free(root: &Path) -> Result<(), SysError> {
+    let current = read_text(&root.join("current_tracer"))?;
+    let current = current.trim();
+    if current != "nop" {
+        return Err(SysError::Invalid(format!(
+            "the top-level tracer is in use (current_tracer is {current}); latscope leaves it alone: stop it \
+             (echo nop > {}/current_tracer) and run again",
+            root.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The list of stack-trigger files, even after a panic while it was held.

@@ -5,6 +5,7 @@
 
 mod capture;
 mod events;
+mod graph;
 pub(crate) mod instance;
 mod knobs;
 mod marker;
@@ -19,6 +20,7 @@ pub use capture::{
     kallsyms_text, Capture, CaptureConfig, CaptureData, CaptureReport, CpuCapture, FormatText, StartError, TraceFormats,
 };
 pub use events::{EventSelection, EventSpec};
+pub use graph::{graph_available, graph_config, graph_missing, GRAPH_DEPTH};
 pub use instance::StaleInstance;
 pub(crate) use knobs::Knobs;
 pub use marker::{Marker, MAX_MARK};

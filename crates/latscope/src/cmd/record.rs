@@ -90,6 +90,7 @@ pub fn run(args: Args) -> CmdResult {
         tracefs_root: None,
         stacks: if args.stacks.no_stacks { Vec::new() } else { StackSpec::timer_interrupt() },
         tracer: None,
+        ..CaptureConfig::default()
     };
     let capture = match Capture::start(&cfg) {
         Ok(c) => c,

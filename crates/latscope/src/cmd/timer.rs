@@ -15,6 +15,7 @@ use latscope_analyze::audit::findings_at;
 use latscope_analyze::remedy::RemedyContext;
 use latscope_analyze::sample_explain::{explain_samples, worst_samples, MeasuredSample};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples, TimerSummary};
+use latscope_analyze::wakeup_graph;
 use latscope_model::{Event, Nanos, TimerBackend, TimerOptions, TimerResult, TimerTrace};
 use latscope_report::json::write_json;
 use latscope_report::live::LiveTable;
@@ -24,7 +25,7 @@ use latscope_sys::measure::timerlat_available;
 use latscope_sys::measure::{
     clock, hold_dma_latency_zero, lock_memory, start_timer, Policy, TimerConfig, TimerMeasurement, TimerRun,
 };
-use latscope_sys::tracefs::{CpuProgress, Trigger};
+use latscope_sys::tracefs::{graph_available, graph_config, Capture, CpuProgress, Trigger};
 use std::io::Write;
 use std::time::Duration;
 
@@ -65,6 +66,11 @@ pub struct Args {
     trace: bool,
     #[command(flatten)]
     stacks: StacksArg,
+    /// With --trace: also record the kernel's function_graph tracer on the measured CPUs (in the top-level
+    /// tracing directory, every setting written back at the end; kernels with CONFIG_FUNCTION_GRAPH_TRACER) and
+    /// compare the calls during the worst wakeup with those during the median one (`analyze --diff`'s diff)
+    #[arg(long)]
+    graph: bool,
     /// With --trace: how many of the worst wakeups to explain
     #[arg(long, value_name = "N", default_value_t = 3)]
     top: usize,
@@ -108,6 +114,9 @@ fn plan(args: &Args) -> Result<Plan, CliError> {
     let threshold = args.threshold;
     if args.stop_on_threshold && threshold.is_none() {
         return Err(CliError("--stop-on-threshold needs --threshold DUR, e.g. --threshold 100us".into()));
+    }
+    if args.graph && !args.trace {
+        return Err(CliError("--graph needs --trace: add --trace".into()));
     }
     if args.trace && args.top == 0 {
         return Err(CliError("--top 0: explain at least 1 wakeup".into()));
@@ -209,6 +218,12 @@ pub fn run(args: Args) -> CmdResult {
     let outputs = args.outputs.outputs();
     outputs.check()?;
     plan.options.backend = backend(&args)?;
+    if args.graph && plan.options.backend != TimerBackend::User {
+        return Err(CliError("--graph works with --backend user (the default) only".into()));
+    }
+    if args.graph {
+        graph_available().map_err(|why| CliError(format!("--graph: {why}")))?;
+    }
     let to_stdout_json = outputs.takes_stdout();
     // The configuration around the numbers, read before the measuring threads start.
     let facts = collect();
@@ -262,10 +277,17 @@ pub fn run(args: Args) -> CmdResult {
     let mut tracing = if args.trace {
         let mut skipped = Vec::new();
         let no_stacks = args.stacks.no_stacks;
-        let c = capture::start(&plan.config.cpus, TRACE_SPAN, "trace of the timer run", no_stacks, &mut skipped);
+        let what = "trace of the timer run";
+        let c = if args.graph {
+            // Asked for by name: a graph that cannot start is an error, not a note.
+            let cfg = graph_config(&plan.config.cpus, TRACE_SPAN, capture::WINDOW_BYTES);
+            Some(Capture::start(&cfg).map_err(|e| CliError(format!("--graph: {}", e.error)))?)
+        } else {
+            capture::start(&plan.config.cpus, TRACE_SPAN, what, no_stacks, &mut skipped)
+        };
         // Said once, in the trace section of the summary.
         let notes: Vec<String> = skipped.iter().map(|m| format!("missing {m}")).collect();
-        Some(Tracing { trigger: c.map(|c| Trigger::new(c, args.stop_on_threshold)), notes })
+        Some(Tracing { trigger: c.map(|c| Trigger::new(c, args.stop_on_threshold)), notes, graph: args.graph })
     } else {
         None
     };
@@ -332,6 +354,8 @@ fn finish(args: &Args, mut result: TimerResult, events: Vec<Event>, to_stdout_js
 struct Tracing {
     trigger: Option<Trigger>,
     notes: Vec<String>,
+    /// `--graph`: function_graph is in the capture; compare the worst wakeup's calls with a normal one's.
+    graph: bool,
 }
 
 /// Stops the capture, decodes it and explains the `top` worst samples of every CPU together (`policy`:
@@ -343,7 +367,7 @@ fn explain(
     policy: Policy,
     remedy: &RemedyContext,
 ) -> (TimerTrace, Vec<Event>) {
-    let Tracing { trigger, mut notes } = tracing;
+    let Tracing { trigger, mut notes, graph } = tracing;
     let Some(trigger) = trigger else {
         return (TimerTrace { notes, ..TimerTrace::default() }, Vec::new());
     };
@@ -352,7 +376,19 @@ fn explain(
     let t = TimerTrace { marks, frozen, notes, ..TimerTrace::default() };
     let threads = m.cpus.iter().map(|c| (c.cpu, c.tid, c.worst.as_slice()));
     let samples = worst_samples(threads, Some(policy.kernel_prio()), top);
-    explained(t, decoded, &samples, remedy)
+    let (mut t, events) = explained(t, decoded, &samples, remedy);
+    if let Some(s) = samples.first().filter(|_| graph && !events.is_empty()) {
+        // The worst CPU's thread: its worst samples the trace holds (all it kept, worst first).
+        let kept = m.cpus.iter().find(|c| c.cpu == s.cpu).map(|c| c.worst.as_slice()).unwrap_or_default();
+        let mut kept: Vec<_> = kept.iter().collect();
+        kept.sort_by(|a, b| b.latency_ns.cmp(&a.latency_ns).then(a.seq.cmp(&b.seq)));
+        let measured: Vec<Nanos> = kept.iter().map(|w| Nanos(w.expected_ns)).collect();
+        match wakeup_graph::compare(&events, s.cpu, s.tid, &measured) {
+            Ok(g) => t.graph = Some(g),
+            Err(why) => t.notes.push(format!("--graph: no comparison of the worst wakeup's calls: {why}")),
+        }
+    }
+    (t, events)
 }
 
 /// The trace section `t` completed from a decoded capture: `samples` explained from its events (every
