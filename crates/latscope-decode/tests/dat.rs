@@ -67,6 +67,9 @@ const FACTS: &[(&str, u32, usize, u64, u64)] = &[
     ("debian-6.1.0-56-rt-amd64-qemu-osnoise-v7.dat", 7, 1233, 46190889815, 47525000913),
     // The hwlat tracer's 18 samples (#17), the same records as ../hwlat/hwlat-6.1-rt-x86_64-tcg.txt.
     ("debian-6.1.0-56-rt-amd64-qemu-hwlat-v7.dat", 7, 18, 20325678263, 22289532559),
+    // The timerlat tracer's samples with the osnoise:* events (#17 item 4), the same records as
+    // debian-6.1.0-56-rt-amd64-qemu-timerlat.txt (trace-cmd report 3.1.6: 801 records).
+    ("debian-6.1.0-56-rt-amd64-qemu-timerlat-v7.dat", 7, 801, 7393565086, 8753958896),
     ("local-6.18-x86_64-sched_irq_timer-v7.dat", 7, 3242, 3173638928950, 3174492483397),
     ("local-6.18-x86_64-sched_syscalls-v7-zstd.dat", 7, 4851, 3174726915101, 3175798845676),
     ("local-6.18-x86_64-printk-stacks-v6.dat", 6, 41241, 8040930705564, 8043993910043),
@@ -423,11 +426,13 @@ fn assert_same_as_trace_cmd(path: &Path) {
             let fields = json_fields(o);
             let at = format!("{name}: event {i} at {}", r.ts);
             assert_eq!((o.ts.0, o.cpu.0, o.pid), (r.ts, r.cpu, r.pid), "{at}");
-            // The model names both `hrtimer_init` and its 6.x successor `hrtimer_setup` HrtimerInit.
-            // and all the ftrace print flavours Print.
+            // The model names both `hrtimer_init` and its 6.x successor `hrtimer_setup` HrtimerInit,
+            // all the ftrace print flavours Print, and the timerlat tracer's `timerlat` record a sample.
             let alias = matches!(
                 (o.kind.name().as_str(), r.name.as_str()),
-                ("hrtimer_init", "hrtimer_setup") | ("print", "bprint" | "bputs" | "tracing_mark_write")
+                ("hrtimer_init", "hrtimer_setup")
+                    | ("print", "bprint" | "bputs" | "tracing_mark_write")
+                    | ("timerlat_sample", "timerlat")
             );
             assert!(alias || o.kind.name() == r.name, "{at}: {} vs {}", o.kind.name(), r.name);
             for (k, v) in &r.fields {
