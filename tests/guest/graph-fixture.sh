@@ -1,6 +1,6 @@
 #!/bin/sh
 # Guest script (scripts/kernel-vm.sh run, LATSCOPE_GUEST_KERNEL=std): the origin of
-# fixtures/funcgraph/debian-6.1-std-guest-kmsg-function_graph.dat. function_graph set by hand on CPU 1 while
+# fixtures/dat/debian-6.1.0-56-amd64-qemu-kmsg-function_graph-v7.dat. function_graph set by hand on CPU 1 while
 # `latscope timer` (10 ms, SCHED_FIFO 95) measures there and a SCHED_OTHER shell on CPU 1 writes `<3>` messages
 # to /dev/kmsg (the kernel prints each to the serial console with interrupts off: printk → console_unlock →
 # serial8250_console_write, seed 001's kind of cause); the last 2 MB of CPU 1's buffer kept as raw pages

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 fn fixture() -> Vec<Event> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/funcgraph/debian-6.1-std-guest-kmsg-function_graph.dat");
+        .join("../../fixtures/dat/debian-6.1.0-56-amd64-qemu-kmsg-function_graph-v7.dat");
     decode_file(&p).expect("the fixture decodes").events
 }
 

@@ -70,6 +70,8 @@ const FACTS: &[(&str, u32, usize, u64, u64)] = &[
     // The timerlat tracer's samples with the osnoise:* events (#17 item 4), the same records as
     // debian-6.1.0-56-rt-amd64-qemu-timerlat.txt (trace-cmd report 3.1.6: 801 records).
     ("debian-6.1.0-56-rt-amd64-qemu-timerlat-v7.dat", 7, 801, 7393565086, 8753958896),
+    // function_graph of CPU 1 in the 6.1 standard guest while /dev/kmsg was written (#17 item 3).
+    ("debian-6.1.0-56-amd64-qemu-kmsg-function_graph-v7.dat", 7, 61315, 21733485140, 21987740400),
     ("local-6.18-x86_64-sched_irq_timer-v7.dat", 7, 3242, 3173638928950, 3174492483397),
     ("local-6.18-x86_64-sched_syscalls-v7-zstd.dat", 7, 4851, 3174726915101, 3175798845676),
     ("local-6.18-x86_64-printk-stacks-v6.dat", 6, 41241, 8040930705564, 8043993910043),

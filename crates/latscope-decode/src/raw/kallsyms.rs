@@ -218,8 +218,12 @@ impl Kallsyms {
     /// The symbol containing `addr` (the nearest one at or below it): its number (for caches), name and
     /// the offset into it.
     pub fn lookup_index(&self, addr: u64) -> Option<(usize, &str, u64)> {
-        let i = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1)?;
-        Some((i, self.name(i), addr - self.syms[i].0))
+        let last = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1)?;
+        // Several names at one address (`__do_sys_x`, `__ia32_sys_x`, `__x64_sys_x`): the first listed, as
+        // trace-cmd names it.
+        let at = self.syms[last].0;
+        let i = self.syms[..last].partition_point(|s| s.0 < at);
+        Some((i, self.name(i), addr - at))
     }
 
     /// The symbol containing `addr` (the nearest one at or below it) and the offset into it.
@@ -302,6 +306,19 @@ mod tests {
         assert_eq!(k.lookup(0xffffffff81000104).map(|(n, o)| (n.to_string(), o)), Some(("foo".into(), 4)));
         assert_eq!(k.exact(0xffffffff81000000).map(|n| n.to_string()), Some("_stext".into()));
         assert!(k.lookup(1).is_none());
+    }
+
+    #[test]
+    fn of_several_names_at_one_address_the_first_listed_is_given() {
+        // A 6.1 x86_64 kernel's kallsyms: the syscall's three names share its address; trace-cmd report shows
+        // the first (the old lookup gave the last, `__x64_sys_rt_sigreturn`).
+        let k = Kallsyms::parse(
+            "ffffffff892324b0 t __do_sys_rt_sigreturn\nffffffff892324b0 T __ia32_sys_rt_sigreturn\n\
+             ffffffff892324b0 T __x64_sys_rt_sigreturn\nffffffff89232610 t next\n",
+        );
+        assert_eq!(k.lookup(0xffffffff892324b0), Some(("__do_sys_rt_sigreturn", 0)));
+        assert_eq!(k.lookup(0xffffffff892324c0), Some(("__do_sys_rt_sigreturn", 0x10)));
+        assert_eq!(k.lookup(0xffffffff89232610), Some(("next", 0)));
     }
 
     #[test]
