@@ -26,6 +26,7 @@ pub use dat::{
 pub use dat::{write_dat_v7_zstd, PAGES_PER_CHUNK};
 pub use error::DecodeError;
 pub use latscope_model::{Annotation, DecodedTrace, Elision, Format, LatencyHeader, LatencyTask, TraceInfo, Warning};
+pub use raw::time_shift::{SyncSample, TimeShift};
 pub use raw::{Missed, PageLayout, PageSummary, RawDecoder, TimeMap};
 pub use readers::Streamed;
 pub use text::{decode_text_bytes, decode_text_reader, TextResult};

@@ -691,3 +691,24 @@ fn repeated_kernel_stacks_share_their_frames() {
         distinct.len()
     );
 }
+
+/// A guest's trace from `trace-cmd record -A` (host and guest on this machine, ptp time sync over TCP):
+/// its TIME_SHIFT option is read into the time map with the samples `trace-cmd dump --options` lists,
+/// instead of being warned about and ignored. The recording holds no events (the host's trace-cmd
+/// crashed while recording), so this checks the option's layout, not event times.
+#[test]
+fn a_guest_trace_time_shift_option_is_read_as_trace_cmd_dump_lists_it() {
+    // In a folder of its own: the tests over every fixture want events.
+    let name = "guest/debian-6.1.0-56-amd64-qemu-guest-timeshift-noevents-v7.dat";
+    let reader = latscope_decode::DatReader::open(&fixture(name)).expect("open");
+    let shift = reader.meta().time.shift.clone().expect("the TIME_SHIFT option is read");
+    assert_eq!(shift.peer_trace_id, 0x3C2D_7697_CA0C_5A20);
+    assert_eq!(shift.flags, 1, "interpolate");
+    let samples =
+        |cpu: usize| shift.cpus[cpu].iter().map(|s| (s.time, s.offset, s.scaling, s.fraction)).collect::<Vec<_>>();
+    // `trace-cmd dump --options` (3.1.6): offset, scaling, fraction @ time; sorted by time here.
+    assert_eq!(samples(0), [(149_834_330_418, 79_687_384_818_104, 1, 0), (192_034_275_195, 79_687_384_730_934, 1, 0)]);
+    assert_eq!(samples(1), [(168_985_576_189, 79_687_384_267_732, 1, 0), (200_882_208_598, 79_687_384_445_528, 1, 0)]);
+    let t = decode(name);
+    assert!(!t.warnings.iter().any(|w| w.message.contains("TIME_SHIFT")), "{:?}", t.warnings);
+}

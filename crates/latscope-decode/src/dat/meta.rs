@@ -5,6 +5,7 @@ use super::compress::Compression;
 use super::input::{Bytes, InResult, Input};
 use super::spec::*;
 use crate::raw::time_map::{parse_c_integer, TimeMap};
+use crate::raw::time_shift::TimeShift;
 use std::io::{Read, Seek};
 
 /// Where one CPU's data is in the file.
@@ -65,7 +66,7 @@ pub struct Meta {
     pub clock: Option<String>,
     /// UNAME option.
     pub uname: Option<String>,
-    /// How raw timestamps become times (the TSC2NSEC, DATE and OFFSET options).
+    /// How raw timestamps become times (the TIME_SHIFT, TSC2NSEC, DATE and OFFSET options).
     pub time: TimeMap,
     /// The buffers with data.
     pub buffers: Vec<Buffer>,
@@ -332,11 +333,23 @@ fn simple_option(id: u16, data: &[u8], m: &mut Meta) {
             let (mult, shift) = (word(0), word(4));
             m.time.tsc2nsec = (mult != 0).then_some((mult, shift));
         }
-        OPT_TIME_SHIFT => m.warnings.push(
-            "this is a guest's trace with the host's time-sync data (TIME_SHIFT option), which latscope does \
-             not apply: timestamps are the guest's own clock"
-                .into(),
-        ),
+        // A guest's trace from `trace-cmd record -A`: its times move onto the host's clock.
+        OPT_TIME_SHIFT => match TimeShift::parse(data, m.big_endian) {
+            Ok(shift) => {
+                let bare = shift.cpus_without_samples();
+                if !bare.is_empty() {
+                    m.warnings.push(format!(
+                        "the host time-sync data (TIME_SHIFT option) has no sample for guest CPU(s) {bare:?}: their \
+                         timestamps stay on the guest's own clock"
+                    ));
+                }
+                m.time.shift = Some(std::sync::Arc::new(shift));
+            }
+            Err(e) => m.warnings.push(format!(
+                "the host time-sync data (TIME_SHIFT option) cannot be read ({e}): timestamps stay on the guest's \
+                 own clock"
+            )),
+        },
         OPT_CPUSTAT => {
             let t = text();
             if let Some(name) = t.lines().find_map(|l| l.strip_prefix("Buffer:")) {

@@ -186,7 +186,7 @@ impl<R: Read + Seek> DatReader<R> {
             })?
         };
         decoder.set_header_event(&meta.header_event);
-        decoder.set_time_map(meta.time);
+        decoder.set_time_map(meta.time.clone());
         match &symbols {
             Some(loading) => decoder.set_kallsyms_loading(loading.clone()),
             None => decoder.set_kallsyms_table(Kallsyms::parse(&meta.kallsyms)),

@@ -130,7 +130,7 @@ impl RawDecoder {
             kallsyms: self.kallsyms.clone(),
             printk: self.printk.clone(),
             names_later: self.names_later,
-            time: self.time,
+            time: self.time.clone(),
             // Caches, scratch space and unknown-id counts start empty.
             ..RawDecoder::with_layout(self.page)
         }
@@ -402,8 +402,10 @@ impl RawDecoder {
             // Pages are far smaller than 4 GiB (the commit length has 27 bits).
             pending.push((ts, id, start as u32, (start + data.len()) as u32));
         });
-        let time = self.time;
-        summary.ts = time.apply(summary.ts);
+        // One reference count per page, not per record.
+        let time = self.time.clone();
+        let cpu_index = cpu.0 as usize;
+        summary.ts = time.apply(summary.ts, cpu_index);
         for &(ts, id, start, end) in &pending {
             // A reference, not a clone: the formats are shared by the decoding threads, and a reference
             // count written per record would pass its cache line between the cores.
@@ -436,7 +438,7 @@ impl RawDecoder {
                     }
                 }
             };
-            let (ts, flags) = (Nanos(time.apply(ts)), rec.flags());
+            let (ts, flags) = (Nanos(time.apply(ts, cpu_index)), rec.flags());
             // Each event is built where it is handed over: a syscall's (most events of a busy trace) is
             // not built first and then copied, 128 bytes at a time.
             if let Some(kind) = fmt.syscall.and_then(|plan| plan.build(rec.data, be)) {

@@ -13,6 +13,7 @@ pub mod source;
 pub mod symbols;
 pub mod syscall_plan;
 pub mod time_map;
+pub mod time_shift;
 
 pub use decoder::RawDecoder;
 pub use header_page::PageLayout;

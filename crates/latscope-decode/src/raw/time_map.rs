@@ -1,11 +1,19 @@
 //! [`TimeMap`]: how a recording's raw ring-buffer timestamps become the times `trace-cmd report` prints
-//! (a TSC-to-nanoseconds conversion, then a fixed offset), as a `.dat`'s options ask.
+//! (a guest's shift onto the host's clock, a TSC-to-nanoseconds conversion, then a fixed offset), as a
+//! `.dat`'s options ask.
 
-/// A timestamp conversion: `raw × mult >> shift` when the file was recorded in TSC cycles (the `TSC2NSEC`
+use std::sync::Arc;
+
+use super::time_shift::TimeShift;
+
+/// A timestamp conversion: a guest trace's timestamps moved onto the host's clock first (the `TIME_SHIFT`
+/// option of `trace-cmd record -A`, as [`TimeShift`] applies it), then `raw × mult >> shift` when the file was recorded in TSC cycles (the `TSC2NSEC`
 /// option of `trace-cmd record --tsc2nsec`), then plus `offset_ns` (the `DATE` and `OFFSET` options of
 /// `--date` and `--ts-offset`). The default changes nothing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TimeMap {
+    /// A guest trace's host time-sync samples (the TIME_SHIFT option), applied first, per guest CPU.
+    pub shift: Option<Arc<TimeShift>>,
     /// TSC cycles to nanoseconds: (mult, shift).
     pub tsc2nsec: Option<(u32, u32)>,
     /// Added to every timestamp (after the conversion), in nanoseconds.
@@ -13,9 +21,13 @@ pub struct TimeMap {
 }
 
 impl TimeMap {
-    /// The time of raw timestamp `ts`.
+    /// The time of raw timestamp `ts`, recorded on `cpu`.
     #[inline]
-    pub fn apply(&self, ts: u64) -> u64 {
+    pub fn apply(&self, ts: u64, cpu: usize) -> u64 {
+        let ts = match &self.shift {
+            Some(shift) => shift.apply(ts, cpu),
+            None => ts,
+        };
         let ts = match self.tsc2nsec {
             Some((mult, shift)) => (u128::from(ts) * u128::from(mult)).checked_shr(shift).unwrap_or(0) as u64,
             None => ts,
@@ -51,13 +63,17 @@ mod tests {
 
     #[test]
     fn offsets_and_tsc_conversion() {
-        assert_eq!(TimeMap::default().apply(123), 123, "the default changes nothing");
-        let back = TimeMap { tsc2nsec: None, offset_ns: -100 };
-        assert_eq!(back.apply(1_000), 900);
+        assert_eq!(TimeMap::default().apply(123, 0), 123, "the default changes nothing");
+        let back = TimeMap { tsc2nsec: None, offset_ns: -100, ..TimeMap::default() };
+        assert_eq!(back.apply(1_000, 0), 900);
         // A 3 GHz TSC: mult/2^shift = 1/3.
-        let tsc = TimeMap { tsc2nsec: Some((1 << 30, 30 + 2)), offset_ns: 5 };
-        assert_eq!(tsc.apply(4_000), 1_005);
-        assert_eq!(TimeMap { tsc2nsec: Some((3, 200)), offset_ns: 0 }.apply(u64::MAX), 0, "no panic on a huge shift");
+        let tsc = TimeMap { tsc2nsec: Some((1 << 30, 30 + 2)), offset_ns: 5, ..TimeMap::default() };
+        assert_eq!(tsc.apply(4_000, 0), 1_005);
+        assert_eq!(
+            TimeMap { tsc2nsec: Some((3, 200)), ..TimeMap::default() }.apply(u64::MAX, 0),
+            0,
+            "no panic on a huge shift"
+        );
     }
 
     #[test]
