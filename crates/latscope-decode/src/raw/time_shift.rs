@@ -151,7 +151,7 @@ mod tests {
     #[test]
     fn interpolates_between_the_samples_around_a_time() {
         let data = option(FLAG_INTERPOLATE, &[&[(2_000, -100), (1_000, 100), (3_000, -100)], &[(5, 40)]]);
-        let s = TimeShift::parse(&data, false).unwrap();
+        let s = TimeShift::parse(&data, false).expect("a whole option");
         assert_eq!(s.peer_trace_id, 7);
         assert_eq!(s.cpus[0].iter().map(|x| x.time).collect::<Vec<_>>(), [1_000, 2_000, 3_000], "sorted by time");
         // -99.5 truncates towards zero, as in trace-cmd.
@@ -168,8 +168,8 @@ mod tests {
     #[test]
     fn a_cut_option_is_an_error_that_says_where() {
         let data = option(FLAG_INTERPOLATE, &[&[(1, 2), (3, 4)]]);
-        let err = TimeShift::parse(&data[..data.len() - 3], false).unwrap_err();
+        let err = TimeShift::parse(&data[..data.len() - 3], false).expect_err("cut in the scalings");
         assert!(err.contains("CPU 0's sample scalings"), "{err}");
-        assert!(TimeShift::parse(&data[..10], false).unwrap_err().contains("flags"));
+        assert!(TimeShift::parse(&data[..10], false).expect_err("cut in the flags").contains("flags"));
     }
 }
