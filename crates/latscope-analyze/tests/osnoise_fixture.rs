@@ -69,16 +69,7 @@ fn names_the_injected_thread_with_its_spin_and_the_serial_irq() {
     };
     // The injector's three spins (CLOCK_MONOTONIC start and end), the longest 30.29 ms: the longest thread
     // noise of latscope-inject is that spin (the IRQs nested in it are not the thread's).
-    let inject = std::fs::read_to_string(fixture("debian-6.1.0-56-rt-amd64-qemu-osnoise-spins.txt")).expect("inject");
-    let longest = inject
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let v: Vec<u64> = l.split_whitespace().filter_map(|t| t.parse().ok()).collect();
-            (v.len() == 2).then(|| v[1] - v[0])
-        })
-        .max()
-        .expect("spins");
+    let longest = spins().iter().map(|&(start, end)| end - start).max().expect("spins");
     let spinner = find(NoiseSourceKind::Thread, "latscope-inject");
     assert_eq!(spinner.number, Some(556));
     assert!(spinner.max_ns.abs_diff(longest) <= longest / 20, "longest noise {} vs spin {longest}", spinner.max_ns);
