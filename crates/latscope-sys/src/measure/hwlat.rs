@@ -42,29 +42,19 @@ pub struct HwlatRun {
 
 /// Why the kernel cannot run hwlat here, in one line with what would enable it; `None` when it can.
 pub fn hwlat_missing(root: &Path) -> Option<String> {
-    let tracers = std::fs::read_to_string(root.join("available_tracers")).unwrap_or_default();
-    if tracers.split_whitespace().any(|t| t == "hwlat") {
-        return None;
-    }
-    Some(format!(
-        "this kernel has no hwlat tracer (available_tracers: {}); it needs CONFIG_HWLAT_TRACER=y (Linux 4.9 or \
-         later; e.g. Debian's linux-image-rt-amd64 has it, its standard amd64 kernel does not): boot such a kernel \
-         to measure here",
-        if tracers.trim().is_empty() { "none" } else { tracers.trim() }
-    ))
+    crate::tracefs::lacking(root, "hwlat").map(|tracers| {
+        format!(
+            "this kernel has no hwlat tracer (available_tracers: {tracers}); it needs CONFIG_HWLAT_TRACER=y (Linux \
+             4.9 or later; e.g. Debian's linux-image-rt-amd64 has it, its standard amd64 kernel does not): boot such \
+             a kernel to measure here"
+        )
+    })
 }
 
 /// The tracefs directories (the top level or an instance) whose `current_tracer` is hwlat: the kernel runs
 /// one at a time.
 fn hwlat_in_use(root: &Path) -> Vec<String> {
-    let mut dirs = vec![(String::from("the top-level tracing directory"), root.to_path_buf())];
-    for e in std::fs::read_dir(root.join("instances")).into_iter().flatten().flatten() {
-        dirs.push((format!("instances/{}", e.file_name().to_string_lossy()), e.path()));
-    }
-    dirs.into_iter()
-        .filter(|(_, dir)| std::fs::read_to_string(dir.join("current_tracer")).is_ok_and(|t| t.trim() == "hwlat"))
-        .map(|(name, _)| name)
-        .collect()
+    crate::tracefs::current_tracers(root).into_iter().filter(|(_, t)| t == "hwlat").map(|(name, _)| name).collect()
 }
 
 /// Whole microseconds of `d` for a tracefs file, or an error naming `option`.

@@ -55,15 +55,12 @@ pub struct OsnoiseRun {
 
 /// Why the kernel cannot run osnoise here, in one line with what would enable it; `None` when it can.
 pub fn osnoise_missing(root: &Path) -> Option<String> {
-    let tracers = std::fs::read_to_string(root.join("available_tracers")).unwrap_or_default();
-    if tracers.split_whitespace().any(|t| t == "osnoise") {
-        return None;
-    }
-    Some(format!(
-        "this kernel has no osnoise tracer (available_tracers: {}); it needs CONFIG_OSNOISE_TRACER=y (Linux 5.14 \
-         or later, e.g. Debian's linux-image-rt-amd64 or RHEL's kernel-rt)",
-        if tracers.trim().is_empty() { "none" } else { tracers.trim() }
-    ))
+    crate::tracefs::lacking(root, "osnoise").map(|tracers| {
+        format!(
+            "this kernel has no osnoise tracer (available_tracers: {tracers}); it needs CONFIG_OSNOISE_TRACER=y \
+             (Linux 5.14 or later, e.g. Debian's linux-image-rt-amd64 or RHEL's kernel-rt)"
+        )
+    })
 }
 
 /// Whether this machine's kernel has the osnoise tracer (tracefs found or mountable); the reason when not.

@@ -50,29 +50,21 @@ pub struct TimerlatRun {
 
 /// Why the kernel cannot run timerlat here, in one line with what would enable it; `None` when it can.
 pub fn timerlat_missing(root: &Path) -> Option<String> {
-    let tracers = std::fs::read_to_string(root.join("available_tracers")).unwrap_or_default();
-    if tracers.split_whitespace().any(|t| t == "timerlat") {
-        return None;
-    }
-    Some(format!(
-        "this kernel has no timerlat tracer (available_tracers: {}); it needs CONFIG_TIMERLAT_TRACER=y (Linux 5.14 \
-         or later, e.g. Debian's linux-image-rt-amd64)",
-        if tracers.trim().is_empty() { "none" } else { tracers.trim() }
-    ))
+    crate::tracefs::lacking(root, "timerlat").map(|tracers| {
+        format!(
+            "this kernel has no timerlat tracer (available_tracers: {tracers}); it needs CONFIG_TIMERLAT_TRACER=y \
+             (Linux 5.14 or later, e.g. Debian's linux-image-rt-amd64)"
+        )
+    })
 }
 
 /// The tracefs directories (the top level or an instance) whose `current_tracer` is timerlat or osnoise:
 /// they share the kernel-wide `osnoise/*` settings and threads with a new run (timerlat's or osnoise's).
 pub(super) fn tracers_in_use(root: &Path) -> Vec<String> {
-    let mut dirs = vec![(String::from("the top-level tracing directory"), root.to_path_buf())];
-    for e in std::fs::read_dir(root.join("instances")).into_iter().flatten().flatten() {
-        dirs.push((format!("instances/{}", e.file_name().to_string_lossy()), e.path()));
-    }
-    dirs.into_iter()
-        .filter_map(|(name, dir)| {
-            let t = std::fs::read_to_string(dir.join("current_tracer")).ok()?;
-            matches!(t.trim(), "timerlat" | "osnoise").then(|| format!("{name} runs {}", t.trim()))
-        })
+    crate::tracefs::current_tracers(root)
+        .into_iter()
+        .filter(|(_, t)| matches!(t.as_str(), "timerlat" | "osnoise"))
+        .map(|(name, t)| format!("{name} runs {t}"))
         .collect()
 }
 

@@ -20,16 +20,13 @@ pub const GRAPH_DEPTH: u32 = 0;
 
 /// Why this kernel cannot trace function graphs, or `None` when it can.
 pub fn graph_missing(root: &Path) -> Option<String> {
-    let tracers = std::fs::read_to_string(root.join("available_tracers")).unwrap_or_default();
-    if tracers.split_whitespace().any(|t| t == "function_graph") {
-        return None;
-    }
-    Some(format!(
-        "this kernel has no function_graph tracer (available_tracers: {}): it needs CONFIG_FUNCTION_GRAPH_TRACER=y; \
-         run --trace without --graph (the event trace still explains the worst wakeups), or on a kernel that has it \
-         (e.g. Debian's linux-image-amd64 or linux-image-rt-amd64)",
-        if tracers.trim().is_empty() { "none" } else { tracers.trim() }
-    ))
+    super::lacking(root, "function_graph").map(|tracers| {
+        format!(
+            "this kernel has no function_graph tracer (available_tracers: {tracers}): it needs \
+             CONFIG_FUNCTION_GRAPH_TRACER=y; run --trace without --graph (the event trace still explains the worst \
+             wakeups), or on a kernel that has it (e.g. Debian's linux-image-amd64 or linux-image-rt-amd64)"
+        )
+    })
 }
 
 /// Whether function_graph can run here: `Err` says why not and what to use instead.

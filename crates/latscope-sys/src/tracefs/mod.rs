@@ -13,6 +13,7 @@ pub(crate) mod mount;
 mod reader;
 mod stacks;
 mod stats;
+mod tracers;
 mod trigger;
 
 pub(crate) use capture::read_text;
@@ -28,6 +29,7 @@ pub(crate) use mount::TraceFs;
 pub use reader::{RawPage, Retention};
 pub use stacks::{StackSpec, STACKS_NEED};
 pub use stats::CpuStats;
+pub(crate) use tracers::{current_tracers, lacking};
 pub use trigger::{CpuProgress, Trigger, HOLD_AFTER, HOLD_BEFORE};
 
 /// Removes the instances of latscope runs whose process is gone (a run killed with SIGKILL leaves its
