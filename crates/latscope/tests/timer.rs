@@ -109,7 +109,11 @@ fn injected_spin_is_measured_counted_and_exits_2() {
         "{above} above 1 ms ({beyond_spins} of them > 2.5 ms) for {sure} delaying spins"
     );
     assert!(overruns + 2 >= sure, "{overruns} overruns for {sure} delaying spins");
-    // The worst samples carry absolute times: those in the spin band woke as a spin ended.
+    // The worst samples carry absolute times: those in the spin band woke as a spin ended. A worst sample in
+    // the band that no spin covers is one of the machine's own stalls, and the histogram must count each such
+    // stall on top of the spins' delays: at most `above - beyond_spins - (sure - 2)` of them (a fresh-clone
+    // `make test` once had 3 such stalls of 1–2.5 ms in 3 s while its CI run compiled nothing). Wrong
+    // absolute times would put nearly every worst sample outside the spins, past that bound.
     let in_band: Vec<u64> = cpu["worst"]
         .as_array()
         .expect("worst")
@@ -118,8 +122,16 @@ fn injected_spin_is_measured_counted_and_exits_2() {
         .map(|w| json_u64(w, "actual_ns"))
         .collect();
     assert!(!in_band.is_empty(), "no worst sample in the spin band");
-    let outside = in_band.iter().filter(|&&t| !spins.iter().any(|&(s, e)| s <= t && t <= e + 200_000)).count();
-    assert!(outside <= 1, "{outside} of {} worst wakeups in the band are not in a spin", in_band.len());
+    let outside: Vec<u64> =
+        in_band.iter().copied().filter(|&t| !spins.iter().any(|&(s, e)| s <= t && t <= e + 200_000)).collect();
+    let stalls_counted = (above - beyond_spins).saturating_sub(sure.saturating_sub(2));
+    assert!(
+        outside.len() as u64 <= stalls_counted && outside.len() * 2 <= in_band.len(),
+        "{} of {} worst wakeups in the band are not in a spin (at {outside:?}), while the histogram counts at most \
+         {stalls_counted} samples above 1 ms beyond the {sure} delaying spins",
+        outside.len(),
+        in_band.len()
+    );
 }
 
 #[test]

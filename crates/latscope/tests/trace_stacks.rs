@@ -12,7 +12,7 @@
 //! Needs root, tracefs and CPU 1 (the printk test a serial console that prints `<3>` messages); skips with
 //! the reason otherwise, fails under LATSCOPE_REQUIRE_LIVE=1.
 
-use latscope_model::{CauseKind, Explanation, Place, TimerResult, TracedWakeup};
+use latscope_model::{CauseKind, Explanation, Place, TimerResult, TimerTrace, TracedWakeup};
 use std::process::{Child, Command, Stdio};
 
 mod live;
@@ -67,6 +67,25 @@ fn traced_timer_with(duration: &str, top: &str, extra: &[&str]) -> TimerResult {
     r
 }
 
+/// One line per worst wakeup, short enough for a CI log: its latency, each share's cause and magnitude, and
+/// what held its timer interrupt back (cause, place, task).
+fn brief(t: &TimerTrace) -> String {
+    let mut out = String::new();
+    for w in &t.worst {
+        let shares: Vec<String> = w.shares.iter().map(|s| format!("{:?} {}", s.cause, s.magnitude.0)).collect();
+        let held = held_back(w).map(|i| {
+            format!("{:?} at {:?} in {:?}", i.cause, i.culprit.place, i.culprit.task.as_ref().map(|t| &t.comm))
+        });
+        out.push_str(&format!(
+            "\n  {} ns {:?}: [{}] held back: {held:?}",
+            w.sample_latency_ns.0,
+            w.matched,
+            shares.join(", ")
+        ));
+    }
+    out
+}
+
 /// What held the timer interrupt of `w` back, when the trace shows a delay before it.
 fn held_back(w: &TracedWakeup) -> Option<&Explanation> {
     w.shares.iter().find(|s| s.cause == CauseKind::TimerIrqDelay).and_then(|d| d.within.first())
@@ -108,7 +127,7 @@ fn a_printk_storm_is_console_printing_with_interrupts_off_in_the_writing_shell()
     let writer = storm.pid();
     drop(storm);
     let t = r.trace.as_ref().expect("trace");
-    assert!(t.stacks > 0, "no kernel stack was recorded: {t:?}");
+    assert!(t.stacks > 0, "no kernel stack was recorded:{}", brief(t));
 
     let mut irqs_off = 0;
     let mut blocked = 0;
@@ -149,8 +168,8 @@ fn a_printk_storm_is_console_printing_with_interrupts_off_in_the_writing_shell()
         }
     }
     eprintln!("held back by console printing: {irqs_off}; blocked by the shell: {blocked}, in write(): {in_write}");
-    assert!(irqs_off + blocked >= 2, "the storm explains {irqs_off} + {blocked} of the worst wakeups: {t:?}");
-    assert!(irqs_off >= 1, "no worst wakeup was held back by console printing: {t:?}");
+    assert!(irqs_off + blocked >= 2, "the storm explains {irqs_off} + {blocked} of the worst wakeups:{}", brief(t));
+    assert!(irqs_off >= 1, "no worst wakeup was held back by console printing:{}", brief(t));
 }
 
 #[test]
@@ -184,7 +203,7 @@ fn a_user_space_spinner_is_found_in_user_space_and_not_blamed() {
             .sum();
         assert!(blocked < 50_000, "the user-space spinner was blamed for {blocked} ns: {w:?}");
     }
-    assert!(found_in_user_space >= 1, "no worst wakeup's interrupt found the spinner: {t:?}");
+    assert!(found_in_user_space >= 1, "no worst wakeup's interrupt found the spinner:{}", brief(t));
 }
 
 #[test]
@@ -193,7 +212,10 @@ fn an_idle_cpu_is_idle_and_takes_no_stack() {
         return;
     }
     let _turn = live::turn::take();
-    let r = traced_timer("2s", "10");
+    // The worst 100 of the 2000 wakeups: after a build this VM's unbound kworkers (ext4 conversion, RCU frees)
+    // run on CPU 1 for up to a millisecond in the non-preemptible kernel, and the worst ten were all theirs
+    // (each named as such: a kworker in kernel code). The claim is about the wakeups that found CPU 1 idle.
+    let r = traced_timer("2s", "100");
     let t = r.trace.as_ref().expect("trace");
     let mut idle = 0;
     for w in t.worst.iter().filter(|w| w.found()) {
@@ -205,8 +227,8 @@ fn an_idle_cpu_is_idle_and_takes_no_stack() {
         }
     }
     // The measuring thread sleeps between wakeups: on a CPU with nothing else to do most late interrupts
-    // find it idle. On a busy machine other tasks may run there instead; one idle case is enough.
-    assert!(idle >= 1, "no worst wakeup's interrupt found the CPU idle: {t:?}");
+    // find it idle. Other tasks may run there too (above); one idle case is enough.
+    assert!(idle >= 1, "no worst wakeup's interrupt found the CPU idle:{}", brief(t));
 }
 
 #[test]
@@ -229,5 +251,5 @@ fn without_stacks_a_busy_cpu_is_not_known_rather_than_the_hypervisor() {
             unknown += 1;
         }
     }
-    assert!(unknown >= 1, "no worst wakeup's interrupt found the loop: {t:?}");
+    assert!(unknown >= 1, "no worst wakeup's interrupt found the loop:{}", brief(t));
 }

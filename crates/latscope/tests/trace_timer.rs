@@ -187,7 +187,13 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
             run_end.min(switch_in).saturating_sub(woken.max(run_start)).saturating_sub(irqs + handler_after_wakeup)
                 as f64;
         let blocked = b.magnitude.0 as f64;
-        assert!((blocked - real).abs() <= 0.10 * real, "blocked {blocked} ns vs real overlap {real} ns: {w:?}");
+        assert!(
+            (blocked - real).abs() <= 0.10 * real,
+            "blocked {blocked} ns vs real overlap {real} ns (expected {expected}, woken {woken}, switch-in {switch_in}, \
+             injector run {run_start}..{run_end}, spin {spin_start}..{spin_end}, interrupts {irqs} ns, handler after the \
+             wakeup {handler_after_wakeup} ns; shares {:?}): {w:?}",
+            w.shares.iter().map(|s| (s.cause, s.magnitude.0)).collect::<Vec<_>>()
+        );
         // A spin that began after the deadline (the CPU was held before it) says nothing of the timer
         // interrupt and may not lead the explanation: what follows is for spins that covered the deadline.
         if spin_start > expected {
