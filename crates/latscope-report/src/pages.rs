@@ -12,7 +12,7 @@ use crate::plot::{empty_svg, PlotError};
 use crate::slices::CpuSlices;
 use crate::text::{analysis_verdicts, explain, noise_causes, traced_wakeups, verdict};
 use latscope_model::noise_result::NoiseResult;
-use latscope_model::{AuditResult, CauseKind, CpuId, Nanos, Pid, RunResult, TimerResult};
+use latscope_model::{AuditResult, CauseKind, CpuId, GraphWindow, Nanos, Pid, RunResult, TimerResult, WakeupGraph};
 
 fn us(ns: u64) -> String {
     Nanos(ns).to_string()
@@ -145,6 +145,9 @@ pub fn timer_sections(r: &TimerResult, prefix: &str) -> Vec<Section> {
                 rows,
             });
         }
+        if let Some(g) = &trace.graph {
+            main.blocks.extend(graph_blocks(g));
+        }
     }
     if !worst_rows.is_empty() {
         main.blocks.push(Block::Text("The worst wakeups (CLOCK_MONOTONIC time of the expected wakeup):".into()));
@@ -154,6 +157,44 @@ pub fn timer_sections(r: &TimerResult, prefix: &str) -> Vec<Section> {
         });
     }
     vec![main]
+}
+
+/// `--graph`: the function-graph diff of the worst wakeup against the median one, as the text shows it.
+fn graph_blocks(g: &WakeupGraph) -> Vec<Block> {
+    let at = |w: &GraphWindow| format!("{:.6} s ({} late)", w.expected_ns as f64 / 1e9, us(w.latency_ns()));
+    let intro = format!(
+        "Function graph of CPU {}: the worst wakeup, due at {}, against the median of the {} traced wakeups, due \
+         at {}. The calls in the worst wakeup's window took {}, in the normal one's {}.",
+        g.cpu,
+        at(&g.worst),
+        g.wakeups,
+        at(&g.normal),
+        us(g.worst_calls_ns),
+        us(g.normal_calls_ns)
+    );
+    let rows: Vec<Vec<String>> = g
+        .entries
+        .iter()
+        .filter(|e| e.extra_ns > 0)
+        .take(20)
+        .map(|e| {
+            vec![
+                us(e.extra_ns.unsigned_abs()),
+                traced_wakeups::graph_kind(e).to_string(),
+                traced_wakeups::graph_path(e),
+                traced_wakeups::graph_hot_path(e).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return vec![Block::Text(format!(
+            "{intro} No call of the worst wakeup is absent or shorter in the normal one."
+        ))];
+    }
+    vec![
+        Block::Text(intro),
+        Block::Table { head: ["adds", "how", "calls", "where its time went"].map(String::from).to_vec(), rows },
+    ]
 }
 
 /// The noise causes of each CPU: what the trace attributed the gaps to, when traced (the noise the trace
@@ -651,6 +692,38 @@ mod tests {
         if !a.irq_stats.is_empty() {
             assert!(files.index_html.contains("IRQ, softirq and vector durations"));
         }
+    }
+
+    /// `timer --trace --graph`'s diff in the report: computed from a real function_graph capture (Debian 6.1 in
+    /// the qemu guest, a shell writing `<3>` messages to /dev/kmsg on the measured CPU; fixtures/dat/README.md),
+    /// the page lists the calls only the worst wakeup made, with the times the diff gives them.
+    #[test]
+    fn the_graph_diff_is_in_the_timer_page() {
+        use latscope_model::EventKind;
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/dat/debian-6.1.0-56-amd64-qemu-kmsg-function_graph-v7.dat");
+        let ev = latscope_decode::decode_file(&p).expect("decode").events;
+        let tid = ev
+            .iter()
+            .find_map(|e| match &e.kind {
+                EventKind::HrtimerStart { function, mode, .. }
+                    if &**function == "hrtimer_wakeup" && &**mode == "ABS" =>
+                {
+                    Some(e.pid)
+                }
+                _ => None,
+            })
+            .expect("the measuring thread");
+        let g = latscope_analyze::wakeup_graph::compare(&ev, CpuId(1), tid, &[]).expect("compared");
+        let top = g.entries.iter().find(|e| e.extra_ns > 0).expect("an extra call").clone();
+        let mut r = timer();
+        r.trace = Some(latscope_model::TimerTrace { graph: Some(g), ..latscope_model::TimerTrace::default() });
+        let html = timer_page(&r, "t.json").render().index_html;
+        assert!(html.contains("Function graph of CPU 1: the worst wakeup"), "no graph section");
+        let last = top.path.last().expect("path").to_string();
+        assert!(html.contains(&last), "the largest extra call {last} is not on the page");
+        assert!(html.contains(&us(top.extra_ns.unsigned_abs())), "its time is not on the page");
+        assert!(html.contains("only in the worst"));
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! statistics.
 
 use super::explain::{self, WakeupView};
-use latscope_model::{CauseKind, Explanation, Nanos, SampleMatch, TimerTrace, TracedWakeup, WakeupGraph};
+use latscope_model::{
+    CauseKind, Explanation, GraphDiffEntry, Nanos, SampleMatch, TimerTrace, TracedWakeup, WakeupGraph,
+};
 use std::io::{self, Write};
 
 fn ns(v: u64) -> String {
@@ -169,19 +171,36 @@ fn write_graph(out: &mut dyn Write, g: &WakeupGraph) -> io::Result<()> {
         writeln!(out, "     no call of the worst wakeup is absent or shorter in the normal one")?;
     }
     for e in shown {
-        let how = match e.kind.as_str() {
-            "added" => "only in the worst",
-            "self_grew" => "longer own time",
-            _ => "only in the normal",
-        };
-        let path: Vec<&str> = e.path.iter().map(|p| &**p).collect();
-        writeln!(out, "     +{:<11} {how:<17} {}", signed(e.extra_ns), path.join(" → "))?;
-        if e.hot_path.len() > 1 || e.hot_path.first().is_some_and(|h| Some(&h.0) != e.path.last()) {
-            let hot: Vec<String> = e.hot_path.iter().map(|(f, t)| format!("{f} {}", ns(*t))).collect();
-            writeln!(out, "{:35}where its time went: {}", "", hot.join(" → "))?;
+        writeln!(out, "     +{:<11} {:<17} {}", signed(e.extra_ns), graph_kind(e), graph_path(e))?;
+        if let Some(hot) = graph_hot_path(e) {
+            writeln!(out, "{:35}where its time went: {hot}", "")?;
         }
     }
     Ok(())
+}
+
+/// What a `--graph` diff entry is, in words: only in the worst wakeup, longer there, or only in the normal one.
+pub fn graph_kind(e: &GraphDiffEntry) -> &'static str {
+    match e.kind.as_str() {
+        "added" => "only in the worst",
+        "self_grew" => "longer own time",
+        _ => "only in the normal",
+    }
+}
+
+/// A `--graph` diff entry's calls, outermost first.
+pub fn graph_path(e: &GraphDiffEntry) -> String {
+    e.path.iter().map(|p| &**p).collect::<Vec<&str>>().join(" → ")
+}
+
+/// Where an added call's time went (its most expensive callees with their times), when that says more than
+/// the call itself.
+pub fn graph_hot_path(e: &GraphDiffEntry) -> Option<String> {
+    if e.hot_path.len() > 1 || e.hot_path.first().is_some_and(|h| Some(&h.0) != e.path.last()) {
+        let hot: Vec<String> = e.hot_path.iter().map(|(f, t)| format!("{f} {}", ns(*t))).collect();
+        return Some(hot.join(" → "));
+    }
+    None
 }
 
 fn write_one(out: &mut dyn Write, rank: usize, w: &TracedWakeup) -> io::Result<()> {
