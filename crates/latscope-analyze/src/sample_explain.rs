@@ -7,7 +7,10 @@ use crate::hrtimer::{self, activity_components};
 use crate::remedy::RemedyContext;
 use crate::timeline::Timeline;
 use crate::wakeup::{decompose_task_sample, headline, KnownSample, WakeupBreakdown, WakeupContext};
-use latscope_model::{merge_same, CpuId, Event, Nanos, Pid, SampleMatch, TaskRef, TracedWakeup, WakeupSample};
+use latscope_model::event::TimerlatContext;
+use latscope_model::{
+    merge_same, CpuId, Event, EventKind, Nanos, Pid, SampleMatch, TaskRef, TracedIrqSample, TracedWakeup, WakeupSample,
+};
 
 /// A sample measured by a known thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,6 +90,56 @@ pub fn explain_samples(events: &[Event], samples: &[MeasuredSample], remedy: &Re
         .collect()
 }
 
+/// Explains timerlat's worst timer-IRQ samples (`irq`, worst first): each by its activation's wakeup of the
+/// timerlat thread, whose thread latency the trace's own `timerlat` record of the same activation gives (an
+/// IRQ sample's latency ends in the interrupt, before the wakeup the trace matches). A sample whose thread
+/// record is not in `events` is left out and said in the returned notes.
+pub fn explain_irq_samples(
+    events: &[Event],
+    irq: &[MeasuredSample],
+    remedy: &RemedyContext,
+) -> (Vec<TracedIrqSample>, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut kept = Vec::new();
+    let mut activations = Vec::new();
+    for s in irq {
+        let thread = events.iter().find_map(|e| match e.kind {
+            EventKind::Timerlat { context: TimerlatContext::Thread, seqnum, latency }
+                if e.cpu == s.cpu && seqnum == s.seq + 1 =>
+            {
+                Some(latency)
+            }
+            _ => None,
+        });
+        match thread {
+            Some(latency) => {
+                kept.push(s);
+                activations.push(MeasuredSample { latency, ..*s });
+            }
+            None => notes.push(format!(
+                "timer IRQ sample #{} on CPU {} ({}): the trace holds no thread record of its activation to \
+                 explain it by",
+                s.seq + 1,
+                s.cpu,
+                s.latency
+            )),
+        }
+    }
+    let explained = explain_samples(events, &activations, remedy);
+    let out = kept
+        .into_iter()
+        .zip(explained)
+        .map(|(s, activation)| TracedIrqSample {
+            cpu: s.cpu,
+            seq: s.seq,
+            expected_ns: s.expected,
+            irq_latency_ns: s.latency,
+            activation,
+        })
+        .collect();
+    (out, notes)
+}
+
 fn covered(first: Option<Nanos>, last: Option<Nanos>, s: &MeasuredSample) -> bool {
     // The sample's end is read after the sleeping call returned: it may follow the trace's last event.
     matches!((first, last), (Some(f), Some(l)) if f <= s.expected && s.expected + s.latency <= l + MATCH_TOLERANCE)
@@ -163,7 +216,7 @@ mod tests {
     use super::*;
     use crate::testing::ev;
     use latscope_model::event::WakeupKind;
-    use latscope_model::{CauseKind, EventKind};
+    use latscope_model::{CauseKind, Place};
 
     fn switch(prev: (&str, Pid, i32, &str), next: (&str, Pid, i32)) -> EventKind {
         EventKind::SchedSwitch {
@@ -291,6 +344,59 @@ mod tests {
         let spin = Nanos(33_141_375_190 - 33_038_795_080);
         assert!(h.magnitude.0 >= spin.0 * 8 / 10 && h.magnitude.0 <= spin.0 * 105 / 100, "{h:?} for a {spin} spin");
         assert!(t.remainder_ns.unsigned_abs() < 1_000_000, "{t:?}");
+    }
+
+    /// The same buffer's worst timer-IRQ-latency sample (activation #444, 5.255 ms), explained from its
+    /// activation's wakeup of timerlat/1: the interrupt entered 5.240 ms after the timer's expiry
+    /// (`local_timer_entry` at 33.025671, expiry 33.025687 − 5.255340 ms = 33.020432), and the trace shows
+    /// CPU 1 idle from 33.020379 until then with no event in between: the delay is named as idle time that no
+    /// kernel event accounts for (under TCG, the emulated timer), never a task.
+    #[test]
+    fn the_worst_timerlat_irq_sample_is_its_activations_timer_irq_delay() {
+        use crate::timerlat_samples::{TimerlatSamples, TimerlatSetup};
+        let events =
+            crate::testing::trace(include_str!("../../../fixtures/events/timerlat-trace-spin-6.1-rt-qemu.txt"));
+        let mut samples = TimerlatSamples::new(TimerlatSetup {
+            cpus: vec![CpuId(1)],
+            interval: Nanos::from_ms(1),
+            start: Nanos(33_000_000_000),
+            end: None,
+            window: None,
+            max_windows: 0,
+            threshold: None,
+            worst_kept: 3,
+        });
+        for e in &events {
+            samples.add(e);
+        }
+        let (_, irq) = samples.summarize();
+        let worst = worst_samples([(CpuId(1), 411, irq.cpus[0].worst.as_slice())], Some(4), 1);
+        assert_eq!((worst[0].seq, worst[0].latency), (443, Nanos(5_255_340)), "{worst:?}");
+        let (explained, notes) = explain_irq_samples(&events, &worst, &RemedyContext::default());
+        assert!(notes.is_empty(), "{notes:?}");
+        let x = &explained[0];
+        assert_eq!((x.seq, x.irq_latency_ns, x.expected_ns), (443, Nanos(5_255_340), Nanos(33_020_431_660)));
+        // The activation's thread sample, from the trace's own `#444 context thread` record.
+        let t = &x.activation;
+        assert_eq!((t.matched.clone(), t.sample_latency_ns), (SampleMatch::Wakeup, Nanos(5_606_020)), "{t:?}");
+        assert_eq!(t.task.as_ref().map(|k| k.comm.as_str()), Some("timerlat/1"));
+        let delay = t.shares.iter().find(|s| s.cause == CauseKind::TimerIrqDelay).expect("a timer IRQ delay");
+        let truth = Nanos(33_025_671_000 - 33_020_431_660);
+        assert!(delay.magnitude.0.abs_diff(truth.0) <= 1_000, "{delay:?} against {truth}");
+        // The delay and the way to the timer callback (hrtimer_expire_entry 12 us after the entry) make up
+        // the IRQ latency timerlat measured, to a few us.
+        let callback = t.callback_delay_ns.expect("the callback delay");
+        assert!((delay.magnitude + callback).0.abs_diff(5_255_340) <= 10_000, "{delay:?} + {callback}");
+        // The trace shows CPU 1 idle from 33.020379 to the interrupt: idle, no task, no stack.
+        let held = delay.within.first().expect("what held the interrupt back");
+        assert!(matches!(held.culprit.place, Some(Place::Idle { .. })), "{held:?}");
+        assert!(matches!(held.cause, CauseKind::Idle | CauseKind::NoKernelEvent), "{held:?}");
+        assert!(held.culprit.task.is_none(), "{held:?}");
+        // An IRQ sample whose activation's thread record the trace lacks is said, not explained.
+        let mut missing = worst[0];
+        missing.seq = 9_999;
+        let (none, notes) = explain_irq_samples(&events, &[missing], &RemedyContext::default());
+        assert!(none.is_empty() && notes.len() == 1 && notes[0].contains("#10000"), "{notes:?}");
     }
 
     /// A `make run` here: the measuring thread, current on CPU 1, missed its deadline by 11 ms with one tick of

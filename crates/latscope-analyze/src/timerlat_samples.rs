@@ -176,6 +176,11 @@ impl TimerlatSamples {
         self.cpus.iter().flat_map(|(c, t, _)| t.worst.iter().map(move |w| (*c, *w))).collect()
     }
 
+    /// The worst timer IRQ samples kept so far, per CPU in no order (to hold their trace while it records).
+    pub fn kept_worst_irq(&self) -> Vec<(CpuId, WakeupSample)> {
+        self.cpus.iter().flat_map(|(c, _, i)| i.worst.iter().map(move |w| (*c, *w))).collect()
+    }
+
     /// Per measured CPU, the time of the latest timerlat record taken: a later read of the same pages
     /// takes only the records after it.
     pub fn last_seen(&self) -> BTreeMap<CpuId, Nanos> {

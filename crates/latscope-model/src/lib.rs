@@ -67,6 +67,6 @@ pub use timer_result::{
     keep_worst, CpuTimer, ImportedSetup, IrqLatency, StopReason, TimerBackend, TimerOptions, TimerResult, TimerStats,
     WakeupSample,
 };
-pub use traced_wakeup::{SampleMatch, TimerTrace, TracedWakeup};
+pub use traced_wakeup::{SampleMatch, TimerTrace, TracedIrqSample, TracedWakeup};
 pub use wakeup_graph::{GraphDiffEntry, GraphWindow, WakeupGraph};
 pub use window::{WindowAccum, WindowRow, WindowSeries};

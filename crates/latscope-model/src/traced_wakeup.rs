@@ -120,4 +120,24 @@ pub struct TimerTrace {
     /// `--graph`: the worst wakeup's function graph against a normal one's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph: Option<crate::WakeupGraph>,
+    /// `--backend timerlat`: the worst timer IRQ latencies, explained, worst first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub irq_worst: Vec<TracedIrqSample>,
+}
+
+/// One of timerlat's worst timer-IRQ-latency samples and what the trace says about it: its activation's
+/// wakeup of the timerlat thread, explained like a thread sample, whose timer IRQ delay (and what held the
+/// interrupt back, `within` it) and callback delay make up the IRQ latency.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TracedIrqSample {
+    /// The measured CPU.
+    pub cpu: CpuId,
+    /// Sample number on its CPU (timerlat's activation `#N` is `seq + 1`).
+    pub seq: u64,
+    /// When the timer expired, CLOCK_MONOTONIC ns.
+    pub expected_ns: Nanos,
+    /// The IRQ latency timerlat measured, ns.
+    pub irq_latency_ns: Nanos,
+    /// The same activation's thread sample (its latency from the trace's timerlat record), explained.
+    pub activation: TracedWakeup,
 }

@@ -148,6 +148,15 @@ pub fn timer_sections(r: &TimerResult, prefix: &str) -> Vec<Section> {
         if let Some(g) = &trace.graph {
             main.blocks.extend(graph_blocks(g));
         }
+        if !trace.irq_worst.is_empty() {
+            main.blocks.push(Block::Text("The worst timer IRQ latencies (timerlat), explained from the trace:".into()));
+            main.blocks.push(Block::Table {
+                head: ["CPU", "activation", "IRQ latency", "what held the interrupt", "remedy"]
+                    .map(String::from)
+                    .to_vec(),
+                rows: trace.irq_worst.iter().map(traced_wakeups::irq_row).collect(),
+            });
+        }
     }
     if !worst_rows.is_empty() {
         main.blocks.push(Block::Text("The worst wakeups (CLOCK_MONOTONIC time of the expected wakeup):".into()));

@@ -13,7 +13,7 @@ use crate::output::{stderr_is_terminal, stdout_is_terminal, write_file, write_te
 use crate::signal;
 use latscope_analyze::audit::findings_at;
 use latscope_analyze::remedy::RemedyContext;
-use latscope_analyze::sample_explain::{explain_samples, worst_samples, MeasuredSample};
+use latscope_analyze::sample_explain::{explain_irq_samples, explain_samples, worst_samples, MeasuredSample};
 use latscope_analyze::timer_summary::{summarize_timer, CpuSamples, TimerSummary};
 use latscope_analyze::wakeup_graph;
 use latscope_model::{Event, Nanos, TimerBackend, TimerOptions, TimerResult, TimerTrace};
@@ -267,6 +267,9 @@ pub fn run(args: Args) -> CmdResult {
         if let Some(t) = traced {
             let base = TimerTrace { notes: t.notes, frozen: t.frozen, ..TimerTrace::default() };
             let (mut trace, ev) = explained(base, t.decoded, &t.samples, &remedy);
+            let (irq_worst, notes) = explain_irq_samples(&ev, &t.irq_samples, &remedy);
+            trace.irq_worst = irq_worst;
+            trace.notes.extend(notes);
             beside.threads().mark_wakeups(&mut trace.worst);
             result.trace = Some(trace);
             events = ev;

@@ -4,7 +4,8 @@
 //! timer IRQ's latency beside the thread latency. With `--trace` the instance also records the latency
 //! events (the same set, window and stacks as the user-space backend's capture): the pages are copied as
 //! they come for the samples and kept in the window, the window is held around every kept worst sample,
-//! and at the end the whole window is decoded for the explanation of the worst thread samples. Wiring only.
+//! and at the end the whole window is decoded for the explanation of the worst thread samples and of the worst
+//! timer IRQ samples (by their activations' wakeups). Wiring only.
 
 use super::timer::emit;
 use crate::capture::{self, decoder_for, Decoded};
@@ -46,6 +47,8 @@ pub struct Traced {
     pub notes: Vec<String>,
     /// The worst thread samples, worst first.
     pub samples: Vec<MeasuredSample>,
+    /// The worst timer IRQ samples, worst first (explained by their activations' wakeups).
+    pub irq_samples: Vec<MeasuredSample>,
     /// Whether the kernel stopped recording at the first threshold crossing (`--stop-on-threshold`).
     pub frozen: bool,
 }
@@ -183,21 +186,30 @@ pub fn measure(
             Some((c.cpu, tid, c.worst.as_slice()))
         });
         let samples = worst_samples(worst, Some(config.policy.kernel_prio()), t.top);
-        Traced { decoded, notes: trace_notes, samples, frozen: result.stopped_by == StopReason::Threshold }
+        let irq_worst = result.irq.iter().flat_map(|i| &i.cpus).filter_map(|c| {
+            let tid = tids.iter().find(|(cpu, _)| *cpu == c.cpu)?.1;
+            Some((c.cpu, tid, c.worst.as_slice()))
+        });
+        let irq_samples = worst_samples(irq_worst, Some(config.policy.kernel_prio()), t.top);
+        let frozen = result.stopped_by == StopReason::Threshold;
+        Traced { decoded, notes: trace_notes, samples, irq_samples, frozen }
     });
     Ok((result, traced))
 }
 
-/// The kept worst thread samples whose trace is held in the window (`(cpu, seq)`).
+/// The kept worst samples whose trace is held in the window (`(cpu, seq, whether an IRQ sample)`).
 #[derive(Debug, Default)]
-struct Held(BTreeSet<(CpuId, u64)>);
+struct Held(BTreeSet<(CpuId, u64, bool)>);
 
 impl Held {
-    /// Holds the window around every kept worst thread sample not held yet: from a little before it was
-    /// due to a little after the thread ran.
+    /// Holds the window around every kept worst thread and timer IRQ sample not held yet: from a little
+    /// before it was due to a little after it was taken (after an IRQ sample, its thread's wakeup follows
+    /// within that margin unless the thread itself was held off).
     fn hold_new(&mut self, c: &Capture, samples: &TimerlatSamples) {
-        for (cpu, w) in samples.kept_worst() {
-            if self.0.insert((cpu, w.seq)) {
+        let thread = samples.kept_worst().into_iter().map(|(cpu, w)| (cpu, w, false));
+        let irq = samples.kept_worst_irq().into_iter().map(|(cpu, w)| (cpu, w, true));
+        for (cpu, w, is_irq) in thread.chain(irq) {
+            if self.0.insert((cpu, w.seq, is_irq)) {
                 c.hold(Nanos(w.expected_ns).saturating_sub(HOLD_BEFORE), Nanos(w.actual_ns) + HOLD_AFTER);
             }
         }
