@@ -1,7 +1,7 @@
 //! Ground truth for `latscope timer --trace`: a SCHED_FIFO 97 thread spins 700 µs every 37 ms on CPU 1
 //! (started 50 µs before a timer deadline, so each spin delays one wakeup by a known ~650 µs), and the
 //! traced timer run must name that thread (comm and pid) as the cause of the wakeups it hit, with the
-//! blocked time within 10% of the real overlap and a small timer IRQ delay. Needs root, tracefs and CPU 1;
+//! blocked time within 10% of the real overlap (less the interrupts that hit it) and a small timer IRQ delay. Needs root, tracefs and CPU 1;
 //! skips with the reason otherwise (fails under
 //! LATSCOPE_REQUIRE_LIVE=1).
 
@@ -177,21 +177,23 @@ fn timer_trace_names_the_spinner_and_measures_its_overlap() {
             runs.iter().copied().find(|(s, e)| *s <= spin_end && spin_end <= *e).unwrap_or((spin_start, spin_end));
         // Interrupts that hit the spinner are not its time: the trace lists them as interference. Nor is the
         // rest of the timer interrupt that woke the thread (its handler from the wakeup to its exit): usually a
-        // few µs, but the hypervisor can stall the CPU inside the handler (225 µs once here).
+        // few µs, but the hypervisor can stall the CPU inside the handler (225 µs once here). The shares do not
+        // say when each interrupt came: when another task also held the CPU in the window (a build's rustc in a
+        // page fault for 2.1 ms, then the spin), some of them hit it, not the spinner. So the spinner's time
+        // lies between the overlap less every interrupt and the whole overlap.
         let irqs: u64 = w.shares.iter().filter(|x| x.cause.is_interference()).map(|x| x.magnitude.0).sum();
         let irq_entry = expected + w.total_of(CauseKind::TimerIrqDelay).unwrap_or_default().0;
         let handler = w.total_of(CauseKind::IrqHandler).unwrap_or_default().0;
         let handler_after_wakeup =
             if run_start <= woken { handler.saturating_sub(woken.saturating_sub(irq_entry)) } else { 0 };
-        let real =
-            run_end.min(switch_in).saturating_sub(woken.max(run_start)).saturating_sub(irqs + handler_after_wakeup)
-                as f64;
+        let overlap = run_end.min(switch_in).saturating_sub(woken.max(run_start)).saturating_sub(handler_after_wakeup);
+        let (least, most) = (overlap.saturating_sub(irqs) as f64, overlap as f64);
         let blocked = b.magnitude.0 as f64;
         assert!(
-            (blocked - real).abs() <= 0.10 * real,
-            "blocked {blocked} ns vs real overlap {real} ns (expected {expected}, woken {woken}, switch-in {switch_in}, \
-             injector run {run_start}..{run_end}, spin {spin_start}..{spin_end}, interrupts {irqs} ns, handler after the \
-             wakeup {handler_after_wakeup} ns; shares {:?}): {w:?}",
+            blocked >= 0.90 * least && blocked <= 1.10 * most,
+            "blocked {blocked} ns vs real overlap {least}..{most} ns (expected {expected}, woken {woken}, switch-in \
+             {switch_in}, injector run {run_start}..{run_end}, spin {spin_start}..{spin_end}, interrupts {irqs} ns, \
+             handler after the wakeup {handler_after_wakeup} ns; shares {:?}): {w:?}",
             w.shares.iter().map(|s| (s.cause, s.magnitude.0)).collect::<Vec<_>>()
         );
         // A spin that began after the deadline (the CPU was held before it) says nothing of the timer
