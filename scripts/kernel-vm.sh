@@ -68,7 +68,8 @@ fetch_kernel() {
 
 kernel_dir() {
     local rt_pkg
-    rt_pkg=$(ls -d "$cache"/linux-image-*-rt-amd64 2>/dev/null | head -1 | xargs -r basename)
+    # An empty cache is no error (pipefail would end the script here without a word).
+    rt_pkg=$(ls -d "$cache"/linux-image-*-rt-amd64 2>/dev/null | head -1 | xargs -r basename || true)
     [ -n "$rt_pkg" ] || rt_pkg=$(kernel_package linux-image-rt-amd64)
     case $flavour in
         rt) fetch_kernel "$rt_pkg" ;;
