@@ -13,6 +13,7 @@ pub mod hrtimer;
 pub mod hwlat;
 pub mod irq_stats;
 pub mod irqsoff;
+pub mod kernel_wakeup;
 pub mod latency_report;
 pub mod latscope_threads;
 pub mod lock_contention;

@@ -108,6 +108,7 @@ const TABLE: &[(&str, usize, u64, u64, Format, usize)] = &[
     ("latency/wakeup_rt-3.8-doc-events.txt", 12, 0, 6000, Format::LatencyText, 0),
     ("latency/wakeup_rt-3.8-doc-func.txt", 85, 1000, 30000, Format::LatencyText, 0),
     ("latency/wakeup_rt-3.8-doc-nofunc.txt", 4, 0, 5000, Format::LatencyText, 0),
+    ("latency/wakeup_rt-6.1-rt-qemu-rt-throttled.txt", 6, 3000, 49815000, Format::LatencyText, 0),
     ("latency/wakeup_rt-5.4.140-rt64-rpi4-arm64-abridged.txt", 10, 1000, 389000, Format::LatencyText, 0),
     ("latency/wakeup_rt-6.5-rt6-riscv-8col-before.txt", 6, 1000, 1968000, Format::LatencyText, 0),
     // 1 warning: the 6 wrapped wakeup/switch records it rejoins.

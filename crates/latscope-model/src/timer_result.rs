@@ -218,6 +218,9 @@ pub struct TimerResult {
     /// The timer IRQ's latency, measured by the timerlat backend beside the thread latency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub irq: Option<IrqLatency>,
+    /// The worst wakeup the kernel's wakeup latency tracer measured meanwhile (`--wakeup-tracer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_wakeup: Option<crate::KernelWakeup>,
 }
 
 impl TimerResult {
@@ -237,6 +240,7 @@ impl TimerResult {
             trace: None,
             imported: None,
             irq: None,
+            kernel_wakeup: None,
         }
     }
 

@@ -6,6 +6,7 @@ pub mod audit;
 pub mod explain;
 pub mod flag_sections;
 pub mod hwlat;
+pub mod kernel_wakeup;
 pub mod noise;
 pub mod noise_causes;
 pub mod noise_sources;

@@ -21,6 +21,7 @@ pub fn write_timer(out: &mut dyn Write, r: &TimerResult) -> io::Result<()> {
     if let Some(t) = &r.trace {
         super::traced_wakeups::write_traced_wakeups(out, t)?;
     }
+    super::kernel_wakeup::write_kernel_wakeup(out, r)?;
     Ok(())
 }
 

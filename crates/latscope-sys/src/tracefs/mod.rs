@@ -15,6 +15,7 @@ mod stacks;
 mod stats;
 mod tracers;
 mod trigger;
+mod wakeup_tracer;
 
 pub(crate) use capture::read_text;
 pub use capture::{
@@ -31,6 +32,7 @@ pub use stacks::{StackSpec, STACKS_NEED};
 pub use stats::CpuStats;
 pub(crate) use tracers::{current_tracers, lacking};
 pub use trigger::{CpuProgress, Trigger, HOLD_AFTER, HOLD_BEFORE};
+pub use wakeup_tracer::{wakeup_tracer_available, wakeup_tracer_missing, WakeupTrace, WakeupTracer};
 
 /// Removes the instances of latscope runs whose process is gone (a run killed with SIGKILL leaves its
 /// instance tracing), from the tracefs already mounted; nothing is mounted. What every measuring command does

@@ -14,3 +14,4 @@ pub mod report;
 pub mod run;
 pub mod timer;
 mod timer_timerlat;
+mod timer_wakeup;

@@ -71,6 +71,15 @@ pub struct Args {
     /// compare the calls during the worst wakeup with those during the median one (`analyze --diff`'s diff)
     #[arg(long)]
     graph: bool,
+    /// Also run the kernel's wakeup latency tracer meanwhile (wakeup_rt: real-time and deadline tasks,
+    /// wakeup_dl: deadline only; CONFIG_SCHED_TRACER) in latscope's own tracefs instance, function tracing off,
+    /// every setting written back, and show the worst wakeup it measured beside latscope's own worst
+    #[arg(long, value_enum, value_name = "rt|dl")]
+    wakeup_tracer: Option<super::timer_wakeup::Tracer>,
+    /// With --wakeup-tracer: also record the functions the CPU ran between the worst wakeup and its switch
+    /// (options/function-trace; slows every kernel function while it runs)
+    #[arg(long)]
+    wakeup_function_trace: bool,
     /// With --trace: how many of the worst wakeups to explain
     #[arg(long, value_name = "N", default_value_t = 3)]
     top: usize,
@@ -117,6 +126,9 @@ fn plan(args: &Args) -> Result<Plan, CliError> {
     }
     if args.graph && !args.trace {
         return Err(CliError("--graph needs --trace: add --trace".into()));
+    }
+    if args.wakeup_function_trace && args.wakeup_tracer.is_none() {
+        return Err(CliError("--wakeup-function-trace needs --wakeup-tracer rt|dl: add --wakeup-tracer rt".into()));
     }
     if args.trace && args.top == 0 {
         return Err(CliError("--top 0: explain at least 1 wakeup".into()));
@@ -224,6 +236,9 @@ pub fn run(args: Args) -> CmdResult {
     if args.graph {
         graph_available().map_err(|why| CliError(format!("--graph: {why}")))?;
     }
+    // Refused before anything is set up on a kernel without it; started before the measuring threads.
+    let wakeup_tracer =
+        args.wakeup_tracer.map(|t| super::timer_wakeup::start(t, args.wakeup_function_trace)).transpose()?;
     let to_stdout_json = outputs.takes_stdout();
     // The configuration around the numbers, read before the measuring threads start.
     let facts = collect();
@@ -262,6 +277,8 @@ pub fn run(args: Args) -> CmdResult {
             ask,
         )?;
         result.findings = findings;
+        result.kernel_wakeup =
+            wakeup_tracer.map(|w| super::timer_wakeup::finish(w, |_, comm| comm.starts_with("timerlat/")));
         beside.look_again(&mut result.warnings);
         let mut events = Vec::new();
         if let Some(t) = traced {
@@ -304,6 +321,8 @@ pub fn run(args: Args) -> CmdResult {
     show_live(&run, args.quiet, to_stdout_json, tracing.as_mut().and_then(|t| t.trigger.as_mut()));
     let start = run.start();
     let m = run.join().map_err(CliError::msg)?;
+    let kernel_wakeup = wakeup_tracer
+        .map(|w| super::timer_wakeup::finish(w, |pid, _| m.cpus.iter().any(|c| i64::from(c.tid) == i64::from(pid))));
     beside.look_again(&mut warnings);
     let mut traced = tracing.map(|t| explain(t, &m, args.top, plan.config.policy, &remedy));
     if let Some((trace, _)) = traced.as_mut() {
@@ -319,6 +338,7 @@ pub fn run(args: Args) -> CmdResult {
     result.all = summary.all;
     result.warnings = warnings;
     result.findings = findings;
+    result.kernel_wakeup = kernel_wakeup;
 
     let mut events = Vec::new();
     if let Some((trace, ev)) = traced {
