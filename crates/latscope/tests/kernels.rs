@@ -901,8 +901,13 @@ fn rt_wakeup_tracer_beside_a_higher_priority_spin() {
     assert_eq!(k["tracer"], "wakeup_rt", "{k}");
     assert!(k["ran_in"].as_str().is_some_and(|s| s.starts_with("instances/latscope-")), "{k}");
     assert_eq!(k["function_trace"], false, "{k}");
+    // Its worst may be another task's (TCG stalls delay kernel threads by tens of ms), never the measuring
+    // thread with the spin in it.
     let latency = k["latency_ns"].as_u64().unwrap_or(u64::MAX);
-    assert!(latency < spin_ns / 2, "wakeup_rt counted the wakeup held off by a higher priority: {k}");
+    assert!(
+        k["ours"] == false || latency < spin_ns / 2,
+        "wakeup_rt counted the wakeup held off by a higher priority: {k}"
+    );
     assert!(text.contains("The kernel's wakeup_rt tracer (instances/latscope-"), "{text}");
     if k["ours"] == false {
         assert!(text.contains("outranks the task running where it is woken"), "{text}");
