@@ -4,7 +4,7 @@
 
 use crate::patterns;
 use crate::symbol;
-use latscope_model::{CpuId, Event, EventKind, Nanos, Pattern, Text};
+use latscope_model::{CauseKind, CpuId, Event, EventKind, Nanos, Pattern, Text};
 use latscope_model::{Elision, LatencyHeader};
 use serde::Serialize;
 
@@ -62,9 +62,49 @@ pub struct LatencyReport {
     pub big: Option<LatencyEntry>,
     /// The known culprit pattern the trace shows (console printing), when it shows one.
     pub pattern: Option<Pattern>,
+    /// What the tracer timed: a wakeup (to the woken task's switch-in), or a section with preemption (or
+    /// irqs) off. See [`timed`].
+    pub cause: CauseKind,
+    /// When the section had more entries than the tracer kept (its buffer was full): the entries kept and the
+    /// entries recorded. The trace then does not show all of the section.
+    pub overflow: Option<Overflow>,
     /// When the text holds only part of the entries the header counts (a pasted excerpt): what it covers
     /// and the work repeated in it. The largest gap between the entries shown then says little.
     pub excerpt: Option<Excerpt>,
+}
+
+/// A section with more entries than the tracer's buffer held.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Overflow {
+    /// Entries kept.
+    pub kept: u64,
+    /// Entries the section had.
+    pub recorded: u64,
+    /// The tracer kept the first entries, so the section's end is missing (the 2004 tracer, v1.0.x: "only the
+    /// first 4000 were recorded"); `false` when the trace does not say which ones it kept.
+    pub first_kept: bool,
+}
+
+/// What a latency trace timed. The wakeup tracers, and the 2.6.8–2.6.12 `preemption` tracer when its
+/// entries show it timing a wakeup (`trace_start_sched_wakeup`, or a section started in `try_to_wake_up`),
+/// time a wakeup; otherwise the `preemption` tracer timed a section with preemption off (its preempt count
+/// column shows the depth) and the irqs/preempt tracers what their name says.
+pub fn timed(header: &LatencyHeader, events: &[Event]) -> CauseKind {
+    let wakeup_start = |f: &str| symbol::bare(f).trim_start_matches('_') == "trace_start_sched_wakeup";
+    match header.tracer.as_str() {
+        "irqsoff" => CauseKind::IrqsOff,
+        "preemptoff" => CauseKind::PreemptOff,
+        "preemptirqsoff" => CauseKind::PreemptOrIrqsOff,
+        "preemption"
+            if !header.started_at.as_deref().is_some_and(|s| symbol::bare(s) == "try_to_wake_up")
+                && !events
+                    .iter()
+                    .any(|e| matches!(&e.kind, EventKind::Function { func, .. } if wakeup_start(func))) =>
+        {
+            CauseKind::PreemptOff
+        }
+        _ => CauseKind::WakeupLatency,
+    }
 }
 
 /// A latency-tracer report of which only a part was kept.
@@ -266,6 +306,12 @@ pub fn latency_report(header: &LatencyHeader, events: &[Event], elisions: &[Elis
         entries,
         big,
         pattern: console.then_some(Pattern::ConsolePrint),
+        cause: timed(header, events),
+        overflow: header.entries.filter(|(kept, recorded)| recorded > kept).map(|(kept, recorded)| Overflow {
+            kept,
+            recorded,
+            first_kept: header.version.as_deref().is_some_and(|v| v.starts_with("1.0")),
+        }),
         excerpt: is_excerpt(header, rows.len()).map(|recorded| {
             let from = rows.first().map(|r| r.1.ts).unwrap_or_default();
             Excerpt {

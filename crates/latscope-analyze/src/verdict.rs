@@ -240,16 +240,6 @@ fn reported(r: &ReportedLatency, w: Option<&WakeupBreakdown>, events: &[Event], 
     Verdict { magnitude: r.latency, ..v }
 }
 
-/// What a latency tracer measures, as a cause.
-fn tracer_cause(tracer: &str) -> CauseKind {
-    match tracer {
-        "irqsoff" => CauseKind::IrqsOff,
-        "preemptoff" => CauseKind::PreemptOff,
-        "preemptirqsoff" => CauseKind::PreemptOrIrqsOff,
-        _ => CauseKind::WakeupLatency,
-    }
-}
-
 fn latency_trace(r: &LatencyReport, events: &[Event], ctx: &RemedyContext) -> Verdict {
     let culprit = Culprit {
         task: r.task.as_ref().map(|(comm, pid)| TaskRef::new(comm.as_str(), *pid, None)),
@@ -274,7 +264,7 @@ fn latency_trace(r: &LatencyReport, events: &[Event], ctx: &RemedyContext) -> Ve
         ),
         None => (culprit, idx),
     };
-    let e = Explanation::new(tracer_cause(&r.tracer), culprit, r.latency, r.cpu);
+    let e = Explanation::new(r.cause, culprit, r.latency, r.cpu);
     verdict(VerdictKind::LatencyTrace, finished(e, idx, r.pattern, ctx), events)
 }
 

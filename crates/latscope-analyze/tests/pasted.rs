@@ -2,8 +2,9 @@
 //! called that, and the delay marker is the one the trace printed.
 
 use latscope_analyze::analysis::{analyze, AnalyzeOptions};
+use latscope_analyze::latency_report::Overflow;
 use latscope_decode::decode_file;
-use latscope_model::Nanos;
+use latscope_model::{CauseKind, Nanos};
 use std::path::PathBuf;
 
 #[test]
@@ -33,4 +34,65 @@ fn the_authors_notes_are_kept_with_the_source() {
     assert!(a.source.notes[0]
         .ends_with(":3: <========= prepare to sleep, the next expected waking up time is 6389900935569."));
     assert!(a.source.notes[3].ends_with(":14: <==== try to wake up cyclictest process"));
+}
+
+fn analysed(rel: &str) -> latscope_analyze::analysis::Analysis {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures").join(rel);
+    let t = decode_file(&p).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    analyze(rel, &t, &AnalyzeOptions::default())
+}
+
+/// #19 item 13: the 2004 tracer's v1.0.2 section (2.6.8.1 voluntary-preempt, LKML 2004-08-28): 730 us with
+/// preemption off in events/0:4 from kernel_fpu_begin to _mmx_memcpy, all of it after the
+/// `0.000ms … kernel_fpu_begin (_mmx_memcpy)` entry (the next is at 0.730ms). Before: no verdict (0 events),
+/// and with the entries a "preemption" trace was called wakeup latency without a wakeup in it.
+#[test]
+fn a_2004_critical_section_is_preemption_off_from_its_header_and_longest_step() {
+    let a = analysed("pasted/preemption-2.6.8.1-zaphod-vp-v1.0.2-lkml.txt");
+    let r = a.latency_trace.as_ref().expect("latency-tracer report");
+    assert_eq!((r.latency, r.cause), (Nanos::from_us(730), CauseKind::PreemptOff));
+    assert_eq!(r.task, Some(("events/0".to_string(), 4)));
+    assert_eq!(r.started_at.as_deref(), Some("kernel_fpu_begin+0x21/0x60"));
+    assert_eq!(r.ended_at.as_deref(), Some("_mmx_memcpy+0x131/0x180"));
+    let big = r.big.as_ref().expect("longest step");
+    assert_eq!((big.ts, big.delay), (Nanos::ZERO, Nanos::from_us(730)));
+    assert_eq!((big.func.as_deref(), big.parent.as_deref()), (Some("kernel_fpu_begin"), Some("_mmx_memcpy")));
+    assert_eq!((r.overflow.as_ref(), r.excerpt.as_ref()), (None, None));
+    let v = &a.verdicts[0];
+    assert_eq!((v.magnitude, v.explanation.cause), (Nanos::from_us(730), CauseKind::PreemptOff));
+    assert_eq!(v.explanation.culprit.name, "kernel_fpu_begin");
+    assert_eq!(v.explanation.culprit.task.as_ref().map(|t| (t.comm.as_str(), t.pid)), Some(("events/0", 4)));
+}
+
+/// #19 item 13: the 2004 tracer in -RT timing a wakeup (2.6.10-rc2-mm1-RT-V0.7.27-10, LKML 2004-11-16): the
+/// IRQ 8 thread (pid 13) woken from try_to_wake_up and switched in at finish_task_switch 63 us later; the
+/// longest step is the 61 us after `0.001ms … __do_softirq (do_softirq)` (the next entry is at 0.062ms).
+#[test]
+fn a_2004_rt_wakeup_trace_is_wakeup_latency_with_the_softirq_step() {
+    let a = analysed("pasted/preemption-2.6.10-rc2-mm1-RT-v1.0.7-pid-column-lkml.txt");
+    let r = a.latency_trace.as_ref().expect("latency-tracer report");
+    assert_eq!((r.latency, r.cause), (Nanos::from_us(63), CauseKind::WakeupLatency));
+    assert_eq!(r.task, Some(("IRQ 8".to_string(), 13)));
+    let big = r.big.as_ref().expect("longest step");
+    assert_eq!((big.ts, big.delay), (Nanos::from_us(1), Nanos::from_us(61)));
+    assert_eq!((big.func.as_deref(), big.parent.as_deref()), (Some("__do_softirq"), Some("do_softirq")));
+    assert_eq!(a.verdicts[0].explanation.culprit.name, "__do_softirq");
+}
+
+/// #19 item 13: `entries: 4000 (7910)`: the 2004 tracer kept the first 4000 of the section's 7910 entries,
+/// and the mail shows 10 of those (LKML 2004-09-01, `cat /proc/net/ip_conntrack`, 2906 us). The report says
+/// the section's end was not kept, and the excerpt's content is its repeated work: seq_read calling
+/// ct_seq_show (5 of the 10 entries).
+#[test]
+fn a_2004_trace_cut_by_a_full_buffer_says_so() {
+    let a = analysed("pasted/preemption-2.6.9-rc1-VP-v1.0.2-full-buffer-elided-lkml.txt");
+    let r = a.latency_trace.as_ref().expect("latency-tracer report");
+    assert_eq!((r.latency, r.cause), (Nanos::from_us(2906), CauseKind::PreemptOff));
+    assert_eq!(r.task, Some(("cat".to_string(), 2091)));
+    assert_eq!(r.overflow, Some(Overflow { kept: 4000, recorded: 7910, first_kept: true }));
+    let x = r.excerpt.as_ref().expect("an excerpt of the 4000 kept");
+    assert_eq!((x.shown, x.recorded, x.has_start), (10, 4000, true));
+    let c = &x.repeated[0];
+    assert_eq!((&*c.func, &*c.parent, c.count), ("ct_seq_show", "seq_read", 5));
+    assert_eq!(a.verdicts[0].explanation.culprit.name, "ct_seq_show");
 }

@@ -264,3 +264,130 @@ fn a_wrapped_record_keeps_its_duration_and_the_next_record_is_not_joined_to_it()
     assert_eq!(t.events[0].ts, Nanos(348_987_306_000));
     assert!(t.warnings.iter().any(|w| w.message.starts_with("8 line(s) broken by a mail client")), "{:?}", t.warnings);
 }
+
+const VP_MMX: &str = "pasted/preemption-2.6.8.1-zaphod-vp-v1.0.2-lkml.txt";
+const RT_PID: &str = "pasted/preemption-2.6.10-rc2-mm1-RT-v1.0.7-pid-column-lkml.txt";
+const VP_FULL: &str = "pasted/preemption-2.6.9-rc1-VP-v1.0.2-full-buffer-elided-lkml.txt";
+
+/// (time, comm, pid, function, parent) of the function entries.
+fn entries(t: &latscope_decode::DecodedTrace) -> Vec<(u64, String, i32, String, Option<String>)> {
+    t.events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Function { func, parent } => {
+                Some((e.ts.0, e.comm.to_string(), e.pid, func.to_string(), parent.as_deref().map(str::to_string)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// #19 item 13: the 2004 latency tracer (v1.0.2, voluntary-preempt on 2.6.8.1) as mailed to LKML: its header
+/// (`latency: 730 us, entries: 4 (4)`, `| task: events/0/4, uid:0 …`, started/ended at) and its entries
+/// (`00000001 0.730ms (+0.730ms): sub_preempt_count (_mmx_memcpy)`) decode. Before: 0 events, 4 warnings.
+#[test]
+fn the_2004_latency_tracer_v1_0_2_decodes_with_its_header() {
+    let t = decode_file(&fixture(VP_MMX)).expect("decodes");
+    let h = t.info.latency.as_ref().expect("latency header");
+    assert_eq!((h.tracer.as_str(), h.version.as_deref(), h.kernel.as_deref()), ("preemption", Some("1.0.2"), None));
+    assert_eq!((h.latency, h.entries), (Nanos::from_us(730), Some((4, 4))));
+    let task = h.task.as_ref().expect("task");
+    assert_eq!((task.comm.as_str(), task.pid), ("events/0", 4));
+    assert_eq!((task.uid, task.nice, task.policy, task.rt_prio), (Some(0), Some(-10), Some(0), Some(0)));
+    assert_eq!(h.started_at.as_deref(), Some("kernel_fpu_begin+0x21/0x60"));
+    assert_eq!(h.ended_at.as_deref(), Some("_mmx_memcpy+0x131/0x180"));
+    let e = |ts: u64, f: &str, p: &str| (ts, "events/0".to_string(), 4, f.to_string(), Some(p.to_string()));
+    assert_eq!(
+        entries(&t),
+        [
+            e(0, "kernel_fpu_begin", "_mmx_memcpy"),
+            e(730_000, "sub_preempt_count", "_mmx_memcpy"),
+            e(730_000, "_mmx_memcpy", "check_preempt_timing"),
+            e(730_000, "kernel_fpu_begin", "_mmx_memcpy"),
+        ]
+    );
+    assert_eq!(t.events.len(), 4);
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+}
+
+/// #19 item 13: the 2004 tracer in -RT (v1.0.7 on 2.6.10-rc2-mm1-RT-V0.7.27-10): the header's kernel and
+/// `#CPUS:1`, a task name with a space (`IRQ 8/13`), the addresses after started/ended at, the pid column
+/// (pid 5, then the woken IRQ 8 thread, 13) and the `(1) ((98))` special-value records, counted once.
+#[test]
+fn the_2004_rt_tracer_decodes_its_pid_column_and_counts_its_special_records() {
+    let t = decode_file(&fixture(RT_PID)).expect("decodes");
+    let h = t.info.latency.as_ref().expect("latency header");
+    assert_eq!((h.version.as_deref(), h.kernel.as_deref()), (Some("1.0.7"), Some("2.6.10-rc2-mm1-RT-V0.7.27-10")));
+    assert_eq!((h.latency, h.entries, t.info.cpus), (Nanos::from_us(63), Some((22, 22)), Some(1)));
+    let task = h.task.as_ref().expect("task");
+    assert_eq!(
+        (task.comm.as_str(), task.pid, task.nice, task.policy, task.rt_prio),
+        ("IRQ 8", 13, Some(-5), Some(1), Some(98))
+    );
+    assert_eq!(h.started_at.as_deref(), Some("try_to_wake_up+0x51/0x170"));
+    assert_eq!(h.ended_at.as_deref(), Some("finish_task_switch+0x51/0xb0"));
+    let calls = entries(&t);
+    // 22 entries, of which 6 are `(a) ((b))` records: 12 function entries of pid 5, then 4 of pid 13.
+    assert_eq!(calls.len(), 16);
+    assert!(calls[..12].iter().all(|c| (c.1.as_str(), c.2) == ("<...>", 5)), "{calls:?}");
+    assert!(calls[12..].iter().all(|c| (c.1.as_str(), c.2) == ("IRQ 8", 13)), "{calls:?}");
+    assert_eq!(calls[0].3, "trace_start_sched_wakeup");
+    // The longest step: `0.001ms … __do_softirq (do_softirq)`, then `0.062ms … preempt_schedule (_mmx_memcpy)`.
+    assert_eq!((calls[7].0, calls[7].3.as_str(), calls[7].4.as_deref()), (1_000, "__do_softirq", Some("do_softirq")));
+    assert_eq!(
+        (calls[8].0, calls[8].3.as_str(), calls[8].4.as_deref()),
+        (62_000, "preempt_schedule", Some("_mmx_memcpy"))
+    );
+    assert_eq!((calls[15].0, calls[15].3.as_str()), (66_000, "trace_stop_sched_switched"));
+    assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+    assert!(
+        t.warnings[0].message.starts_with("6 special-value record(s) of the 2004 latency tracer"),
+        "{:?}",
+        t.warnings
+    );
+}
+
+/// #19 item 13: `entries: 4000 (7910)`: the tracer's buffer held the first 4000 of the section's 7910
+/// entries; the mail shows 10 of them, then the author's `[ this repeats hundreds of times ]`.
+#[test]
+fn a_2004_trace_whose_buffer_filled_keeps_both_counts_and_the_authors_elision() {
+    let t = decode_file(&fixture(VP_FULL)).expect("decodes");
+    let h = t.info.latency.as_ref().expect("latency header");
+    assert_eq!((h.latency, h.entries), (Nanos::from_us(2906), Some((4000, 7910))));
+    assert_eq!(h.task.as_ref().map(|t| (t.comm.as_str(), t.pid)), Some(("cat", 2091)));
+    let calls = entries(&t);
+    assert_eq!(calls.len(), 10);
+    assert_eq!((calls[0].3.as_str(), calls[0].4.as_deref()), ("touch_preempt_timing", Some("cond_resched")));
+    assert_eq!(calls.iter().filter(|c| c.3 == "ct_seq_show" && c.4.as_deref() == Some("seq_read")).count(), 5);
+    assert_eq!(calls[9].0, 4_000);
+    assert_eq!(t.info.elisions.len(), 1, "{:?}", t.info.elisions);
+    let x = &t.info.elisions[0];
+    assert_eq!(
+        (x.text.as_str(), x.after_events, x.after_ts),
+        ("[ this repeats hundreds of times ]", 10, Nanos::from_us(4))
+    );
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+}
+
+/// #19 item 13: a 2004 trace cut short (in an entry's time, or in its header) decodes what precedes the cut,
+/// says which line it could not read, and never panics.
+#[test]
+fn a_2004_trace_cut_short_keeps_the_entries_before_the_cut_and_warns() {
+    let bytes = std::fs::read(fixture(RT_PID)).expect("fixture");
+    let text = std::str::from_utf8(&bytes).expect("ascii");
+    // Line 22: `    5 90000000 0.062ms (+0.000ms): __schedule (preempt_schedule)`, cut after `0.06`.
+    let at = text.find("0.062ms (+0.000ms): __schedule").expect("the __schedule entry") + "0.06".len();
+    let t = latscope_decode::decode_bytes("cut", &bytes[..at]).expect("decodes");
+    let calls = entries(&t);
+    assert_eq!(calls.len(), 9, "the 9 function entries before it: {calls:?}");
+    assert_eq!(calls[8].3, "preempt_schedule");
+    assert_eq!(t.warnings.iter().filter(|w| w.location == "cut:22").count(), 1, "{:?}", t.warnings);
+    // Cut in the header, after the latency line: no entry, the header as far as it goes.
+    let at = text.find("    -----------------").expect("task box");
+    let t = latscope_decode::decode_bytes("cut", &bytes[..at]).expect("a header alone decodes");
+    assert!(t.events.is_empty());
+    assert_eq!(t.info.latency.map(|h| h.latency), Some(Nanos::from_us(63)));
+    for cut in 0..bytes.len() {
+        let _ = latscope_decode::decode_bytes("cut", &bytes[..cut]);
+    }
+}

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 fn text_fixtures() -> Vec<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
     let mut out = Vec::new();
-    for dir in ["events", "funcgraph", "latency", "systrace", "tracecmd-report", "hwlat", "rtla", "seeds"] {
+    for dir in ["events", "funcgraph", "latency", "pasted", "systrace", "tracecmd-report", "hwlat", "rtla", "seeds"] {
         let Ok(rd) = std::fs::read_dir(root.join(dir)) else { continue };
         for e in rd.flatten() {
             out.push(e.path());

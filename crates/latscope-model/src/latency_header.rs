@@ -8,13 +8,15 @@ use crate::{CpuId, Nanos, Text};
 pub struct LatencyHeader {
     /// Tracer name (`irqsoff`, `wakeup_rt`, …).
     pub tracer: String,
+    /// The tracer's own version as printed (`1.0.2` of `latency trace v1.0.2`).
+    pub version: Option<String>,
     /// Kernel release the trace names.
     pub kernel: Option<String>,
     /// The measured latency.
     pub latency: Nanos,
     /// CPU of the latency.
     pub cpu: Option<CpuId>,
-    /// Entries shown / total (`#4/4`).
+    /// Entries shown / total (`#4/4`; the 2004 tracer's `entries: 4000 (7910)`, which kept the first ones).
     pub entries: Option<(u64, u64)>,
     /// Preemption model as printed (`M:preempt`, `M:desktop`, `M:server`, `M:preempt_rt`).
     pub model: Option<String>,

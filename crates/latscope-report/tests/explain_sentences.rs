@@ -114,3 +114,21 @@ fn a_pasted_traces_notes_and_missing_times_are_shown() {
     assert!(s.contains(":9: # Task has woken on a throttled hierarchy\n"), "{s}");
     assert!(s.contains("first: ") && s.contains("the times are missing: 6 event line(s)"), "{s}");
 }
+
+/// #19 item 13: a 2004 trace whose tracer kept the first 4000 of the section's 7910 entries says so.
+#[test]
+fn a_trace_cut_by_a_full_buffer_says_its_end_is_missing() {
+    let s = first("pasted/preemption-2.6.9-rc1-VP-v1.0.2-full-buffer-elided-lkml.txt");
+    assert!(s.starts_with("2906 us with preemption off (task cat:2091)."), "{s}");
+    assert!(s.contains("The tracer kept only the first 4000 of the section's 7910 entries"), "{s}");
+    assert!(s.ends_with("the section's end is not in the trace."), "{s}");
+    let s = first("pasted/preemption-2.6.8.1-zaphod-vp-v1.0.2-lkml.txt");
+    assert!(
+        s.starts_with(
+            "730 us with preemption off in kernel_fpu_begin called from _mmx_memcpy (task events/0:4); the section \
+             started at kernel_fpu_begin+0x21/0x60 and ended at _mmx_memcpy+0x131/0x180."
+        ),
+        "{s}"
+    );
+    assert!(!s.contains("kept only"), "{s}");
+}

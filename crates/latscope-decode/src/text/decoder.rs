@@ -5,7 +5,8 @@ use super::body::{classify, Body};
 use super::fields::is_elision_token;
 use super::flags::FifthColumn;
 use super::graph::{parse_graph_body, parse_graph_line, GraphBody, GraphLine};
-use super::latency::{header_line, legend_line, strip_verbose_tag, switch_record, verbose_entry};
+use super::latency::{header_line, legend_line, old_entry, strip_verbose_tag, switch_record};
+use super::latency::{verbose_entry, OldEntry};
 use super::line::{parse_prefix, split_task, Prefix};
 use crate::typed::Interner;
 use crate::{Annotation, Elision, Format, TraceInfo, Warning};
@@ -72,6 +73,8 @@ pub struct TextDecoder {
     unquoted: u64,
     /// Records of the -rt verbose format that are not function entries or event lines.
     verbose_other: u64,
+    /// Special-value records (`(1) ((98))`) of the 2004 latency tracer.
+    old_special: u64,
     /// A wakeup tracer's record line that ends after the next task's `PID:`, held one line: a mail client
     /// may have wrapped its `PRIO:STATE COMM` onto the next.
     cut_record: Option<String>,
@@ -123,6 +126,7 @@ impl TextDecoder {
             quote: None,
             unquoted: 0,
             verbose_other: 0,
+            old_special: 0,
             cut_record: None,
             stack_from_field: false,
             untimed: (0, 0),
@@ -213,8 +217,9 @@ impl TextDecoder {
     fn decode_line(&mut self, line: &str, may_cut: bool, sink: &mut dyn FnMut(Event)) {
         let t = line.trim_ascii();
         if let Some(mut e) = self.held.take() {
-            // A wrapped `<-parent` continues the function entry before it.
-            if let (Some(parent), EventKind::Function { parent: p @ None, .. }) = (t.strip_prefix("<-"), &mut e.kind) {
+            // A wrapped `<-parent` (or the 2004 tracer's `(parent)`) continues the function entry before it.
+            let wrapped = t.strip_prefix("<-").or_else(|| t.strip_prefix('(').and_then(|p| p.strip_suffix(')')));
+            if let (Some(parent), EventKind::Function { parent: p @ None, .. }) = (wrapped, &mut e.kind) {
                 if is_symbol_text(parent.trim_ascii()) {
                     *p = Some(self.interner.borrow_mut().intern(parent.trim_ascii()));
                     self.count_rejoined();
@@ -291,6 +296,12 @@ impl TextDecoder {
             self.verbose_other += 1;
             return;
         }
+        if self.latency.is_some() {
+            if let Some(x) = old_entry(t) {
+                self.old_latency_entry(x, sink);
+                return;
+            }
+        }
         if self.understood_marker(t) {
             return;
         }
@@ -309,6 +320,43 @@ impl TextDecoder {
             return;
         }
         self.warn("not an ftrace line: no `TASK-PID [CPU] TIMESTAMP:` prefix or function_graph columns");
+    }
+
+    /// An entry of the 2004 latency tracer ([`OldEntry`]). Its task is the pid column's, or without that
+    /// column the header's: the tracer recorded one section of that task with preemption off. An entry
+    /// without its parent waits a line: a mail client may have wrapped `(parent)` onto the next.
+    fn old_latency_entry(&mut self, x: OldEntry<'_>, sink: &mut dyn FnMut(Event)) {
+        let Some((func, parent)) = x.call else {
+            self.old_special += 1;
+            return;
+        };
+        let header = self.latency.as_ref();
+        let task = header.and_then(|h| h.task.as_ref());
+        let pid = x.pid.or(task.map(|t| t.pid)).unwrap_or(-1);
+        let comm = match task {
+            Some(t) if t.pid == pid => TaskName::new(&t.comm),
+            _ if pid >= 0 => TaskName::new("<...>"),
+            _ => TaskName::EMPTY,
+        };
+        let kind = {
+            let i = &mut *self.interner.borrow_mut();
+            EventKind::Function { func: i.intern(func), parent: parent.map(|p| i.intern(p)) }
+        };
+        let e = Event {
+            ts: x.ts,
+            cpu: header.and_then(|h| h.cpu).unwrap_or(CpuId(0)),
+            pid,
+            tgid: None,
+            comm,
+            flags: Flags::default(),
+            kind,
+        };
+        self.last_ts = x.ts;
+        if parent.is_none() {
+            self.held = Some(e);
+        } else {
+            self.emit(e, sink);
+        }
     }
 
     /// `# tracer:`, `# entries-in-buffer…#P:N`, latency header lines, legends, comments.
@@ -693,6 +741,16 @@ impl TextDecoder {
                 ),
             });
         }
+        if self.old_special > 0 {
+            self.warnings.push(Warning {
+                location: self.name.clone(),
+                message: format!(
+                    "{} special-value record(s) of the 2004 latency tracer (`(1) ((98))`: numbers without their \
+                     meaning, such as pids and priorities) were skipped",
+                    self.old_special
+                ),
+            });
+        }
         for lost in std::mem::take(&mut self.pending_lost) {
             self.events += 1;
             sink(lost);
@@ -784,7 +842,11 @@ fn is_elision(t: &str) -> bool {
     }
     let inner = t.trim_matches(|c: char| c == '[' || c == ']' || c == '<' || c == '>' || c == ' ');
     if t.starts_with(['[', '<'])
-        && (inner.chars().all(|c| c == '.') || inner.starts_with("snip") || inner.starts_with("omitted"))
+        && (inner.chars().all(|c| c == '.')
+            || inner.starts_with("snip")
+            || inner.starts_with("omitted")
+            // `[ this repeats hundreds of times ]` (LKML, 2004).
+            || (t.starts_with('[') && t.ends_with(']') && inner.contains(" repeats ")))
     {
         return true;
     }

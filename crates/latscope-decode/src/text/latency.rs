@@ -1,8 +1,9 @@
 //! The latency tracers' output (irqsoff, preemptoff, preemptirqsoff, wakeup, wakeup_rt): the header
 //! ➜ [`LatencyHeader`], and the wakeup/sched_switch tracer records (`0:120:R   + [002]  5882: 94:R sleep`).
 //!
-//! Header lines come with a `# ` prefix (2.6.27+) or without (2.6.26), may be joined by copy/paste damage
-//! (`# ----…----# latency: 7038 us, …`) and may contain U+00A0 no-break spaces (normalised by the caller).
+//! Header lines come with a `# ` prefix (2.6.27+) or without (2.6.26, and the 2004 tracer of 2.6.8–2.6.10
+//! whose entries [`old_entry`] reads), may be joined by copy/paste damage (`# ----…----# latency: 7038 us, …`)
+//! and may contain U+00A0 no-break spaces (normalised by the caller).
 
 use latscope_model::{CpuId, LatencyHeader, LatencyTask, Nanos, Text};
 
@@ -13,6 +14,9 @@ pub fn header_line(line: &str, h: &mut Option<LatencyHeader>, cpus: &mut Option<
     if let Some(i) = t.find(" latency trace v") {
         let hdr = h.get_or_insert_with(LatencyHeader::default);
         hdr.tracer = t[..i].trim().to_string();
+        let after = &t[i + " latency trace v".len()..];
+        let version = after.split_once(" on ").map_or(after, |(v, _)| v).trim();
+        hdr.version = (!version.is_empty()).then(|| version.to_string());
         hdr.kernel = t.split_once(" on ").map(|(_, k)| k.trim().to_string());
         return true;
     }
@@ -28,12 +32,17 @@ pub fn header_line(line: &str, h: &mut Option<LatencyHeader>, cpus: &mut Option<
         hdr.task = task(rest.trim());
         return true;
     }
+    // `=> started at: try_to_wake_up+0x51/0x170 <c010f3a1>`: the 2004 tracer printed the address too.
     if let Some(rest) = t.strip_prefix("=> started at:") {
-        h.get_or_insert_with(LatencyHeader::default).started_at = Some(Text::from(rest.trim()));
+        h.get_or_insert_with(LatencyHeader::default).started_at = Some(Text::from(strip_addr(rest)));
         return true;
     }
     if let Some(rest) = t.strip_prefix("=> ended at:") {
-        h.get_or_insert_with(LatencyHeader::default).ended_at = Some(Text::from(rest.trim()));
+        h.get_or_insert_with(LatencyHeader::default).ended_at = Some(Text::from(strip_addr(rest)));
+        return true;
+    }
+    // `=======>`: the 2004 tracer's line between its header and its entries.
+    if h.is_some() && t.len() > 1 && t.strip_suffix('>').is_some_and(|r| r.bytes().all(|b| b == b'=')) {
         return true;
     }
     !t.is_empty() && t.bytes().all(|b| b == b'-')
@@ -111,9 +120,19 @@ fn summary_line(s: &str, h: &mut LatencyHeader, cpus: &mut Option<u32>) {
             h.latency = if lat.ends_with("ns") { Nanos(v) } else { Nanos(v.saturating_mul(1000)) };
         }
     }
-    for p in s.split([',', '|', '(', ')', ' ']) {
+    // The 2004 tracer: `2906 us, entries: 4000 (7910)` (kept, then recorded: a full buffer kept the first
+    // 4000) and `|   [VP:1 KP:1 SP:1 HP:1 #CPUS:2]`.
+    if let Some((kept, rest)) = s.split_once("entries: ").and_then(|(_, r)| r.split_once(" (")) {
+        let total = rest.split_once(')').map(|(n, _)| n);
+        if let (Ok(a), Some(Ok(b))) = (kept.trim().parse(), total.map(|n| n.trim().parse())) {
+            h.entries = Some((a, b));
+        }
+    }
+    for p in s.split([',', '|', '(', ')', ' ', '[', ']']) {
         let p = p.trim();
-        if let Some((a, b)) = p.strip_prefix('#').and_then(|e| e.split_once('/')) {
+        if let Some(n) = p.strip_prefix("#CPUS:") {
+            *cpus = n.parse().ok();
+        } else if let Some((a, b)) = p.strip_prefix('#').and_then(|e| e.split_once('/')) {
             if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
                 h.entries = Some((a, b));
             }
@@ -127,10 +146,17 @@ fn summary_line(s: &str, h: &mut LatencyHeader, cpus: &mut Option<u32>) {
     }
 }
 
-/// `qseecom-unload--207 (uid:0 nice:0 policy:0 rt_prio:0)`
+/// `qseecom-unload--207 (uid:0 nice:0 policy:0 rt_prio:0)`, or the 2004 tracer's
+/// `events/0/4, uid:0 nice:-10 policy:0 rt_prio:0` (the pid after the last `/`; names hold `/` and spaces).
 fn task(s: &str) -> Option<LatencyTask> {
-    let (who, attrs) = s.split_once(" (").unwrap_or((s, ""));
-    let (comm, pid) = who.trim().rsplit_once('-')?;
+    let (who, attrs, sep) = match s.split_once(" (") {
+        Some((who, attrs)) => (who, attrs, '-'),
+        None => match s.split_once(", ") {
+            Some((who, attrs)) if attrs.starts_with("uid:") => (who, attrs, '/'),
+            _ => (s, "", '-'),
+        },
+    };
+    let (comm, pid) = who.trim().rsplit_once(sep)?;
     let mut t = LatencyTask { comm: comm.to_string(), pid: pid.parse().ok()?, ..LatencyTask::default() };
     for kv in attrs.trim_end_matches(')').split_whitespace() {
         if let Some((k, v)) = kv.split_once(':') {
@@ -145,6 +171,78 @@ fn task(s: &str) -> Option<LatencyTask> {
         }
     }
     Some(t)
+}
+
+/// One entry of the 2004 latency tracer ("preemption latency trace v1.0.x", 2.6.8–2.6.10 voluntary-preempt
+/// and early -RT): `00000001 0.730ms (+0.730ms): sub_preempt_count (_mmx_memcpy)`, with a pid column first
+/// in -RT (`   13 80000002 0.062ms (+0.000ms): __switch_to (__schedule)`) and without the preempt count
+/// in v1.0 (` 0.000ms (+0.000ms): page_address (kmap_high)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OldEntry<'a> {
+    /// The pid column, when printed.
+    pub pid: Option<i32>,
+    /// The preempt count column (hex), when printed. Not made into [`latscope_model::Flags`]: the column
+    /// does not say whether irqs were off, and its bits above the hardirq count differ between patch versions.
+    pub count: Option<u32>,
+    /// Time since the start of the section.
+    pub ts: Nanos,
+    /// The function and its parent, or `None` for the tracer's special-value records (`(1) ((98))`).
+    pub call: Option<(&'a str, Option<&'a str>)>,
+}
+
+/// Parse an entry of the 2004 latency tracer (see [`OldEntry`]); `None` when the line is not one.
+pub fn old_entry(line: &str) -> Option<OldEntry<'_>> {
+    let (cols, call) = line.trim_ascii().split_once(": ")?;
+    let mut cols: Vec<&str> = cols.split_ascii_whitespace().collect();
+    // The `(+0.730ms)` delay column: the next entry's time says the same.
+    if cols.last().is_some_and(|c| c.starts_with("(+") && c.ends_with(')')) {
+        cols.pop();
+    }
+    let ts = old_time(cols.pop()?)?;
+    let hex8 = |c: &str| c.len() == 8 && c.bytes().all(|b| b.is_ascii_hexdigit());
+    let (pid, count) = match cols[..] {
+        [] => (None, None),
+        [c] if hex8(c) => (None, Some(u32::from_str_radix(c, 16).ok()?)),
+        [p, c] if hex8(c) => (Some(p.parse().ok()?), Some(u32::from_str_radix(c, 16).ok()?)),
+        _ => return None,
+    };
+    let call = call.trim_ascii();
+    let call = if call.starts_with('(') {
+        // `(1) ((98))`: values the tracer recorded with trace_special().
+        if !call.ends_with("))") {
+            return None;
+        }
+        None
+    } else {
+        let (func, parent) = match call.split_once(" (") {
+            Some((f, p)) => (f, Some(p.strip_suffix(')')?)),
+            None => (call, None),
+        };
+        if func.is_empty() || func.contains(char::is_whitespace) {
+            return None;
+        }
+        Some((func, parent))
+    };
+    Some(OldEntry { pid, count, ts, call })
+}
+
+/// `0.730ms` or `730us` (`12.5us`) ➜ the time.
+fn old_time(t: &str) -> Option<Nanos> {
+    let (num, scale) = match t.strip_suffix("ms") {
+        Some(n) => (n, 1_000_000u64),
+        None => (t.strip_suffix("us")?, 1_000),
+    };
+    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut ns = whole.parse::<u64>().ok()?.checked_mul(scale)?;
+    let mut unit = scale;
+    for d in frac.bytes().take(9) {
+        unit /= 10;
+        ns = ns.checked_add(u64::from(d - b'0') * unit)?;
+    }
+    Some(Nanos(ns))
 }
 
 /// A wakeup / sched_switch tracer record.
@@ -233,6 +331,43 @@ mod tests {
         let l = " --------------------------------------------------------------------# latency: 7038 us, #4/4, CPU#2 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:8)";
         assert!(header_line(l, &mut h, &mut None));
         assert_eq!(h.map(|h| h.latency), Some(Nanos::from_us(7038)));
+    }
+
+    #[test]
+    fn old_entries_in_each_layout() {
+        let e = old_entry("00000001 0.730ms (+0.730ms): sub_preempt_count (_mmx_memcpy)").expect("v1.0.2");
+        assert_eq!((e.pid, e.count, e.ts), (None, Some(1), Nanos::from_us(730)));
+        assert_eq!(e.call, Some(("sub_preempt_count", Some("_mmx_memcpy"))));
+        let e = old_entry("   13 80000001 0.063ms (+0.003ms): (13) ((1))").expect("-RT special record");
+        assert_eq!((e.pid, e.count, e.ts, e.call), (Some(13), Some(0x8000_0001), Nanos::from_us(63), None));
+        // v1.0: no preempt count column; a time in microseconds; a parent wrapped away by a mail client.
+        let e = old_entry(" 0.000ms (+0.000ms): page_address (kmap_high)").expect("v1.0");
+        assert_eq!((e.pid, e.count, e.call), (None, None, Some(("page_address", Some("kmap_high")))));
+        assert_eq!(old_entry("00000001 12.5us: f").map(|e| (e.ts, e.call)), Some((Nanos(12_500), Some(("f", None)))));
+        for not in [" latency: 730 us, entries: 4 (4)", "| task: cat/2091, uid:0", "00000101 0.00", "x 0.1ms: f (g"] {
+            assert_eq!(old_entry(not), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn old_header() {
+        let mut h = None;
+        let mut cpus = None;
+        for l in [
+            "preemption latency trace v1.0.7 on 2.6.9-rc4-mm1-RT-U6",
+            " latency: 1841 us, entries: 4000 (12990)   |   [VP:1 KP:1 SP:1 HP:1 #CPUS:1]",
+            "    | task: aplay/2160, uid:1000 nice:0 policy:0 rt_prio:0",
+            " => started at: __schedule+0x3b/0x5d0 <c02a767b>",
+            "=======>",
+        ] {
+            assert!(header_line(l, &mut h, &mut cpus), "{l}");
+        }
+        let h = h.expect("header");
+        assert_eq!((h.version.as_deref(), h.kernel.as_deref()), (Some("1.0.7"), Some("2.6.9-rc4-mm1-RT-U6")));
+        assert_eq!((h.latency, h.entries, cpus), (Nanos::from_us(1841), Some((4000, 12990)), Some(1)));
+        assert_eq!(h.task.map(|t| (t.comm, t.pid, t.uid)), Some(("aplay".to_string(), 2160, Some(1000))));
+        assert_eq!(h.started_at.as_deref(), Some("__schedule+0x3b/0x5d0"));
+        assert!(!header_line("=======>", &mut None, &mut None), "only after a header");
     }
 
     #[test]

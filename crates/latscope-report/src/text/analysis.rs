@@ -134,6 +134,14 @@ fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         if let (Some(s), Some(e)) = (&r.started_at, &r.ended_at) {
             writeln!(out, "  started at {s}, ended at {e}")?;
         }
+        if let Some(o) = &r.overflow {
+            let which = if o.first_kept { "the first " } else { "" };
+            writeln!(
+                out,
+                "  the tracer kept {which}{} of the section's {} entries (its buffer was full)",
+                o.kept, o.recorded
+            )?;
+        }
         writeln!(out, "  where the time went (repeats collapsed):")?;
         for e in r.entries.iter().take(40) {
             let rep = if e.repeat > 1 { format!(" (x{})", e.repeat) } else { String::new() };

@@ -157,7 +157,9 @@ fn latency_trace(a: &Analysis, e: &Explanation) -> String {
         s.push_str(&format!(" on CPU {}", c.0));
     }
     if let Some(x) = &r.excerpt {
-        return excerpt_sentence(s, r, x);
+        let mut s = excerpt_sentence(s, r, x);
+        s.push_str(&overflow_sentence(r));
+        return s;
     }
     if let Some(b) = &r.big {
         if let Some(f) = &b.func {
@@ -176,6 +178,9 @@ fn latency_trace(a: &Analysis, e: &Explanation) -> String {
     if let Some((comm, pid)) = &r.task {
         s.push_str(&format!(" (task {comm}:{pid})"));
     }
+    if let (Some(_), Some(st), Some(en)) = (&r.big, &r.started_at, &r.ended_at) {
+        s.push_str(&format!("; the section started at {st} and ended at {en}"));
+    }
     s.push('.');
     if let Some(b) = &r.big {
         let marker = match b.printed_marker {
@@ -189,7 +194,23 @@ fn latency_trace(a: &Analysis, e: &Explanation) -> String {
         };
         s.push_str(&format!(" The entry with the big delay marker {marker} is `{}`, {after}.", b.what));
     }
+    s.push_str(&overflow_sentence(r));
     s
+}
+
+/// ` The tracer kept only …` when the section had more entries than the tracer kept; empty otherwise.
+fn overflow_sentence(r: &latscope_analyze::latency_report::LatencyReport) -> String {
+    let Some(o) = &r.overflow else { return String::new() };
+    let which = if o.first_kept { "the first " } else { "" };
+    let missing = if o.first_kept {
+        "the section's end is not in the trace"
+    } else {
+        "the trace does not show all of the section"
+    };
+    format!(
+        " The tracer kept only {which}{} of the section's {} entries (its buffer was full): {missing}.",
+        o.kept, o.recorded
+    )
 }
 
 /// A latency report of which only a part was pasted: what the part covers and the work it repeats, not
