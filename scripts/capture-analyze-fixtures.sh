@@ -126,7 +126,10 @@ fi
 STACK='stacktrace if common_pid != 0'
 echo "$STACK" > "$INST/events/irq_vectors/local_timer_entry/trigger"
 echo 1 > "$INST/tracing_on"
-(sleep 0.3; taskset -c "$CPU" sh -c 'i=0; while [ $i -lt 300 ]; do i=$((i+1)); echo "<3>latscope fixture: printk storm $i" > /dev/kmsg; sleep 0.005; done') &
+# Messages of ~150 characters: on this Firecracker VM's emulated serial port a 35-character one held interrupts
+# off for 0.6-0.7 ms, under cyclictest's 700 us break in half of the runs; 150 characters hold them 3-5 ms.
+PAD=$(printf '%0120d' 0)
+(sleep 0.3; taskset -c "$CPU" sh -c 'i=0; while [ $i -lt 300 ]; do i=$((i+1)); echo "<3>latscope fixture: printk storm $i $1" > /dev/kmsg; sleep 0.005; done' storm "$PAD") &
 pids+=($!)
 cyclictest -m -q -a "$CPU" -t 1 -p 95 -i 1000 -b 700 -D 2 > "$OUT/printk-cyclictest-output.txt" 2>&1 || true
 echo 0 > "$INST/tracing_on"
