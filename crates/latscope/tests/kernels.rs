@@ -870,7 +870,7 @@ fn rt_rtla_top_auto_stops_at_the_same_spin() {
 static RT_WAKEUP_TRACER: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 
 /// `tests/guest/wakeup-tracer.sh` on the PREEMPT_RT kernel: `timer --wakeup-tracer rt` on CPU 1 (FIFO 95) with a
-/// FIFO 97 spin of 100 ms above it, then a FIFO 90 spin of 1.5 s below it (RT throttling), then SIGINT/SIGTERM.
+/// FIFO 97 spin of 100 ms above it, then a FIFO 90 spin of 2.1 s below it (RT throttling), then SIGINT/SIGTERM.
 fn wakeup_tracer_guest() -> Option<&'static Path> {
     boot(&RT_WAKEUP_TRACER, "rt", "wakeup-tracer")
 }
