@@ -308,13 +308,8 @@ mod tests {
         assert_eq!(l.headline.as_ref().map(|h| h.cause), Some(CauseKind::PreemptOff));
     }
 
-    /// `latscope timer --backend timerlat --trace`'s path on a real buffer: timerlat and the latency events in one
-    /// instance on Debian's 6.1 PREEMPT_RT under qemu TCG, while latscope-inject (tid 415, SCHED_FIFO 97) spun
-    /// 102.58 ms on CPU 1 above timerlat/1 (tid 411, FIFO 95; fixtures/README.md has its origin). The worst
-    /// thread sample, taken from the tracer's own records, is explained as a wakeup of timerlat/1 held back by
-    /// the spinner, for most of the spin (the rest is the timer interrupts that cut into it, slow under TCG).
-    #[test]
-    fn the_worst_timerlat_thread_sample_names_the_spinner_above_it() {
+    /// The real timerlat buffer of the two tests below, and its samples on CPU 1 (the 3 worst kept per side).
+    fn guest_timerlat() -> (Vec<Event>, crate::timerlat_samples::TimerlatSamples) {
         use crate::timerlat_samples::{TimerlatSamples, TimerlatSetup};
         let events =
             crate::testing::trace(include_str!("../../../fixtures/events/timerlat-trace-spin-6.1-rt-qemu.txt"));
@@ -331,6 +326,17 @@ mod tests {
         for e in &events {
             samples.add(e);
         }
+        (events, samples)
+    }
+
+    /// `latscope timer --backend timerlat --trace`'s path on a real buffer: timerlat and the latency events in one
+    /// instance on Debian's 6.1 PREEMPT_RT under qemu TCG, while latscope-inject (tid 415, SCHED_FIFO 97) spun
+    /// 102.58 ms on CPU 1 above timerlat/1 (tid 411, FIFO 95; fixtures/README.md has its origin). The worst
+    /// thread sample, taken from the tracer's own records, is explained as a wakeup of timerlat/1 held back by
+    /// the spinner, for most of the spin (the rest is the timer interrupts that cut into it, slow under TCG).
+    #[test]
+    fn the_worst_timerlat_thread_sample_names_the_spinner_above_it() {
+        let (events, samples) = guest_timerlat();
         let (thread, _) = samples.summarize();
         let worst = worst_samples([(CpuId(1), 411, thread.cpus[0].worst.as_slice())], Some(4), 1);
         assert_eq!((worst[0].seq, worst[0].latency), (456, Nanos(103_140_290)), "{worst:?}");
@@ -349,26 +355,11 @@ mod tests {
     /// The same buffer's worst timer-IRQ-latency sample (activation #444, 5.255 ms), explained from its
     /// activation's wakeup of timerlat/1: the interrupt entered 5.240 ms after the timer's expiry
     /// (`local_timer_entry` at 33.025671, expiry 33.025687 − 5.255340 ms = 33.020432), and the trace shows
-    /// CPU 1 idle from 33.020379 until then with no event in between: the delay is named as idle time that no
-    /// kernel event accounts for (under TCG, the emulated timer), never a task.
+    /// CPU 1 idle from 33.020379 until then with no event in between: the delay is named as idle (or as time
+    /// no kernel event accounts for), never a task.
     #[test]
     fn the_worst_timerlat_irq_sample_is_its_activations_timer_irq_delay() {
-        use crate::timerlat_samples::{TimerlatSamples, TimerlatSetup};
-        let events =
-            crate::testing::trace(include_str!("../../../fixtures/events/timerlat-trace-spin-6.1-rt-qemu.txt"));
-        let mut samples = TimerlatSamples::new(TimerlatSetup {
-            cpus: vec![CpuId(1)],
-            interval: Nanos::from_ms(1),
-            start: Nanos(33_000_000_000),
-            end: None,
-            window: None,
-            max_windows: 0,
-            threshold: None,
-            worst_kept: 3,
-        });
-        for e in &events {
-            samples.add(e);
-        }
+        let (events, samples) = guest_timerlat();
         let (_, irq) = samples.summarize();
         let worst = worst_samples([(CpuId(1), 411, irq.cpus[0].worst.as_slice())], Some(4), 1);
         assert_eq!((worst[0].seq, worst[0].latency), (443, Nanos(5_255_340)), "{worst:?}");

@@ -23,7 +23,7 @@
 //! ```
 
 use super::events::{resolve, EventSelection};
-use super::instance::{remove_stale, Instance};
+use super::instance::{remove_stale, restore_and_remove, Instance};
 use super::knobs::{write_knob, Knobs};
 use super::marker::{Marker, MarkerFile};
 use super::mount::TraceFs;
@@ -557,14 +557,7 @@ impl Capture {
                 }
             }
         }
-        if let Some(mut k) = self.knobs.take() {
-            errors.extend(k.restore().into_iter().map(|e| format!("restoring a trace setting failed: {e}")));
-        }
-        if let Some(mut i) = self.instance.take() {
-            if let Err(e) = i.remove() {
-                errors.push(format!("removing the trace instance failed: {e}"));
-            }
-        }
+        errors.extend(restore_and_remove(self.knobs.take(), self.instance.take()));
         self.tracefs = None;
         errors
     }

@@ -9,8 +9,24 @@
 //! size it would have taken on first use — what enabling an event in an instance does on these kernels
 //! anyway. On later kernels the flag is per instance and the top-level buffer is left alone.
 
+use super::knobs::Knobs;
 use crate::SysError;
 use std::path::{Path, PathBuf};
+
+/// The last two steps of a run's teardown: every saved setting written back, then the instance removed.
+/// Returns what failed, in words.
+pub fn restore_and_remove(knobs: Option<Knobs>, instance: Option<Instance>) -> Vec<String> {
+    let mut errors = Vec::new();
+    if let Some(mut k) = knobs {
+        errors.extend(k.restore().into_iter().map(|e| format!("restoring a trace setting failed: {e}")));
+    }
+    if let Some(mut i) = instance {
+        if let Err(e) = i.remove() {
+            errors.push(format!("removing the trace instance failed: {e}"));
+        }
+    }
+    errors
+}
 
 /// The prefix of every instance latscope creates.
 pub const PREFIX: &str = "latscope-";

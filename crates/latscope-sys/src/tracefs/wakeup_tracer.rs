@@ -18,7 +18,7 @@
 //! or higher priority on its CPU is therefore not measured: that is the scheduler doing its job, not latency.
 
 use super::capture::read_text;
-use super::instance::{remove_stale, Instance};
+use super::instance::{remove_stale, restore_and_remove, Instance};
 use super::knobs::Knobs;
 use super::mount::TraceFs;
 use crate::SysError;
@@ -188,15 +188,7 @@ impl WakeupTracer {
 
     /// Writes every saved setting back (the tracer first) and removes the instance; returns what failed.
     fn teardown(&mut self) -> Vec<String> {
-        let mut errors = Vec::new();
-        if let Some(mut k) = self.knobs.take() {
-            errors.extend(k.restore().into_iter().map(|e| format!("restoring a trace setting failed: {e}")));
-        }
-        if let Some(mut i) = self.instance.take() {
-            if let Err(e) = i.remove() {
-                errors.push(format!("removing the trace instance failed: {e}"));
-            }
-        }
+        let errors = restore_and_remove(self.knobs.take(), self.instance.take());
         self.tracefs = None;
         errors
     }

@@ -15,7 +15,7 @@ use crate::signal;
 use latscope_analyze::sample_explain::{worst_samples, MeasuredSample};
 use latscope_analyze::timerlat_samples::{TimerlatSamples, TimerlatSetup};
 use latscope_decode::RawDecoder;
-use latscope_model::{CpuId, IrqLatency, Nanos, RunMetadata, StopReason, TimerOptions, TimerResult};
+use latscope_model::{CpuId, CpuTimer, IrqLatency, Nanos, RunMetadata, StopReason, TimerOptions, TimerResult};
 use latscope_report::live::LiveTable;
 use latscope_sys::measure::{clock, TimerConfig, TimerlatConfig, TimerlatRun};
 use latscope_sys::tracefs::{Capture, RawPage, HOLD_AFTER, HOLD_BEFORE};
@@ -181,16 +181,16 @@ pub fn measure(
     result.irq = Some(IrqLatency { cpus: irq.cpus, all: irq.all });
     result.warnings = warnings;
     let traced = trace.zip(decoded).map(|(t, decoded)| {
-        let worst = result.cpus.iter().filter_map(|c| {
-            let tid = tids.iter().find(|(cpu, _)| *cpu == c.cpu)?.1;
-            Some((c.cpu, tid, c.worst.as_slice()))
-        });
-        let samples = worst_samples(worst, Some(config.policy.kernel_prio()), t.top);
-        let irq_worst = result.irq.iter().flat_map(|i| &i.cpus).filter_map(|c| {
-            let tid = tids.iter().find(|(cpu, _)| *cpu == c.cpu)?.1;
-            Some((c.cpu, tid, c.worst.as_slice()))
-        });
-        let irq_samples = worst_samples(irq_worst, Some(config.policy.kernel_prio()), t.top);
+        // Each CPU's kept worst samples as wakeups of its timerlat/N thread.
+        let worst_of = |cpus: &[CpuTimer]| {
+            let threads = cpus.iter().filter_map(|c| {
+                let tid = tids.iter().find(|(cpu, _)| *cpu == c.cpu)?.1;
+                Some((c.cpu, tid, c.worst.as_slice()))
+            });
+            worst_samples(threads, Some(config.policy.kernel_prio()), t.top)
+        };
+        let samples = worst_of(&result.cpus);
+        let irq_samples = result.irq.as_ref().map_or_else(Vec::new, |i| worst_of(&i.cpus));
         let frozen = result.stopped_by == StopReason::Threshold;
         Traced { decoded, notes: trace_notes, samples, irq_samples, frozen }
     });
