@@ -334,15 +334,14 @@ fn late_timer(a: &Analysis, e: &Explanation) -> String {
             explain::task(&t.task),
             l.expiry.cpu.0
         ));
-        text.push_str(&explain::held_back(l.before.first()));
+        text.push_str(&explain::held_back(&l.before));
         return text;
     }
-    match l.before.first() {
-        Some(c) => {
-            text.push_str(&format!("; before the {} entered", l.irq_name.as_deref().unwrap_or("interrupt")));
-            text.push_str(&explain::held_back(Some(c)));
-        }
-        None => text.push('.'),
+    if l.before.is_empty() {
+        text.push('.');
+    } else {
+        text.push_str(&format!("; before the {} entered", l.irq_name.as_deref().unwrap_or("interrupt")));
+        text.push_str(&explain::held_back(&l.before));
     }
     text
 }

@@ -158,9 +158,9 @@ fn on_cpu(cpu: Option<CpuId>) -> String {
 }
 
 /// What held back a timer interrupt, after "passed before the timer interrupt even entered" (or "before
-/// the interrupt entered").
-pub fn held_back(inner: Option<&Explanation>) -> String {
-    let Some(e) = inner else {
+/// the interrupt entered"): `within` is what the trace shows there, the deciding item first.
+pub fn held_back(within: &[Explanation]) -> String {
+    let Some(e) = within.first() else {
         return ": the trace shows nothing that held it back.".into();
     };
     let d = human(e.magnitude);
@@ -168,7 +168,21 @@ pub fn held_back(inner: Option<&Explanation>) -> String {
         CauseKind::IrqsOff | CauseKind::PreemptOrIrqsOff => {
             format!(": interrupts were disabled by {}{} for {d}.", who(&e.culprit), syscall(&e.culprit))
         }
-        CauseKind::Idle => format!(": the CPU was idle ({d}), waking from an idle state."),
+        CauseKind::Idle => match e.culprit.place {
+            // Decided as an idle exit only when it is no longer than the slowest idle state takes to leave.
+            Some(Place::Idle { exit_max_ns: Some(m) }) => {
+                format!(
+                    ": the CPU was idle ({d}), waking from an idle state (its states take at most {} to leave).",
+                    human(m)
+                )
+            }
+            // Only the time is known, not what it went to: an idle exit is not claimed.
+            _ => format!(
+                ": the CPU was idle for {d}{}: the trace does not account for the delay (how long this CPU's idle \
+                 states take to leave is not known).",
+                if within.len() == 1 { ", with no other activity in the trace there" } else { "" }
+            ),
+        },
         CauseKind::NoKernelEvent => match e.culprit.place {
             Some(Place::UserSpace) => format!(
                 ": it came into user space ({}), where nothing in the kernel held it: the time went below the kernel \
@@ -296,7 +310,7 @@ fn part_clause(w: &WakeupView<'_>, h: &Explanation) -> String {
             located(c)
         ),
         CauseKind::TimerIrqDelay => {
-            format!(" passed before the timer interrupt even entered{}", held_back(h.within.first()))
+            format!(" passed before the timer interrupt even entered{}", held_back(&h.within))
         }
         CauseKind::IrqHandler => {
             let mut s = match w.timer {
