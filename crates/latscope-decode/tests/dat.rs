@@ -72,6 +72,8 @@ const FACTS: &[(&str, u32, usize, u64, u64)] = &[
     ("debian-6.1.0-56-rt-amd64-qemu-timerlat-v7.dat", 7, 801, 7393565086, 8753958896),
     // function_graph of CPU 1 in the 6.1 standard guest while /dev/kmsg was written (#17 item 3).
     ("debian-6.1.0-56-amd64-qemu-kmsg-function_graph-v7.dat", 7, 61315, 21733485140, 21987740400),
+    // A guest's trace from `trace-cmd record -A` (#19 item 16): times on the host's clock through its TIME_SHIFT.
+    ("debian-6.1.0-56-amd64-qemu-guest-timeshift-v7.dat", 7, 63181, 12221697025837, 12278453321561),
     ("local-6.18-x86_64-sched_irq_timer-v7.dat", 7, 3242, 3173638928950, 3174492483397),
     ("local-6.18-x86_64-sched_syscalls-v7-zstd.dat", 7, 4851, 3174726915101, 3175798845676),
     ("local-6.18-x86_64-printk-stacks-v6.dat", 6, 41241, 8040930705564, 8043993910043),
@@ -690,6 +692,36 @@ fn repeated_kernel_stacks_share_their_frames() {
         stacks.len(),
         distinct.len()
     );
+}
+
+/// #19 item 16: a guest's trace with events from `trace-cmd record -A` (fixtures/dat/README.md): every line of
+/// `trace-cmd report -R -t`'s stored output (every 100th event) is an event latscope decodes with the same time,
+/// CPU, pid and name. The times are the guest's clock (~9 to ~66 s) moved onto the host's (~12221 s) by the
+/// TIME_SHIFT samples: interpolated between CPU 0's two samples, extrapolated before CPU 1's first one.
+#[test]
+fn a_guest_trace_with_events_has_the_times_trace_cmd_report_gives_it() {
+    let name = "debian-6.1.0-56-amd64-qemu-guest-timeshift-v7.dat";
+    let reader = latscope_decode::DatReader::open(&fixture(name)).expect("open");
+    let shift = reader.meta().time.shift.clone().expect("the TIME_SHIFT option is read");
+    assert_eq!((shift.flags, shift.cpus.iter().map(Vec::len).collect::<Vec<_>>()), (1, vec![2, 2]));
+    let t = decode(name);
+    let ours: std::collections::HashSet<(u64, u32, i32, String)> =
+        real(&t).iter().map(|e| (e.ts.0, e.cpu.0, e.pid, e.kind.name())).collect();
+    let text = std::fs::read_to_string(fixture("debian-6.1.0-56-amd64-qemu-guest-timeshift-report-sample.txt"))
+        .expect("the stored trace-cmd report output");
+    let theirs: Vec<Reported> = text.lines().filter_map(parse_report_line).collect();
+    assert_eq!(theirs.len(), 631, "every 100th of 63,181 events");
+    for r in &theirs {
+        let key = (r.ts, r.cpu, r.pid, r.name.clone());
+        assert!(ours.contains(&key), "trace-cmd's {key:?} is not among latscope's events");
+    }
+    // Both ways of applying the samples are among the compared lines.
+    let first_sample_cpu1 = shift.apply(shift.cpus[1][0].time as u64, 1);
+    assert!(theirs.iter().any(|r| r.cpu == 1 && r.ts < first_sample_cpu1), "an extrapolated CPU 1 event");
+    assert!(theirs.iter().any(|r| r.cpu == 0), "an interpolated CPU 0 event");
+    // The shift moved the times by the host's uptime at boot of the guest, not by nothing.
+    let raw_first = shift.cpus[0][0].time as u64;
+    assert!(t.events[0].ts.0 > raw_first + 12_000_000_000_000, "{} vs raw {raw_first}", t.events[0].ts.0);
 }
 
 /// A guest's trace from `trace-cmd record -A` (host and guest on this machine, ptp time sync over TCP):
