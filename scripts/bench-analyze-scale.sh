@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: `latscope analyze` against `trace-cmd report` on the same .dat files of ~1 M, ~6 M and >= 20 M
+# Benchmark: `latscope analyze` (whole, and `--windows`: two streamed passes, one window held) against `trace-cmd report` on the same .dat files of ~1 M, ~6 M and >= 20 M
 # events, in one run: wall time, CPU time (user + system) and peak RSS of each, and the ratios. The traces are
 # recorded on this machine with `latscope record` under `stress-ng --cpu 2 --io 1 --timer 1` (root, tracefs)
 # and cached under ~/.cache/latscope-bench (reused while they hold the target count). Targets (issue #18):
@@ -56,28 +56,34 @@ measure() {
 }
 best() { sort -n -k1,1 | head -1; }
 
-printf '%-8s %10s %8s | %-26s | %-26s | %s\n' size events MB "analyze wall/cpu/RSS" "trace-cmd wall/cpu/RSS" "ratio wall, cpu; RSS"
-declare -A arss
+printf '%-8s %10s %8s | %-26s | %-26s | %-26s | %s\n' size events MB "analyze wall/cpu/RSS" "--windows wall/cpu/RSS" \
+    "trace-cmd wall/cpu/RSS" "ratio to trace-cmd: whole wall, cpu; windows wall, cpu"
+declare -A arss wrss
 for m in $SIZES; do
     target=$(( m * 1000000 ))
     file=$CACHE/analyze-${m}M.dat
     n=$( [ -f "$file" ] && events_in "$file" || echo 0 )
     if [ "${n:-0}" -lt "$target" ]; then record "$file" "$target"; n=$(events_in "$file"); fi
-    a=(); t=()
+    a=(); w=(); t=()
     for _ in $(seq 1 "$ROUNDS"); do
         # shellcheck disable=SC2086
         a+=("$(measure "$LATSCOPE" analyze $ANALYZE_ARGS "$file")")
+        # shellcheck disable=SC2086
+        w+=("$(measure "$LATSCOPE" analyze --windows $ANALYZE_ARGS "$file")")
         t+=("$(measure trace-cmd report -i "$file")")
     done
     read -r aw ac ar < <(printf '%s\n' "${a[@]}" | best)
+    read -r ww wc wr < <(printf '%s\n' "${w[@]}" | best)
     read -r tw tc tr < <(printf '%s\n' "${t[@]}" | best)
-    arss[$m]=$ar
+    arss[$m]=$ar; wrss[$m]=$wr
     mb=$(( $(stat -c %s "$file") / 1000000 ))
-    printf '%-8s %10d %8d | %6ss %6ss %7d MB | %6ss %6ss %7d MB | %s\n' "${m}M" "$n" "$mb" "$aw" "$ac" $(( ar / 1024 )) \
-        "$tw" "$tc" $(( tr / 1024 )) "$(awk -v aw="$aw" -v ac="$ac" -v tw="$tw" -v tc="$tc" -v ar="$ar" -v tr="$tr" \
-        'BEGIN { printf "%.1fx, %.1fx; analyze RSS %.2fx trace-cmd", tw / (aw > 0 ? aw : 0.01), tc / (ac > 0 ? ac : 0.01), ar / tr }')"
+    printf '%-8s %10d %8d | %6ss %6ss %7d MB | %6ss %6ss %7d MB | %6ss %6ss %7d MB | %s\n' "${m}M" "$n" "$mb" \
+        "$aw" "$ac" $(( ar / 1024 )) "$ww" "$wc" $(( wr / 1024 )) "$tw" "$tc" $(( tr / 1024 )) \
+        "$(awk -v aw="$aw" -v ac="$ac" -v ww="$ww" -v wc="$wc" -v tw="$tw" -v tc="$tc" \
+        'function r(t, x) { return t / (x > 0 ? x : 0.01) } BEGIN { printf "%.1fx, %.1fx; %.1fx, %.1fx", r(tw, aw), r(tc, ac), r(tw, ww), r(tc, wc) }')"
 done
-if [ -n "${arss[6]:-}" ] && [ -n "${arss[20]:-}" ]; then
-    awk -v a="${arss[6]}" -v b="${arss[20]}" 'BEGIN { printf "analyze peak RSS from 6M to 20M: %+.0f %% (target <= +10 %%); 6M: %d MB (target <= 150 MB)\n", (b - a) * 100 / a, a / 1024 }'
-fi
+for kind in whole windows; do
+    if [ "$kind" = whole ]; then a=${arss[6]:-}; b=${arss[20]:-}; else a=${wrss[6]:-}; b=${wrss[20]:-}; fi
+    [ -n "$a" ] && [ -n "$b" ] && awk -v k="$kind" -v a="$a" -v b="$b" 'BEGIN { printf "analyze (%s) peak RSS from 6M to 20M: %+.0f %% (target <= +10 %%); 6M: %d MB (target <= 150 MB)\n", k, (b - a) * 100 / a, a / 1024 }'
+done
 echo "(wall and CPU: best of $ROUNDS alternated round(s); analyze args: $ANALYZE_ARGS; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -33,7 +33,7 @@ impl TaskFilter {
         }
     }
 
-    fn matches(&self, comm: &str, pid: Pid) -> bool {
+    pub(crate) fn matches(&self, comm: &str, pid: Pid) -> bool {
         match self {
             TaskFilter::Pid(p) => *p == pid,
             TaskFilter::Comm(c) => comm == c || (matches!(comm.len(), 8 | 15) && c.starts_with(comm)),
@@ -125,6 +125,18 @@ pub struct WakeupBreakdown {
     pub headline: Option<Explanation>,
     /// Event indices that prove it (waking, timer, IRQ entry/exit, switch, sys_exit).
     pub evidence: Vec<usize>,
+}
+
+impl WakeupBreakdown {
+    /// Adds `by` to every event index it holds (see [`Explanation::shift_evidence`]).
+    pub fn shift_evidence(&mut self, by: usize) {
+        for i in &mut self.evidence {
+            *i += by;
+        }
+        for c in self.components.iter_mut().chain(self.headline.as_mut()) {
+            c.shift_evidence(by);
+        }
+    }
 }
 
 struct Record {

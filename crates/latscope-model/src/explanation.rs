@@ -312,6 +312,17 @@ pub struct Explanation {
 }
 
 impl Explanation {
+    /// Adds `by` to every event index of its evidence and of what it holds (`within`): an explanation found in a
+    /// window of a trace, whose indices count from the window's first event, then points into the whole trace.
+    pub fn shift_evidence(&mut self, by: usize) {
+        for i in &mut self.evidence {
+            *i += by;
+        }
+        for w in &mut self.within {
+            w.shift_evidence(by);
+        }
+    }
+
     /// One occurrence of `cause` by `culprit`, explaining `magnitude` on `cpu`.
     pub fn new(cause: CauseKind, culprit: Culprit, magnitude: Nanos, cpu: Option<CpuId>) -> Explanation {
         Explanation {

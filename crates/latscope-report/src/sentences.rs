@@ -51,6 +51,19 @@ pub fn analysis(a: &mut Analysis) {
     }
 }
 
+/// [`analysis`] for each window of a windowed analysis, and the sentences of its worst wakeups.
+pub fn windowed(w: &mut latscope_analyze::windowed::WindowedAnalysis) {
+    for win in &mut w.windows {
+        analysis(&mut win.analysis);
+    }
+    for b in &mut w.worst {
+        let s = analysis_verdicts::wakeup_sentence(b);
+        if let Some(h) = &mut b.headline {
+            h.sentence = s;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

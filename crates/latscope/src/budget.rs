@@ -1,6 +1,6 @@
 //! The memory a whole-trace analysis may use (`analyze --max-memory`, by default most of the memory
-//! available), and the refusal, with the trace's real size and what to do, when a trace needs more: a
-//! clear error instead of the out-of-memory killer.
+//! available), and what a trace that needs more gets: the analysis in windows, or, for what needs every event,
+//! a refusal with the trace's real size and what to do; never the out-of-memory killer.
 
 use crate::error::CliError;
 use crate::input::Input;
@@ -42,6 +42,30 @@ impl Budget {
     pub fn max_events(&self) -> usize {
         self.bytes.map_or(usize::MAX, |b| usize::try_from(b / BYTES_PER_EVENT).unwrap_or(usize::MAX))
     }
+}
+
+/// A trace decoded whole, or too large for the budget.
+pub enum Fit {
+    /// Decoded whole.
+    Whole(Box<DecodedTrace>),
+    /// Its records need more memory than the budget allows: why, in words.
+    TooLarge(String),
+}
+
+/// Decodes `input` whole when its analysis fits the budget; else says why it does not.
+pub fn fit(input: &Input, budget: &Budget) -> Result<Fit, CliError> {
+    let decoded =
+        input.decode_bounded(budget.max_events()).map_err(|e| CliError(format!("cannot analyse the trace: {e}")))?;
+    Ok(match decoded {
+        Bounded::Whole(t) => Fit::Whole(t),
+        Bounded::TooMany { events } => Fit::TooLarge(format!(
+            "its {events} records (events and kernel stacks) need about {} of memory to be analysed whole, more than \
+             the {} allowed ({})",
+            human(events.saturating_mul(BYTES_PER_EVENT)),
+            human(budget.bytes.unwrap_or_default()),
+            budget.source,
+        )),
+    })
 }
 
 /// Decodes `input` whole when its analysis fits the budget; else refuses with its size and what to do.

@@ -16,3 +16,4 @@ pub mod timer;
 pub mod timerlat;
 pub mod traced_wakeups;
 pub mod verdict;
+pub mod windowed;

@@ -2,7 +2,7 @@
 //! RT throttling, function-graph diff) leading with the verdict; `--json`; exit 2 over `--threshold`.
 
 use crate::args::{self, OutputArgs};
-use crate::budget::Budget;
+use crate::budget::{Budget, Fit};
 use crate::cmd::report::{say_written, write_perfetto, write_report_dir};
 use crate::error::{CliError, CmdResult, Outcome};
 use crate::input::Input;
@@ -10,10 +10,12 @@ use crate::output::{write_file, write_text, Kind};
 use latscope_analyze::analysis::{analyze, analyze_diff, AnalyzeOptions};
 use latscope_analyze::rtla::analyze_rtla;
 use latscope_analyze::wakeup::{TaskFilter, WakeupSelection};
+use latscope_analyze::windowed::analyze_windowed;
 use latscope_decode::DecodedTrace;
 use latscope_model::Nanos;
 use latscope_report::json::write_json;
 use latscope_report::text::analysis::write_analysis;
+use latscope_report::text::windowed::write_windowed;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `latscope analyze`.
@@ -47,10 +49,15 @@ pub struct Args {
     /// was exceeded)
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// Refuse a trace whose analysis would need more memory than this (`4G`, `512M`; default: 80 % of the
-    /// memory available), with its size, instead of running out of memory
+    /// The memory a whole-trace analysis may use (`4G`, `512M`; default: 80 % of the memory available): a
+    /// larger trace is analysed in windows (see --windows), and what needs every event (--report, --perfetto,
+    /// --diff) is refused with its size
     #[arg(long, value_name = "SIZE", value_parser = crate::budget::parse_size)]
     pub max_memory: Option<u64>,
+    /// Analyse in windows around the worst wakeups, in two streamed passes that hold one window at a time (what
+    /// analyze does by itself with a trace too large for --max-memory): for traces of any length
+    #[arg(long, conflicts_with = "diff")]
+    pub windows: bool,
     #[command(flatten)]
     pub outputs: OutputArgs,
 }
@@ -105,8 +112,14 @@ pub fn run(args: Args) -> CmdResult {
             match rtla_output(&input)? {
                 Some(r) => (analyze_rtla(&input.name(), r, &opts), DecodedTrace::default()),
                 None => {
-                    let t = crate::budget::decode(&input, &budget)?;
-                    (analyze(&input.name(), &t, &opts), t)
+                    let fit = match args.windows {
+                        true => Fit::TooLarge("--windows asked for the windows".into()),
+                        false => crate::budget::fit(&input, &budget)?,
+                    };
+                    match fit {
+                        Fit::Whole(t) => (analyze(&input.name(), &t, &opts), *t),
+                        Fit::TooLarge(reason) => return run_windowed(&args, &input, &opts, reason),
+                    }
                 }
             }
         }
@@ -134,4 +147,32 @@ pub fn run(args: Args) -> CmdResult {
     // The process ends next: freeing the events one by one would only delay the exit (0.2 s at 6 M events).
     std::mem::forget(trace);
     Ok(if analysis.exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
+}
+
+/// `analyze` of a trace in windows ([`analyze_windowed`]): two streamed passes, one window held at a time.
+fn run_windowed(args: &Args, input: &Input, opts: &AnalyzeOptions, reason: String) -> CmdResult {
+    let o = &args.outputs;
+    if o.report.is_some() || o.perfetto.is_some() {
+        return Err(CliError(format!(
+            "cannot write --report or --perfetto for {}: they draw every event, and the trace is analysed in windows \
+             ({reason}); cut it (`trace-cmd split -i {} -o part.dat -s 10` makes 10 s pieces) or allow more memory \
+             with --max-memory",
+            input.name(),
+            input.name()
+        )));
+    }
+    let outputs = o.outputs();
+    outputs.check()?;
+    let mut stream = |visit: &mut dyn FnMut(&latscope_model::Event)| {
+        input.visit(visit).map(|s| (s.info, s.warnings)).map_err(|e| CliError(format!("cannot analyse the trace: {e}")))
+    };
+    let mut w = analyze_windowed(&input.name(), &mut stream, opts, reason)?;
+    latscope_report::sentences::windowed(&mut w);
+    if !args.quiet {
+        write_text(|out| write_windowed(out, &w, !args.brief), outputs.takes_stdout())?;
+    }
+    if let Some(path) = &o.json {
+        write_file(Kind::Json, path, |wr| write_json(wr, &w))?;
+    }
+    Ok(if w.exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }

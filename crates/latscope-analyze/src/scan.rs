@@ -1,0 +1,329 @@
+//! The streamed first pass over a trace too large to analyse whole: counts, the latencies the trace states
+//! itself and the worst wakeups of the selected tasks, in state bounded by the tasks and CPUs, not the events.
+
+use crate::reported::{self, ReportedLatency};
+use crate::wakeup::{WakeupSelection, RETURN_PREEMPT_WINDOW};
+use latscope_model::event::WakeupKind;
+use latscope_model::{is_rt_prio, CpuId, Event, EventKind, LatencyHistogram, Nanos, Pid, Summary, TaskName};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// How many candidates the scan keeps per wakeup asked for: the breakdown's latency can start before the
+/// waking (the timer's expiry, the IRQ's entry) and end after the switch-in (the return to user space), so
+/// the order by waking-to-switch-in time is only nearly the breakdowns' order.
+pub const CANDIDATES_PER_TOP: usize = 4;
+
+/// Most latencies the trace states itself that are kept (the largest, and the last threshold mark).
+const MAX_REPORTED: usize = 1000;
+
+/// A wakeup the scan found: the task's waking (or wakeup) event to its switch-in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WakeupCandidate {
+    /// The woken task.
+    pub pid: Pid,
+    /// Its name.
+    pub comm: TaskName,
+    /// Its kernel priority at the waking.
+    pub prio: i32,
+    /// The CPU it was switched in on.
+    pub cpu: CpuId,
+    /// Where its latency starts: the hrtimer's expiry when a timer woke it (and expired before the waking),
+    /// else the interrupt's entry when it woke in one, else the waking.
+    pub start: Nanos,
+    /// The earliest event its breakdown reads: the `hrtimer_start` of the timer that woke it, else its start.
+    pub from: Nanos,
+    /// Global index of the waking event.
+    pub waking_index: u64,
+    /// Its time.
+    pub waking: Nanos,
+    /// Global index of the switch-in.
+    pub switch_index: u64,
+    /// Its time.
+    pub switch_in: Nanos,
+    /// Where its latency ends: the return to user space on its CPU when traced (and, when it was preempted
+    /// right after it, its next switch-in), else the switch-in.
+    pub end: Nanos,
+}
+
+impl WakeupCandidate {
+    /// From its start to its end, as the wakeup's breakdown measures it.
+    pub fn latency(&self) -> Nanos {
+        self.end.saturating_sub(self.start)
+    }
+}
+
+/// What the streamed pass found in the whole trace.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ScanResult {
+    /// Events, as `trace-cmd report` counts them (without kernel stacks and lost-event markers).
+    pub events: u64,
+    /// Kernel stacks recorded after events.
+    pub stacks: u64,
+    /// Every record the stream gave (events, stacks, lost markers): the global indices count these.
+    pub records: u64,
+    /// CPUs that had events.
+    pub cpus: Vec<CpuId>,
+    /// First record's time.
+    pub first: Nanos,
+    /// Last record's time (the span is from the first to the last, as the whole-trace analysis says it).
+    pub last: Nanos,
+    /// Waking to switch-in of every wakeup of the selected tasks (every SCHED_FIFO/RR task by default).
+    pub wakeups: Summary,
+    /// The worst of them, worst first (at most [`CANDIDATES_PER_TOP`] × the wakeups asked for).
+    pub worst: Vec<WakeupCandidate>,
+    /// Latencies the trace states itself (threshold marks, synthetic latency events): the largest and the
+    /// last threshold mark, with global indices.
+    pub reported: Vec<ReportedLatency>,
+    /// Whether more were stated than kept.
+    pub reported_dropped: u64,
+}
+
+/// A task woken and not yet switched in.
+struct Pending {
+    waking_index: u64,
+    waking: Nanos,
+    /// Where its latency starts: the timer's expiry or the interrupt's entry when it woke in one.
+    start: Nanos,
+    /// The earliest event its breakdown reads: the timer's start when a timer woke it.
+    from: Nanos,
+    comm: TaskName,
+    prio: i32,
+}
+
+/// What the scan follows per CPU.
+#[derive(Default)]
+struct CpuState {
+    last: Nanos,
+    current: Option<Pid>,
+    /// Hard interrupts (handlers, vectors) open, and when the outermost entered.
+    irq_depth: u32,
+    irq_entry: Nanos,
+    /// The hrtimer whose callback runs: its expiry time and when it was started.
+    expiry: Option<(Nanos, Nanos)>,
+}
+
+/// The streamed pass: feed it every event in order with [`Scan::step`], then [`Scan::finish`]. Its state is
+/// per task woken, per hrtimer started and per CPU.
+pub struct Scan {
+    selection: WakeupSelection,
+    keep: usize,
+    out: ScanResult,
+    cpus: FxHashMap<CpuId, CpuState>,
+    pending: FxHashMap<Pid, Pending>,
+    /// Switched in, waiting for the return to user space (on its CPU) that ends the latency.
+    awaiting_exit: FxHashMap<Pid, WakeupCandidate>,
+    /// Returned to user space at the time given: preempted right after, the latency lasts until it runs again.
+    returned: FxHashMap<Pid, (WakeupCandidate, Nanos)>,
+    resuming: FxHashMap<Pid, WakeupCandidate>,
+    /// Started hrtimers: their expiry time and when they were started.
+    timers: FxHashMap<u64, (Nanos, Nanos)>,
+    hist: LatencyHistogram,
+    last_mark: Option<ReportedLatency>,
+}
+
+impl Scan {
+    /// A scan for the wakeups `selection` asks for.
+    pub fn new(selection: &WakeupSelection) -> Scan {
+        Scan {
+            selection: selection.clone(),
+            keep: selection.top.max(1) * CANDIDATES_PER_TOP,
+            out: ScanResult::default(),
+            cpus: FxHashMap::default(),
+            pending: FxHashMap::default(),
+            awaiting_exit: FxHashMap::default(),
+            returned: FxHashMap::default(),
+            resuming: FxHashMap::default(),
+            timers: FxHashMap::default(),
+            hist: LatencyHistogram::new(),
+            last_mark: None,
+        }
+    }
+
+    /// The next event of the stream.
+    pub fn step(&mut self, e: &Event) {
+        let index = self.out.records;
+        self.out.records += 1;
+        if index == 0 {
+            self.out.first = e.ts;
+        }
+        self.out.last = e.ts;
+        self.cpus.entry(e.cpu).or_default();
+        match e.kind {
+            EventKind::Stack { .. } => {
+                self.out.stacks += 1;
+                return;
+            }
+            EventKind::Lost { .. } => return,
+            _ => self.out.events += 1,
+        }
+        let cpu = self.cpus.entry(e.cpu).or_default();
+        // A CPU's first event: what ran before it is not in the trace.
+        let before = if cpu.current.is_some() { cpu.last } else { e.ts };
+        cpu.last = e.ts;
+        match &e.kind {
+            EventKind::IrqHandlerEntry { .. } | EventKind::VectorEntry { .. } => {
+                if cpu.irq_depth == 0 {
+                    cpu.irq_entry = e.ts;
+                }
+                cpu.irq_depth += 1;
+            }
+            EventKind::IrqHandlerExit { .. } | EventKind::VectorExit { .. } => {
+                cpu.irq_depth = cpu.irq_depth.saturating_sub(1);
+            }
+            EventKind::HrtimerStart { hrtimer, expires, .. } => {
+                self.timers.insert(*hrtimer, (*expires, e.ts));
+            }
+            EventKind::HrtimerCancel { hrtimer } => {
+                self.timers.remove(hrtimer);
+            }
+            EventKind::HrtimerExpireEntry { hrtimer, .. } => cpu.expiry = self.timers.remove(hrtimer),
+            EventKind::HrtimerExpireExit { .. } => cpu.expiry = None,
+            EventKind::SchedWakeup { kind: WakeupKind::Waking | WakeupKind::Wakeup, comm, pid, prio, .. } => {
+                let (start, from) = match cpu.expiry {
+                    Some((x, started)) if x <= e.ts => (x, started.min(x)),
+                    _ if cpu.irq_depth > 0 => (cpu.irq_entry, cpu.irq_entry),
+                    _ => (e.ts, e.ts),
+                };
+                let p = Pending { waking_index: index, waking: e.ts, start, from, comm: *comm, prio: *prio };
+                self.pending.entry(*pid).or_insert(p);
+            }
+            EventKind::SchedSwitch { prev_pid, prev_state, next_pid, .. } => {
+                cpu.current = Some(*next_pid);
+                if let Some(c) = self.awaiting_exit.remove(prev_pid) {
+                    self.finished(c);
+                }
+                if prev_pid != next_pid {
+                    self.pending.remove(prev_pid);
+                }
+                if let Some((c, exit)) = self.returned.remove(prev_pid) {
+                    if prev_state.starts_with('R') && e.ts - exit <= RETURN_PREEMPT_WINDOW {
+                        self.resuming.insert(*prev_pid, c);
+                    } else {
+                        self.finished(c);
+                    }
+                }
+                self.switched_in(*next_pid, e.cpu, index, e.ts);
+                return;
+            }
+            EventKind::SysExit { .. } => {
+                if let Some(mut c) = self.awaiting_exit.remove(&e.pid) {
+                    if c.cpu == e.cpu {
+                        c.end = e.ts;
+                        self.returned.insert(e.pid, (c, e.ts));
+                    } else {
+                        self.finished(c);
+                    }
+                }
+            }
+            EventKind::Print { .. } | EventKind::Other { .. } => self.reported(index, e),
+            _ => {}
+        }
+        // A task's first event on a CPU that ran another: it was switched in without a traced switch, after
+        // the CPU's previous event.
+        let cpu = self.cpus.entry(e.cpu).or_default();
+        if cpu.current != Some(e.pid) {
+            cpu.current = Some(e.pid);
+            if self.pending.contains_key(&e.pid) || self.resuming.contains_key(&e.pid) {
+                self.switched_in(e.pid, e.cpu, index, before);
+            }
+        }
+    }
+
+    fn switched_in(&mut self, pid: Pid, cpu: CpuId, index: u64, at: Nanos) {
+        if let Some(mut c) = self.resuming.remove(&pid) {
+            c.end = at;
+            self.finished(c);
+        }
+        let Some(p) = self.pending.remove(&pid) else { return };
+        if !self.selected(&p.comm, pid, p.prio) {
+            return;
+        }
+        let c = WakeupCandidate {
+            pid,
+            comm: p.comm,
+            prio: p.prio,
+            cpu,
+            start: p.start,
+            from: p.from,
+            waking_index: p.waking_index,
+            waking: p.waking,
+            switch_index: index,
+            switch_in: at,
+            end: at,
+        };
+        self.hist.record(at - p.waking);
+        if let Some(old) = self.awaiting_exit.insert(pid, c) {
+            self.finished(old);
+        }
+    }
+
+    /// A candidate whose end is known.
+    fn finished(&mut self, c: WakeupCandidate) {
+        self.keep_candidate(c);
+    }
+
+    fn selected(&self, comm: &str, pid: Pid, prio: i32) -> bool {
+        match &self.selection.task {
+            Some(f) => f.matches(comm, pid),
+            None => is_rt_prio(prio),
+        }
+    }
+
+    fn keep_candidate(&mut self, c: WakeupCandidate) {
+        self.out.worst.push(c);
+        // Sorted and cut only when twice as many are held: amortised, and the kept set is the same.
+        if self.out.worst.len() >= 2 * self.keep {
+            self.cut();
+        }
+    }
+
+    fn cut(&mut self) {
+        self.out.worst.sort_by_key(|c| (std::cmp::Reverse(c.latency()), c.switch_index));
+        self.out.worst.truncate(self.keep);
+    }
+
+    fn reported(&mut self, index: u64, e: &Event) {
+        for mut r in reported::reported(std::slice::from_ref(e)) {
+            r.index = usize::try_from(index).unwrap_or(usize::MAX);
+            if matches!(r.by, reported::ReportedBy::TraceMark { .. }) {
+                self.last_mark = Some(r.clone());
+            }
+            self.out.reported.push(r);
+            if self.out.reported.len() >= 2 * MAX_REPORTED {
+                self.cut_reported();
+            }
+        }
+    }
+
+    fn cut_reported(&mut self) {
+        let before = self.out.reported.len();
+        self.out.reported.sort_by_key(|r| (std::cmp::Reverse(r.latency), r.index));
+        self.out.reported.truncate(MAX_REPORTED);
+        self.out.reported_dropped += (before - self.out.reported.len()) as u64;
+    }
+
+    /// What the pass found.
+    pub fn finish(mut self) -> ScanResult {
+        let open: Vec<WakeupCandidate> = (self.awaiting_exit.drain().map(|(_, c)| c))
+            .chain(self.returned.drain().map(|(_, (c, _))| c))
+            .chain(self.resuming.drain().map(|(_, c)| c))
+            .collect();
+        for c in open {
+            self.finished(c);
+        }
+        self.cut();
+        if self.out.reported.len() > MAX_REPORTED {
+            self.cut_reported();
+        }
+        if let Some(m) = self.last_mark.take() {
+            if !self.out.reported.contains(&m) {
+                self.out.reported.push(m);
+            }
+        }
+        self.out.reported.sort_by_key(|r| r.index);
+        self.out.cpus = self.cpus.keys().copied().collect();
+        self.out.cpus.sort_unstable();
+        self.out.wakeups = self.hist.summary(None);
+        self.out
+    }
+}

@@ -1,0 +1,272 @@
+//! [`WindowedAnalysis`]: a trace too large to hold, analysed in two streamed passes. The first
+//! ([`crate::scan`]) finds the worst wakeups and the latencies the trace states; the second keeps the events
+//! of one time window around them at a time, analyses that window whole ([`analyze`]) and lets it go, so
+//! memory holds one window, whatever the trace's length.
+
+use crate::analysis::{analyze, Analysis, AnalyzeOptions, SourceInfo};
+use crate::reported::{self, ReportedLatency};
+use crate::scan::{Scan, ScanResult, WakeupCandidate};
+use crate::wakeup::WakeupBreakdown;
+use latscope_model::{DecodedTrace, Event, Nanos, Summary, TraceInfo, Warning};
+use serde::Serialize;
+
+/// How much of the trace before a wakeup's start (or its timer's start) a window holds: the CPU's state, the
+/// sections and interrupts that held it back.
+pub const LEAD: Nanos = Nanos::from_ms(20);
+
+/// The longest a window reaches back for the start of the timer that woke a task; a timer started earlier
+/// leaves the breakdown without its expiry time (it then starts at the interrupt's entry).
+pub const MAX_TIMER_LOOKBACK: Nanos = Nanos::from_ms(1000);
+
+/// How much after the switch-in: the return to user space and a preemption on the way.
+pub const TAIL: Nanos = Nanos::from_ms(20);
+
+/// Most events a window holds; a longer window keeps its last ones and says so.
+pub const MAX_WINDOW_EVENTS: usize = 1_000_000;
+
+/// Why a window was analysed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "around", rename_all = "snake_case")]
+pub enum WindowReason {
+    /// One of the worst wakeups the streamed pass found.
+    Wakeup(WakeupCandidate),
+    /// The latency the trace states itself that the explanation is anchored on.
+    Reported(ReportedLatency),
+}
+
+/// A time range of the trace to analyse whole.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WindowPlan {
+    /// From this time.
+    pub from: Nanos,
+    /// To this time (inclusive).
+    pub to: Nanos,
+    /// What it is around (overlapping windows are one).
+    pub reasons: Vec<WindowReason>,
+}
+
+/// One analysed window.
+#[derive(Clone, Debug, Serialize)]
+pub struct Window {
+    /// What it covers and why.
+    pub plan: WindowPlan,
+    /// Global index of its first record: the indices in `analysis` count from it.
+    pub first_index: u64,
+    /// Records it held.
+    pub records: u64,
+    /// Whether it held more than [`MAX_WINDOW_EVENTS`] and kept only its last ones.
+    pub cut: bool,
+    /// The window, analysed whole.
+    pub analysis: Analysis,
+}
+
+/// Everything found in a trace analysed in windows.
+#[derive(Clone, Debug, Serialize)]
+pub struct WindowedAnalysis {
+    /// Always [`latscope_model::wire::SCHEMA`].
+    pub schema: &'static str,
+    /// Always `windowed_analysis`.
+    pub kind: &'static str,
+    /// The whole trace, from the streamed pass.
+    pub source: SourceInfo,
+    /// Why it was not analysed whole (the memory it would need), as the caller says.
+    pub reason: String,
+    /// Waking to switch-in of every wakeup of the selected tasks in the whole trace.
+    pub wakeups: Summary,
+    /// The latencies the trace states itself (the largest, and the last threshold mark).
+    pub reported: Vec<ReportedLatency>,
+    /// The worst wakeups, decomposed in their windows, worst first; their indices are the whole trace's.
+    pub worst: Vec<WakeupBreakdown>,
+    /// The windows, in time order.
+    pub windows: Vec<Window>,
+    /// The threshold the findings were checked against.
+    #[serde(rename = "threshold_ns")]
+    pub threshold: Option<Nanos>,
+    /// Whether a finding exceeded it.
+    pub exceeded: bool,
+}
+
+/// The windows to analyse: around each wakeup the scan kept and around the anchor, merged where they overlap,
+/// in time order.
+pub fn plan(scan: &ScanResult) -> Vec<WindowPlan> {
+    let mut plans: Vec<WindowPlan> = scan
+        .worst
+        .iter()
+        .map(|c| WindowPlan {
+            from: c.from.max(c.start.saturating_sub(MAX_TIMER_LOOKBACK)).min(c.waking).saturating_sub(LEAD),
+            to: c.end.max(c.switch_in) + TAIL,
+            reasons: vec![WindowReason::Wakeup(c.clone())],
+        })
+        .collect();
+    if let Some(a) = reported::anchor(&scan.reported) {
+        plans.push(WindowPlan {
+            from: a.ts.saturating_sub(a.latency).saturating_sub(LEAD),
+            to: a.ts + TAIL,
+            reasons: vec![WindowReason::Reported(a.clone())],
+        });
+    }
+    plans.sort_by_key(|p| p.from);
+    let mut merged: Vec<WindowPlan> = Vec::new();
+    for p in plans {
+        match merged.last_mut() {
+            Some(m) if p.from <= m.to => {
+                m.to = m.to.max(p.to);
+                m.reasons.extend(p.reasons);
+            }
+            _ => merged.push(p),
+        }
+    }
+    merged
+}
+
+/// A source that can be streamed more than once: each call passes every record, in order, to the visitor and
+/// returns what the input said about itself.
+pub type Restream<'a, E> = dyn FnMut(&mut dyn FnMut(&Event)) -> Result<(TraceInfo, Vec<Warning>), E> + 'a;
+
+/// Analyses the trace `stream` gives in two streamed passes (see the module's text). `reason` says why it is
+/// not analysed whole.
+pub fn analyze_windowed<E>(
+    name: &str,
+    stream: &mut Restream<'_, E>,
+    opts: &AnalyzeOptions,
+    reason: String,
+) -> Result<WindowedAnalysis, E> {
+    let mut scan = Scan::new(&opts.selection);
+    let (info, warnings) = stream(&mut |e| scan.step(e))?;
+    let scan = scan.finish();
+    let plans = plan(&scan);
+    let mut collector = Collector::new(name, &info, opts, plans);
+    stream(&mut |e| collector.step(e))?;
+    let windows = collector.finish();
+    let mut worst: Vec<WakeupBreakdown> = Vec::new();
+    for w in &windows {
+        for b in &w.analysis.wakeups {
+            let mut b = b.clone();
+            b.shift_evidence(w.first_index as usize);
+            if !worst.iter().any(|x| x.task.pid == b.task.pid && x.switch_in == b.switch_in) {
+                worst.push(b);
+            }
+        }
+    }
+    worst.sort_by_key(|b| (std::cmp::Reverse(b.latency), b.switch_in));
+    // The wakeup the trace's own statement is about leads, as in the whole-trace analysis.
+    let anchored = reported::anchor(&scan.reported).and_then(|a| {
+        let w = windows
+            .iter()
+            .find(|w| w.analysis.anchored_wakeup && w.plan.reasons.contains(&WindowReason::Reported(a.clone())))?;
+        let mut b = w.analysis.wakeups.first()?.clone();
+        b.shift_evidence(w.first_index as usize);
+        Some(b)
+    });
+    if let Some(b) = anchored {
+        worst.retain(|x| !(x.task.pid == b.task.pid && x.switch_in == b.switch_in));
+        worst.insert(0, b);
+    }
+    worst.truncate(opts.selection.top.max(1));
+    let exceeded =
+        opts.threshold.is_some_and(|t| windows.iter().any(|w| w.analysis.exceeded) || Nanos(scan.wakeups.max_ns) > t);
+    Ok(WindowedAnalysis {
+        schema: latscope_model::wire::SCHEMA,
+        kind: "windowed_analysis",
+        source: source_info(name, &scan, info, warnings),
+        reason,
+        wakeups: scan.wakeups.clone(),
+        reported: scan.reported.clone(),
+        worst,
+        windows,
+        threshold: opts.threshold,
+        exceeded,
+    })
+}
+
+fn source_info(name: &str, scan: &ScanResult, info: TraceInfo, warnings: Vec<Warning>) -> SourceInfo {
+    SourceInfo {
+        name: name.to_string(),
+        format: info.format.map(|f| format!("{f:?}")),
+        tracer: info.tracer.clone(),
+        events: scan.events,
+        stacks: scan.stacks,
+        cpus: scan.cpus.clone(),
+        span: scan.last - scan.first,
+        lost: info.lost.clone(),
+        lost_unknown: info.lost_unknown.clone(),
+        warnings: warnings.iter().map(|w| format!("{}: {}", w.location, w.message)).collect(),
+        cycles: info.cycles,
+        notes: info.annotations.iter().map(|a| format!("{}: {}", a.location, a.text)).collect(),
+    }
+}
+
+/// The second pass: holds the events of the current window, analyses it when the stream leaves it.
+struct Collector<'a> {
+    name: &'a str,
+    info: &'a TraceInfo,
+    opts: &'a AnalyzeOptions,
+    plans: std::vec::IntoIter<WindowPlan>,
+    current: Option<WindowPlan>,
+    events: std::collections::VecDeque<Event>,
+    first_index: u64,
+    cut: bool,
+    index: u64,
+    done: Vec<Window>,
+}
+
+impl<'a> Collector<'a> {
+    fn new(name: &'a str, info: &'a TraceInfo, opts: &'a AnalyzeOptions, plans: Vec<WindowPlan>) -> Collector<'a> {
+        let mut plans = plans.into_iter();
+        let current = plans.next();
+        Collector {
+            name,
+            info,
+            opts,
+            plans,
+            current,
+            events: Default::default(),
+            first_index: 0,
+            cut: false,
+            index: 0,
+            done: Vec::new(),
+        }
+    }
+
+    fn step(&mut self, e: &Event) {
+        let index = self.index;
+        self.index += 1;
+        while let Some(p) = &self.current {
+            if e.ts > p.to {
+                self.close();
+                continue;
+            }
+            if e.ts >= p.from {
+                if self.events.is_empty() {
+                    self.first_index = index;
+                }
+                if self.events.len() == MAX_WINDOW_EVENTS {
+                    self.events.pop_front();
+                    self.first_index += 1;
+                    self.cut = true;
+                }
+                self.events.push_back(e.clone());
+            }
+            break;
+        }
+    }
+
+    /// Analyses the current window and moves to the next.
+    fn close(&mut self) {
+        let Some(plan) = self.current.take() else { return };
+        let events: Vec<Event> = std::mem::take(&mut self.events).into();
+        let records = events.len() as u64;
+        let trace = DecodedTrace { info: self.info.clone(), events, warnings: Vec::new() };
+        let analysis = analyze(self.name, &trace, self.opts);
+        self.done.push(Window { plan, first_index: self.first_index, records, cut: self.cut, analysis });
+        self.cut = false;
+        self.current = self.plans.next();
+    }
+
+    fn finish(mut self) -> Vec<Window> {
+        while self.current.is_some() {
+            self.close();
+        }
+        self.done
+    }
+}

@@ -1,0 +1,119 @@
+//! Text report of `latscope analyze` on a trace analysed in windows: why, what the streamed pass found in the
+//! whole trace, the worst wakeups with what explains each, then each window's own analysis.
+
+use super::analysis::write_analysis;
+use crate::events::format_ts;
+use crate::human::{counted, human};
+use latscope_analyze::windowed::{WindowReason, WindowedAnalysis};
+use std::io::{self, Write};
+
+/// Writes the windowed analysis as text; `details` as for the whole-trace analysis, per window.
+pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) -> io::Result<()> {
+    let s = &w.source;
+    writeln!(
+        out,
+        "latscope analyze: {} ({}), {}{} on {} over {}, analysed in {}",
+        s.name,
+        s.format.as_deref().unwrap_or("unknown format"),
+        counted(s.events, "event", "events"),
+        match s.stacks {
+            0 => String::new(),
+            n => format!(" and {}", counted(n, "kernel stack", "kernel stacks")),
+        },
+        counted(s.cpus.len() as u64, "CPU", "CPUs"),
+        human(s.span),
+        counted(w.windows.len() as u64, "window", "windows"),
+    )?;
+    writeln!(out, "  Not analysed whole: {}.", w.reason)?;
+    writeln!(
+        out,
+        "  A first streamed pass measured every wakeup of the selected tasks and kept the worst; the second held \
+         the events around them, one window at a time ({} before a wakeup's start, {} after its end). What the \
+         windows do not hold (irqs-off sections, late timers, IRQ statistics elsewhere in the trace) is not reported.",
+        human(latscope_analyze::windowed::LEAD),
+        human(latscope_analyze::windowed::TAIL),
+    )?;
+    let lost: u64 = s.lost.values().sum();
+    if lost > 0 || !s.lost_unknown.is_empty() {
+        writeln!(out, "  The trace lost {}: conclusions may be incomplete.", counted(lost, "event", "events"))?;
+    }
+    let ws = &w.wakeups;
+    if ws.count > 0 {
+        writeln!(
+            out,
+            "  Wakeups in the whole trace (waking to switch-in): {}, median {}, 99% {}, max {}",
+            ws.count,
+            human(latscope_model::Nanos(ws.percentile("50").unwrap_or_default())),
+            human(latscope_model::Nanos(ws.percentile("99").unwrap_or_default())),
+            human(latscope_model::Nanos(ws.max_ns)),
+        )?;
+    } else {
+        writeln!(out, "  No wakeup of the selected tasks in the whole trace.")?;
+    }
+    for r in &w.reported {
+        writeln!(
+            out,
+            "  The trace states a latency of {} at {} ({}:{}, event #{})",
+            human(r.latency),
+            format_ts(r.ts),
+            r.comm,
+            r.pid,
+            r.index
+        )?;
+    }
+    if !w.worst.is_empty() {
+        writeln!(out, "\nWorst wakeups")?;
+        for b in &w.worst {
+            writeln!(
+                out,
+                "  {:>10}  {}:{} on CPU {}, switched in at {}",
+                human(b.latency),
+                b.task.comm,
+                b.task.pid,
+                b.cpu,
+                format_ts(b.switch_in)
+            )?;
+            if let Some(h) = b.headline.as_ref().filter(|h| !h.sentence.is_empty()) {
+                writeln!(out, "              {}", h.sentence)?;
+            }
+        }
+    }
+    for (n, win) in w.windows.iter().enumerate() {
+        let wakeups: Vec<&latscope_analyze::scan::WakeupCandidate> = win
+            .plan
+            .reasons
+            .iter()
+            .filter_map(|r| match r {
+                WindowReason::Wakeup(c) => Some(c),
+                WindowReason::Reported(_) => None,
+            })
+            .collect();
+        let mut around = Vec::new();
+        if let Some(c) = wakeups.iter().max_by_key(|c| c.latency()) {
+            let more = match wakeups.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            };
+            around.push(format!("the wakeup of {}:{} ({}){more}", c.comm, c.pid, human(c.latency())));
+        }
+        for r in &win.plan.reasons {
+            if let WindowReason::Reported(r) = r {
+                around.push(format!("the {} the trace states ({}:{})", human(r.latency), r.comm, r.pid));
+            }
+        }
+        writeln!(
+            out,
+            "\n=== Window {} of {}: {} to {}, {} from event #{}{}; around {}",
+            n + 1,
+            w.windows.len(),
+            format_ts(win.plan.from),
+            format_ts(win.plan.to),
+            counted(win.records, "record", "records"),
+            win.first_index,
+            if win.cut { " (cut: only its last records were kept)" } else { "" },
+            around.join(" and ")
+        )?;
+        write_analysis(out, &win.analysis, details)?;
+    }
+    Ok(())
+}
