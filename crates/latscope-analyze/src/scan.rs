@@ -16,6 +16,15 @@ pub const CANDIDATES_PER_TOP: usize = 4;
 /// Most latencies the trace states itself that are kept (the largest, and the last threshold mark).
 const MAX_REPORTED: usize = 1000;
 
+/// An `hrtimer_start` event: its global index and time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TimerStart {
+    /// Global index.
+    pub index: u64,
+    /// Time.
+    pub at: Nanos,
+}
+
 /// A wakeup the scan found: the task's waking (or wakeup) event to its switch-in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WakeupCandidate {
@@ -30,8 +39,8 @@ pub struct WakeupCandidate {
     /// Where its latency starts: the hrtimer's expiry when a timer woke it (and expired before the waking),
     /// else the interrupt's entry when it woke in one, else the waking.
     pub start: Nanos,
-    /// The earliest event its breakdown reads: the `hrtimer_start` of the timer that woke it, else its start.
-    pub from: Nanos,
+    /// The `hrtimer_start` of the timer that woke it (its expiry time is the start).
+    pub timer: Option<TimerStart>,
     /// Global index of the waking event.
     pub waking_index: u64,
     /// Its time.
@@ -84,8 +93,8 @@ struct Pending {
     waking: Nanos,
     /// Where its latency starts: the timer's expiry or the interrupt's entry when it woke in one.
     start: Nanos,
-    /// The earliest event its breakdown reads: the timer's start when a timer woke it.
-    from: Nanos,
+    /// The start of the timer that woke it.
+    timer: Option<TimerStart>,
     comm: TaskName,
     prio: i32,
 }
@@ -98,8 +107,8 @@ struct CpuState {
     /// Hard interrupts (handlers, vectors) open, and when the outermost entered.
     irq_depth: u32,
     irq_entry: Nanos,
-    /// The hrtimer whose callback runs: its expiry time and when it was started.
-    expiry: Option<(Nanos, Nanos)>,
+    /// The hrtimer whose callback runs: its expiry time and its start.
+    expiry: Option<(Nanos, TimerStart)>,
 }
 
 /// The streamed pass: feed it every event in order with [`Scan::step`], then [`Scan::finish`]. Its state is
@@ -115,8 +124,8 @@ pub struct Scan {
     /// Returned to user space at the time given: preempted right after, the latency lasts until it runs again.
     returned: FxHashMap<Pid, (WakeupCandidate, Nanos)>,
     resuming: FxHashMap<Pid, WakeupCandidate>,
-    /// Started hrtimers: their expiry time and when they were started.
-    timers: FxHashMap<u64, (Nanos, Nanos)>,
+    /// Started hrtimers: their expiry time and their start.
+    timers: FxHashMap<u64, (Nanos, TimerStart)>,
     hist: LatencyHistogram,
     last_mark: Option<ReportedLatency>,
 }
@@ -171,7 +180,7 @@ impl Scan {
                 cpu.irq_depth = cpu.irq_depth.saturating_sub(1);
             }
             EventKind::HrtimerStart { hrtimer, expires, .. } => {
-                self.timers.insert(*hrtimer, (*expires, e.ts));
+                self.timers.insert(*hrtimer, (*expires, TimerStart { index, at: e.ts }));
             }
             EventKind::HrtimerCancel { hrtimer } => {
                 self.timers.remove(hrtimer);
@@ -179,12 +188,12 @@ impl Scan {
             EventKind::HrtimerExpireEntry { hrtimer, .. } => cpu.expiry = self.timers.remove(hrtimer),
             EventKind::HrtimerExpireExit { .. } => cpu.expiry = None,
             EventKind::SchedWakeup { kind: WakeupKind::Waking | WakeupKind::Wakeup, comm, pid, prio, .. } => {
-                let (start, from) = match cpu.expiry {
-                    Some((x, started)) if x <= e.ts => (x, started.min(x)),
-                    _ if cpu.irq_depth > 0 => (cpu.irq_entry, cpu.irq_entry),
-                    _ => (e.ts, e.ts),
+                let (start, timer) = match cpu.expiry {
+                    Some((x, started)) if x <= e.ts => (x, Some(started)),
+                    _ if cpu.irq_depth > 0 => (cpu.irq_entry, None),
+                    _ => (e.ts, None),
                 };
-                let p = Pending { waking_index: index, waking: e.ts, start, from, comm: *comm, prio: *prio };
+                let p = Pending { waking_index: index, waking: e.ts, start, timer, comm: *comm, prio: *prio };
                 self.pending.entry(*pid).or_insert(p);
             }
             EventKind::SchedSwitch { prev_pid, prev_state, next_pid, .. } => {
@@ -244,7 +253,7 @@ impl Scan {
             prio: p.prio,
             cpu,
             start: p.start,
-            from: p.from,
+            timer: p.timer,
             waking_index: p.waking_index,
             waking: p.waking,
             switch_index: index,

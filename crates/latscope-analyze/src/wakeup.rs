@@ -128,13 +128,13 @@ pub struct WakeupBreakdown {
 }
 
 impl WakeupBreakdown {
-    /// Adds `by` to every event index it holds (see [`Explanation::shift_evidence`]).
-    pub fn shift_evidence(&mut self, by: usize) {
+    /// Maps every event index it holds through `to` (see [`Explanation::map_evidence`]).
+    pub fn map_evidence(&mut self, to: &dyn Fn(usize) -> usize) {
         for i in &mut self.evidence {
-            *i += by;
+            *i = to(*i);
         }
         for c in self.components.iter_mut().chain(self.headline.as_mut()) {
-            c.shift_evidence(by);
+            c.map_evidence(to);
         }
     }
 }

@@ -5,18 +5,16 @@
 
 use crate::analysis::{analyze, Analysis, AnalyzeOptions, SourceInfo};
 use crate::reported::{self, ReportedLatency};
-use crate::scan::{Scan, ScanResult, WakeupCandidate};
+use crate::scan::{Scan, ScanResult, TimerStart, WakeupCandidate};
 use crate::wakeup::WakeupBreakdown;
 use latscope_model::{DecodedTrace, Event, Nanos, Summary, TraceInfo, Warning};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-/// How much of the trace before a wakeup's start (or its timer's start) a window holds: the CPU's state, the
-/// sections and interrupts that held it back.
+/// How much of the trace before a wakeup's start a window holds: the CPU's state, the sections and interrupts
+/// that held it back. The `hrtimer_start` of the timer that woke it, when earlier, is carried into the window
+/// alone (its expiry time is where the latency starts).
 pub const LEAD: Nanos = Nanos::from_ms(20);
-
-/// The longest a window reaches back for the start of the timer that woke a task; a timer started earlier
-/// leaves the breakdown without its expiry time (it then starts at the interrupt's entry).
-pub const MAX_TIMER_LOOKBACK: Nanos = Nanos::from_ms(1000);
 
 /// How much after the switch-in: the return to user space and a preemption on the way.
 pub const TAIL: Nanos = Nanos::from_ms(20);
@@ -43,6 +41,9 @@ pub struct WindowPlan {
     pub to: Nanos,
     /// What it is around (overlapping windows are one).
     pub reasons: Vec<WindowReason>,
+    /// Events before `from` that its explanations read (the starts of the timers that woke its tasks), carried
+    /// into the window ahead of its own events.
+    pub carry: Vec<TimerStart>,
 }
 
 /// One analysed window.
@@ -50,7 +51,10 @@ pub struct WindowPlan {
 pub struct Window {
     /// What it covers and why.
     pub plan: WindowPlan,
-    /// Global index of its first record: the indices in `analysis` count from it.
+    /// Global indices of the events carried ahead of its own ([`WindowPlan::carry`]): the first indices of
+    /// `analysis` are these, the rest count from `first_index`.
+    pub carried: Vec<u64>,
+    /// Global index of its first own record.
     pub first_index: u64,
     /// Records it held.
     pub records: u64,
@@ -93,9 +97,10 @@ pub fn plan(scan: &ScanResult) -> Vec<WindowPlan> {
         .worst
         .iter()
         .map(|c| WindowPlan {
-            from: c.from.max(c.start.saturating_sub(MAX_TIMER_LOOKBACK)).min(c.waking).saturating_sub(LEAD),
+            from: c.start.min(c.waking).saturating_sub(LEAD),
             to: c.end.max(c.switch_in) + TAIL,
             reasons: vec![WindowReason::Wakeup(c.clone())],
+            carry: c.timer.into_iter().collect(),
         })
         .collect();
     if let Some(a) = reported::anchor(&scan.reported) {
@@ -103,6 +108,7 @@ pub fn plan(scan: &ScanResult) -> Vec<WindowPlan> {
             from: a.ts.saturating_sub(a.latency).saturating_sub(LEAD),
             to: a.ts + TAIL,
             reasons: vec![WindowReason::Reported(a.clone())],
+            carry: Vec::new(),
         });
     }
     plans.sort_by_key(|p| p.from);
@@ -112,9 +118,15 @@ pub fn plan(scan: &ScanResult) -> Vec<WindowPlan> {
             Some(m) if p.from <= m.to => {
                 m.to = m.to.max(p.to);
                 m.reasons.extend(p.reasons);
+                m.carry.extend(p.carry);
             }
             _ => merged.push(p),
         }
+    }
+    for m in &mut merged {
+        m.carry.retain(|t| t.at < m.from);
+        m.carry.sort_by_key(|t| t.index);
+        m.carry.dedup();
     }
     merged
 }
@@ -142,7 +154,7 @@ pub fn analyze_windowed<E>(
     for w in &windows {
         for b in &w.analysis.wakeups {
             let mut b = b.clone();
-            b.shift_evidence(w.first_index as usize);
+            b.map_evidence(&|i| w.global(i));
             if !worst.iter().any(|x| x.task.pid == b.task.pid && x.switch_in == b.switch_in) {
                 worst.push(b);
             }
@@ -155,7 +167,7 @@ pub fn analyze_windowed<E>(
             .iter()
             .find(|w| w.analysis.anchored_wakeup && w.plan.reasons.contains(&WindowReason::Reported(a.clone())))?;
         let mut b = w.analysis.wakeups.first()?.clone();
-        b.shift_evidence(w.first_index as usize);
+        b.map_evidence(&|i| w.global(i));
         Some(b)
     });
     if let Some(b) = anchored {
@@ -196,6 +208,16 @@ fn source_info(name: &str, scan: &ScanResult, info: TraceInfo, warnings: Vec<War
     }
 }
 
+impl Window {
+    /// The global index of the window's event `i`.
+    pub fn global(&self, i: usize) -> usize {
+        match self.carried.get(i) {
+            Some(g) => *g as usize,
+            None => self.first_index as usize + (i - self.carried.len()),
+        }
+    }
+}
+
 /// The second pass: holds the events of the current window, analyses it when the stream leaves it.
 struct Collector<'a> {
     name: &'a str,
@@ -207,11 +229,19 @@ struct Collector<'a> {
     first_index: u64,
     cut: bool,
     index: u64,
+    /// The events to carry, by global index, with the number of their window, in index order.
+    carry: Vec<(u64, usize)>,
+    next_carry: usize,
+    /// Carried events collected, per window number.
+    carried: FxHashMap<usize, Vec<(u64, Event)>>,
     done: Vec<Window>,
 }
 
 impl<'a> Collector<'a> {
     fn new(name: &'a str, info: &'a TraceInfo, opts: &'a AnalyzeOptions, plans: Vec<WindowPlan>) -> Collector<'a> {
+        let mut carry: Vec<(u64, usize)> =
+            plans.iter().enumerate().flat_map(|(n, p)| p.carry.iter().map(move |t| (t.index, n))).collect();
+        carry.sort_unstable();
         let mut plans = plans.into_iter();
         let current = plans.next();
         Collector {
@@ -224,6 +254,9 @@ impl<'a> Collector<'a> {
             first_index: 0,
             cut: false,
             index: 0,
+            carry,
+            next_carry: 0,
+            carried: FxHashMap::default(),
             done: Vec::new(),
         }
     }
@@ -231,6 +264,15 @@ impl<'a> Collector<'a> {
     fn step(&mut self, e: &Event) {
         let index = self.index;
         self.index += 1;
+        while let Some(&(i, n)) = self.carry.get(self.next_carry) {
+            if i > index {
+                break;
+            }
+            if i == index {
+                self.carried.entry(n).or_default().push((index, e.clone()));
+            }
+            self.next_carry += 1;
+        }
         while let Some(p) = &self.current {
             if e.ts > p.to {
                 self.close();
@@ -254,11 +296,21 @@ impl<'a> Collector<'a> {
     /// Analyses the current window and moves to the next.
     fn close(&mut self) {
         let Some(plan) = self.current.take() else { return };
-        let events: Vec<Event> = std::mem::take(&mut self.events).into();
-        let records = events.len() as u64;
+        let carried = self.carried.remove(&self.done.len()).unwrap_or_default();
+        let records = self.events.len() as u64;
+        let indices: Vec<u64> = carried.iter().map(|(i, _)| *i).collect();
+        let mut events: Vec<Event> = carried.into_iter().map(|(_, e)| e).collect();
+        events.extend(std::mem::take(&mut self.events));
         let trace = DecodedTrace { info: self.info.clone(), events, warnings: Vec::new() };
         let analysis = analyze(self.name, &trace, self.opts);
-        self.done.push(Window { plan, first_index: self.first_index, records, cut: self.cut, analysis });
+        self.done.push(Window {
+            plan,
+            carried: indices,
+            first_index: self.first_index,
+            records,
+            cut: self.cut,
+            analysis,
+        });
         self.cut = false;
         self.current = self.plans.next();
     }

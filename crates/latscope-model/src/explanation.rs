@@ -312,14 +312,14 @@ pub struct Explanation {
 }
 
 impl Explanation {
-    /// Adds `by` to every event index of its evidence and of what it holds (`within`): an explanation found in a
-    /// window of a trace, whose indices count from the window's first event, then points into the whole trace.
-    pub fn shift_evidence(&mut self, by: usize) {
+    /// Maps every event index of its evidence and of what it holds (`within`) through `to`: an explanation found
+    /// in a window of a trace, whose indices count the window's events, then points into the whole trace.
+    pub fn map_evidence(&mut self, to: &dyn Fn(usize) -> usize) {
         for i in &mut self.evidence {
-            *i += by;
+            *i = to(*i);
         }
         for w in &mut self.within {
-            w.shift_evidence(by);
+            w.map_evidence(to);
         }
     }
 

@@ -96,6 +96,24 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
     assert!(perfetto["traceEvents"].as_array().is_some_and(|e| e.len() > 100), "empty Perfetto trace");
     assert!(!wakeups.is_empty(), "the recording has no wakeup of tid {tid}");
 
+    // The recording analysed in windows (#18: two streamed passes, one window held) gives the same 20 worst
+    // wakeups of the thread as the whole-trace analysis: the same breakdowns, with the file's event indices.
+    let json_of = |extra: &[&str]| -> Value {
+        let out = Command::new(BIN)
+            .arg("analyze")
+            .arg(&dat)
+            .args(["--task", &tid.to_string(), "--top", "20", "--json", "-", "-q"])
+            .args(extra)
+            .output()
+            .expect("run latscope analyze");
+        assert!(out.status.success(), "analyze {extra:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("analysis json")
+    };
+    let (whole, windowed) = (json_of(&[]), json_of(&["--windows"]));
+    assert_eq!(windowed["kind"], "windowed_analysis");
+    assert!(whole["wakeups"].as_array().is_some_and(|w| w.len() == 20), "{}", whole["wakeups"]);
+    assert_eq!(windowed["worst"], whole["wakeups"], "the windows' worst wakeups are not the whole trace's");
+
     let mut compared = 0;
     for w in worst {
         if !w.found() || w.switch_in_ns.0 == 0 {

@@ -103,13 +103,17 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
         }
         writeln!(
             out,
-            "\n=== Window {} of {}: {} to {}, {} from event #{}{}; around {}",
+            "\n=== Window {} of {}: {} to {}, {} from event #{}{}{}; around {}",
             n + 1,
             w.windows.len(),
             format_ts(win.plan.from),
             format_ts(win.plan.to),
             counted(win.records, "record", "records"),
             win.first_index,
+            match win.carried.len() {
+                0 => String::new(),
+                n => format!(" (and {} from before it)", counted(n as u64, "timer start", "timer starts")),
+            },
             if win.cut { " (cut: only its last records were kept)" } else { "" },
             around.join(" and ")
         )?;
