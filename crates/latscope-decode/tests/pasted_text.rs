@@ -391,3 +391,27 @@ fn a_2004_trace_cut_short_keeps_the_entries_before_the_cut_and_warns() {
         let _ = latscope_decode::decode_bytes("cut", &bytes[..cut]);
     }
 }
+
+const V1_0: &str = "pasted/preemption-2.6.8-rc4-O6-v1.0-process-nice-lines-lkml.txt";
+
+/// #19 item 13: the tracer's first version (v1.0, voluntary-preempt 2.6.8-rc4-O6, as Ingo Molnar announced it)
+/// printed the task on lines of its own, `process: default.hotplug/1470, uid: 0` and `nice: -10, policy: 0,
+/// rt_priority: 0`, and entries without the preempt count column. Before: both lines were "not an ftrace
+/// line" and the entries had no task (pid -1).
+#[test]
+fn the_2004_tracer_v1_0_reads_its_process_and_nice_lines() {
+    let t = decode_file(&fixture(V1_0)).expect("decodes");
+    let h = t.info.latency.as_ref().expect("latency header");
+    assert_eq!((h.tracer.as_str(), h.version.as_deref()), ("preemption", Some("1.0")));
+    assert_eq!((h.latency, h.entries), (Nanos::from_us(121), Some((1032, 1032))));
+    let task = h.task.as_ref().expect("task");
+    assert_eq!((task.comm.as_str(), task.pid), ("default.hotplug", 1470));
+    assert_eq!((task.uid, task.nice, task.policy, task.rt_prio), (Some(0), Some(-10), Some(0), Some(0)));
+    let calls = entries(&t);
+    assert_eq!(calls.len(), 6);
+    assert!(calls.iter().all(|c| (c.1.as_str(), c.2) == ("default.hotplug", 1470)), "{calls:?}");
+    assert_eq!((calls[3].3.as_str(), calls[3].4.as_deref()), ("set_page_address", Some("flush_all_zero_pkmaps")));
+    assert_eq!((calls[5].0, calls[5].3.as_str()), (118_000, "check_preempt_timing"));
+    assert_eq!(t.info.elisions.len(), 1, "the author's [...]: {:?}", t.info.elisions);
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+}

@@ -32,6 +32,18 @@ pub fn header_line(line: &str, h: &mut Option<LatencyHeader>, cpus: &mut Option<
         hdr.task = task(rest.trim());
         return true;
     }
+    // The 2004 tracer's first version (v1.0, 2.6.8-rc4 -O6) printed the task on two lines of its own:
+    // `process: default.hotplug/1470, uid: 0` then `nice: -10, policy: 0, rt_priority: 0`.
+    if let Some(hdr) = h.as_mut() {
+        if let Some(rest) = t.strip_prefix("process:") {
+            hdr.task = task(&rest.trim().replace(": ", ":"));
+            return hdr.task.is_some();
+        }
+        if let (Some(rest), Some(task)) = (t.strip_prefix("nice:"), hdr.task.as_mut()) {
+            attributes(&format!("nice:{}", rest.trim_start().replace(": ", ":")), task);
+            return true;
+        }
+    }
     // `=> started at: try_to_wake_up+0x51/0x170 <c010f3a1>`: the 2004 tracer printed the address too.
     if let Some(rest) = t.strip_prefix("=> started at:") {
         h.get_or_insert_with(LatencyHeader::default).started_at = Some(Text::from(strip_addr(rest)));
@@ -158,19 +170,24 @@ fn task(s: &str) -> Option<LatencyTask> {
     };
     let (comm, pid) = who.trim().rsplit_once(sep)?;
     let mut t = LatencyTask { comm: comm.to_string(), pid: pid.parse().ok()?, ..LatencyTask::default() };
-    for kv in attrs.trim_end_matches(')').split_whitespace() {
+    attributes(attrs.trim_end_matches(')'), &mut t);
+    Some(t)
+}
+
+/// `uid:0 nice:-10 policy:0 rt_prio:0` (v1.0: `nice:-10, policy:0, rt_priority:0`) into `t`.
+fn attributes(s: &str, t: &mut LatencyTask) {
+    for kv in s.split([' ', ',']) {
         if let Some((k, v)) = kv.split_once(':') {
             let v = v.parse().ok();
             match k {
                 "uid" => t.uid = v,
                 "nice" => t.nice = v,
                 "policy" => t.policy = v,
-                "rt_prio" => t.rt_prio = v,
+                "rt_prio" | "rt_priority" => t.rt_prio = v,
                 _ => {}
             }
         }
     }
-    Some(t)
 }
 
 /// One entry of the 2004 latency tracer ("preemption latency trace v1.0.x", 2.6.8–2.6.10 voluntary-preempt
@@ -368,6 +385,25 @@ mod tests {
         assert_eq!(h.task.map(|t| (t.comm, t.pid, t.uid)), Some(("aplay".to_string(), 2160, Some(1000))));
         assert_eq!(h.started_at.as_deref(), Some("__schedule+0x3b/0x5d0"));
         assert!(!header_line("=======>", &mut None, &mut None), "only after a header");
+    }
+
+    #[test]
+    fn v1_0_header_with_process_and_nice_lines() {
+        let (mut h, mut cpus) = (None, None);
+        for l in [
+            "  preemption latency trace v1.0",
+            "   latency: 121 us, entries: 1032 (1032)",
+            "   process: default.hotplug/1470, uid: 0",
+            "   nice: -10, policy: 0, rt_priority: 0",
+        ] {
+            assert!(header_line(l, &mut h, &mut cpus), "{l}");
+        }
+        let t = h.and_then(|h| h.task).expect("the task");
+        assert_eq!(
+            (t.comm.as_str(), t.pid, t.uid, t.nice, t.policy, t.rt_prio),
+            ("default.hotplug", 1470, Some(0), Some(-10), Some(0), Some(0))
+        );
+        assert!(!header_line("process: x/1, uid: 0", &mut None, &mut None), "only inside a header");
     }
 
     #[test]
