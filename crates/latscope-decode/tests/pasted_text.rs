@@ -415,3 +415,50 @@ fn the_2004_tracer_v1_0_reads_its_process_and_nice_lines() {
     assert_eq!(t.info.elisions.len(), 1, "the author's [...]: {:?}", t.info.elisions);
     assert!(t.warnings.is_empty(), "{:?}", t.warnings);
 }
+
+const WRAPPED_LATENCY: &str = "pasted/preemption-2.6.9-rc1-bk12-VP-S0-wrapped-latency-line-lkml.txt";
+const TWO_TRACES: &str = "pasted/preemption-2.6.9-rc1-bk12-VP-S0-two-traces-one-mail-lkml.txt";
+
+/// #19 item 13: a `latency:` line the mail client wrapped before its `#CPUS:2]`, and a parent wrapped onto
+/// a line of its own (`update_process_times` / `(smp_apic_timer_interrupt)`): both rejoined. Before: the CPU
+/// count was lost (the `#CPUS:2]` line was taken for a comment).
+#[test]
+fn a_2004_latency_line_wrapped_before_its_cpu_count_is_rejoined() {
+    let t = decode_file(&fixture(WRAPPED_LATENCY)).expect("decodes");
+    let h = t.info.latency.as_ref().expect("latency header");
+    assert_eq!((h.latency, h.entries, t.info.cpus), (Nanos::from_us(71_065), Some((4000, 5343)), Some(2)));
+    let task = h.task.as_ref().expect("task");
+    assert_eq!((task.comm.as_str(), task.pid, task.policy, task.rt_prio), ("latencytest", 4408, Some(1), Some(99)));
+    let calls = entries(&t);
+    assert_eq!(calls.len(), 60);
+    assert_eq!(
+        (calls[39].3.as_str(), calls[39].4.as_deref()),
+        ("update_process_times", Some("smp_apic_timer_interrupt"))
+    );
+    assert_eq!((calls[59].0, calls[59].3.as_str()), (37_000, "send_IPI_mask_bitmask"));
+    assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+    assert!(t.warnings[0].message.starts_with("2 line(s) broken by a mail client"), "{:?}", t.warnings);
+}
+
+/// #19 item 13: a mail with one trace after another (Mark Johnson's report lists twelve): the first trace is
+/// decoded with its own header; the second one's header and entries are left out and said so, instead of its
+/// header lines being "not an ftrace line" and its entries joining the first trace's task and times.
+#[test]
+fn a_second_trace_in_one_mail_is_left_out_and_said_so() {
+    let t = decode_file(&fixture(TWO_TRACES)).expect("decodes");
+    let h = t.info.latency.as_ref().expect("latency header");
+    assert_eq!((h.latency, h.entries, t.info.cpus), (Nanos::from_us(460), Some((9, 9)), Some(2)));
+    assert_eq!(h.task.as_ref().map(|t| (t.comm.as_str(), t.pid)), Some(("modprobe", 2995)));
+    let calls = entries(&t);
+    assert_eq!(calls.len(), 9);
+    assert!(calls.iter().all(|c| (c.1.as_str(), c.2) == ("modprobe", 2995)), "{calls:?}");
+    let later: Vec<_> = t.warnings.iter().filter(|w| w.message.contains("more latency trace")).collect();
+    assert_eq!(later.len(), 1, "{:?}", t.warnings);
+    assert!(later[0].location.ends_with(":34") && later[0].message.starts_with("1 more"), "{later:?}");
+    // The second trace's header lines are not reported one by one; the author's words around are.
+    assert!(
+        t.warnings.iter().all(|w| !w.location.ends_with(":36") && !w.location.ends_with(":38")),
+        "{:?}",
+        t.warnings
+    );
+}

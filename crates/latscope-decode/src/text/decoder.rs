@@ -6,7 +6,7 @@ use super::fields::is_elision_token;
 use super::flags::FifthColumn;
 use super::graph::{parse_graph_body, parse_graph_line, GraphBody, GraphLine};
 use super::latency::{header_line, legend_line, old_entry, strip_verbose_tag, switch_record};
-use super::latency::{verbose_entry, OldEntry};
+use super::latency::{summary_tail, title, verbose_entry, OldEntry};
 use super::line::{parse_prefix, split_task, Prefix};
 use crate::typed::Interner;
 use crate::{Annotation, Elision, Format, TraceInfo, Warning};
@@ -88,6 +88,8 @@ pub struct TextDecoder {
     fields_elided: (u64, u64),
     /// Lines a mail client wrapped that were rejoined to the line they continue, and the first one's line.
     rejoined: (u64, u64),
+    /// Latency traces pasted after the first one (a mail with several), and the line of the first of them.
+    later_traces: (u64, u64),
 }
 
 /// Per-CPU function_graph state: the running task (from `=>` banners / proc column) and the call stack.
@@ -133,6 +135,7 @@ impl TextDecoder {
             commands: 0,
             fields_elided: (0, 0),
             rejoined: (0, 0),
+            later_traces: (0, 0),
         }
     }
 
@@ -238,6 +241,22 @@ impl TextDecoder {
             self.flush_stack(sink);
         }
         if t.is_empty() {
+            return;
+        }
+        // A second latency trace after the first one's entries: it and what follows are left out (said at the end).
+        let titled = title(t.trim_start_matches('#')).is_some();
+        if self.later_traces.0 > 0 || (titled && self.events > 0 && self.latency.is_some()) {
+            if titled {
+                self.later_traces.0 += 1;
+                if self.later_traces.1 == 0 {
+                    self.later_traces.1 = self.line_no;
+                }
+            }
+            return;
+        }
+        // `#CPUS:2]` alone: the end of the 2004 tracer's `latency:` line, wrapped by a mail client.
+        if self.events == 0 && self.latency.is_some() && summary_tail(t, &mut self.info.cpus) {
+            self.count_rejoined();
             return;
         }
         if let Some(rest) = t.strip_prefix('#') {
@@ -722,6 +741,16 @@ impl TextDecoder {
                     "{} line(s) broken by a mail client were rejoined to the line they continue (a record cut short, \
                      the rest of it alone on the next line)",
                     self.rejoined.0
+                ),
+            });
+        }
+        if self.later_traces.0 > 0 {
+            self.warnings.push(Warning {
+                location: format!("{}:{}", self.name, self.later_traces.1),
+                message: format!(
+                    "{} more latency trace(s) follow the first one, from this line on; only the first was decoded \
+                     ({} event(s)): save each trace to a file of its own to decode it",
+                    self.later_traces.0, self.events
                 ),
             });
         }

@@ -11,13 +11,11 @@ use latscope_model::{CpuId, LatencyHeader, LatencyTask, Nanos, Text};
 /// header line. `cpus` receives the `#P:N` CPU count.
 pub fn header_line(line: &str, h: &mut Option<LatencyHeader>, cpus: &mut Option<u32>) -> bool {
     let t = line.trim();
-    if let Some(i) = t.find(" latency trace v") {
+    if let Some((tracer, version, kernel)) = title(t) {
         let hdr = h.get_or_insert_with(LatencyHeader::default);
-        hdr.tracer = t[..i].trim().to_string();
-        let after = &t[i + " latency trace v".len()..];
-        let version = after.split_once(" on ").map_or(after, |(v, _)| v).trim();
-        hdr.version = (!version.is_empty()).then(|| version.to_string());
-        hdr.kernel = t.split_once(" on ").map(|(_, k)| k.trim().to_string());
+        hdr.tracer = tracer.to_string();
+        hdr.version = Some(version.to_string());
+        hdr.kernel = kernel.map(str::to_string);
         return true;
     }
     if let Some(i) = t.find("latency: ") {
@@ -58,6 +56,45 @@ pub fn header_line(line: &str, h: &mut Option<LatencyHeader>, cpus: &mut Option<
         return true;
     }
     !t.is_empty() && t.bytes().all(|b| b == b'-')
+}
+
+/// A latency tracer's title line, `irqsoff latency trace v1.1.5 on 4.14.0` (the 2004 tracer's `preemption
+/// latency trace v1.0.7 on 2.6.9-rc1-bk12-VP-S0`, `… v1.0`): (tracer, version, kernel). One tracer word
+/// before and a version number after, so words that mention a "latency trace v1.0" are not a title.
+pub fn title(line: &str) -> Option<(&str, &str, Option<&str>)> {
+    let (tracer, rest) = line.trim().split_once(" latency trace v")?;
+    let (version, kernel) = match rest.split_once(" on ") {
+        Some((v, k)) => (v.trim(), Some(k.trim()).filter(|k| !k.is_empty())),
+        None => (rest.trim(), None),
+    };
+    let word = !tracer.is_empty() && tracer.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let number =
+        version.starts_with(|c: char| c.is_ascii_digit()) && version.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    (word && number).then_some((tracer, version, kernel))
+}
+
+/// The end of a 2004 `latency:` line that a mail client wrapped onto a line of its own: only `NAME:N`
+/// fields and the closing `]` (`#CPUS:2]`, `HP:1 #CPUS:2]`). Reads the CPU count from it.
+pub fn summary_tail(t: &str, cpus: &mut Option<u32>) -> bool {
+    let Some(body) = t.strip_suffix(']') else { return false };
+    let field = |f: &str| {
+        f.split_once(':').is_some_and(|(k, v)| {
+            let k = k.strip_prefix('#').unwrap_or(k);
+            !k.is_empty()
+                && k.bytes().all(|b| b.is_ascii_uppercase())
+                && !v.is_empty()
+                && v.bytes().all(|b| b.is_ascii_digit())
+        })
+    };
+    if body.split_ascii_whitespace().next().is_none() || !body.split_ascii_whitespace().all(field) {
+        return false;
+    }
+    // After `#` the decoder may have taken the line for a comment and passed it on without the `#`.
+    if let Some(n) = body.split_ascii_whitespace().find_map(|f| f.strip_prefix('#').unwrap_or(f).strip_prefix("CPUS:"))
+    {
+        *cpus = n.parse().ok();
+    }
+    true
 }
 
 /// A line of the column legend printed without `#` (2.6.11/12 -rt, 2.6.26): `_------=> CPU#`,
@@ -404,6 +441,23 @@ mod tests {
             ("default.hotplug", 1470, Some(0), Some(-10), Some(0), Some(0))
         );
         assert!(!header_line("process: x/1, uid: 0", &mut None, &mut None), "only inside a header");
+    }
+
+    #[test]
+    fn titles_are_one_tracer_word_and_a_version() {
+        assert_eq!(title(" wakeup_RT latency trace v1.1.5 on 6.4.0"), Some(("wakeup_RT", "1.1.5", Some("6.4.0"))));
+        assert_eq!(title("preemption latency trace v1.0"), Some(("preemption", "1.0", None)));
+        for not in ["the preemption latency trace v1.0 shows it", "irqsoff latency trace vX", " latency trace v1.0"] {
+            assert_eq!(title(not), None, "{not}");
+        }
+        let mut cpus = None;
+        assert!(summary_tail("#CPUS:2]", &mut cpus));
+        assert_eq!(cpus, Some(2));
+        assert!(summary_tail("HP:1 #CPUS:4]", &mut cpus));
+        assert_eq!(cpus, Some(4));
+        for not in ["[again - no big steps]", "x:1]", "]", "#CPUS:2"] {
+            assert!(!summary_tail(not, &mut cpus), "{not}");
+        }
     }
 
     #[test]
