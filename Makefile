@@ -2,12 +2,17 @@
 CARGO ?= cargo
 DURATION ?= 10s
 
-.PHONY: all deps build run test test-kernels test-loom lint doc bench clean
+.PHONY: all deps kernels build run test test-kernels test-loom lint doc bench clean
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
+
+# The Debian kernels the guest tests boot (linux-image-rt-amd64's and the standard one of the same release),
+# downloaded once with apt-get download into ~/.cache/latscope-kernels; qemu, busybox, cpio and rtla come with deps.
+kernels: deps
+	scripts/kernel-vm.sh fetch >/dev/null
 
 build: deps
 	$(CARGO) build --release --locked
@@ -22,17 +27,22 @@ lint:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 
 # Live tests that cannot run (no root, tracefs, CPU 1 or a tool) fail here instead of skipping.
-# The guest tests (crates/latscope/tests/kernels.rs: Debian's 6.1 RT and standard kernels under qemu TCG,
-# about 2 minutes here) run with make test-kernels; they are ignored in make test until the standard guest stops
-# hanging (RCU starvation under the FIFO spinner) and the scenario is deterministic (#17).
+# The guest tests (crates/latscope/tests/kernels.rs: Debian's 6.1 RT and standard kernels under qemu TCG, one
+# guest at a time, about 5 minutes here) run with make test-kernels; they are ignored in make test because they
+# are not reliable yet (#17, README "Other kernels"): 3 of 4 runs on 2026-11-26 failed, four different failures
+# (live --graph hung the std guest; a timerlat IRQ sample unmatched as a wakeup; an osnoise gap beside the spin
+# longer than it; no normal task boosted by PI). The std guest's hang under the FIFO spinner was not seen again
+# in 10 boots. They take /tmp/latscope-guest.lock and /tmp/latscope-live.lock
+# themselves: do not wrap them in flock.
 # --no-fail-fast and the loom models run whatever failed before them: one run shows every failing test, not only
 # the first failing binary's; the exit status is still the failure.
 test: deps lint
 	LATSCOPE_REQUIRE_LIVE=1 $(CARGO) test --workspace --release --locked --no-fail-fast; \
 	status=$$?; $(MAKE) test-loom && exit $$status
 
-# Only the guest tests: scripts/kernel-vm.sh boots each kernel (cached in ~/.cache/latscope-kernels).
-test-kernels: deps
+# Only the guest tests, the ignored ones too: scripts/kernel-vm.sh boots each kernel (cached in
+# ~/.cache/latscope-kernels).
+test-kernels: deps kernels
 	LATSCOPE_REQUIRE_LIVE=1 $(CARGO) test --release --locked -p latscope --test kernels -- --include-ignored
 
 # The .dat decoder's hand-off protocol (decode/src/dat/board.rs) model-checked with loom, in its own target dir

@@ -4,7 +4,7 @@
 # `latscope timer` (10 ms, SCHED_FIFO 95) measures there and a SCHED_OTHER shell on CPU 1 writes `<3>` messages
 # to /dev/kmsg (the kernel prints each to the serial console with interrupts off: printk → console_unlock →
 # serial8250_console_write, seed 001's kind of cause); the last 2 MB of CPU 1's buffer kept as raw pages
-# (`trace-cmd extract`). `latscope timer --trace --graph` itself does not run here: see README, "function_graph".
+# (`trace-cmd extract`). `latscope timer --trace --graph` itself runs live in tests/guest/graph.sh.
 out=/tmp/out
 T=/sys/kernel/tracing
 step() { echo "guest: $*" >/dev/ttyS0; }

@@ -7,13 +7,16 @@ T=/sys/kernel/tracing
 uname -r >$out/uname
 uname -v >>$out/uname
 
-# The spinner is stopped from CPU 0 (pinned beside it, its killer would never run).
+# The spinner ends on its own (latscope inject: one spin of 400 ms, then it exits). A shell loop killed from
+# CPU 0 spun for as long as CPU 0 was late, and under host load a late CPU 0 is what a TCG guest has. It starts
+# as SCHED_FIFO 96 (chrt): the trace knows a task's priority from its switches, and a thread that raised its
+# own while running is seen at 120 until its next switch.
 # 1. A latscope tracing command must leave the top-level buffer as it found it (6.1: "7 (expanded: 1408)",
 #    then grows on first use). Scenario recorded meanwhile, on CPU 1:
 #    - a SCHED_OTHER task sleeping 2 ms at a time (its hrtimer expires in ktimers/1 on PREEMPT_RT),
 #    - at 0.4 s, one 350 ms sleep on CPU 1: a timer sure to expire during the spin (the 2 ms sleeper may be
 #      between two sleeps, runnable, when the spin starts: then no timer of its expires in ktimers/1 then),
-#    - from 0.5 s, a SCHED_FIFO 96 spinner for 400 ms (it holds CPU 1: ktimers/1 waits behind it),
+#    - from 0.5 s, a SCHED_FIFO 96 spin of 400 ms (latscope-inject: it holds CPU 1, ktimers/1 waits behind it),
 #    - a writer to the serial console (irq/4-ttyS0 contends for the port lock: priority inheritance), and a
 #      SCHED_FIFO 10 writer on CPU 1 beside it (it waits on the tty's write lock, an rt_mutex on PREEMPT_RT,
 #      that the normal writer holds: more boosts; irq/4 alone boosted 0 to 110 times from run to run).
@@ -32,9 +35,7 @@ latscope record -D 3s -o $out/rt-scenario.dat -- taskset -c 0 sh -c '
     usleep 400000
     taskset -c 1 usleep 350000 &
     usleep 100000
-    chrt -f 96 taskset -c 1 sh -c "while :; do :; done" & spinner=$!
-    usleep 400000
-    kill $spinner
+    chrt -f 96 latscope inject --cpu 1 --prio 96 --spin 400ms --every 10s -D 500ms
     usleep 300000
     kill $sleeper; wait' >$out/record.log 2>&1
 echo "record rc=$?" >>$out/record.log

@@ -1,6 +1,7 @@
 //! Guest tests: latscope on Debian's PREEMPT_RT kernel and the standard kernel of the same release, booted
-//! under qemu TCG by `scripts/kernel-vm.sh` (`make test-kernels`). Each kernel boots once per test binary
-//! and runs `tests/guest/kernel-facts.sh`; the tests assert on what it left, decoded and analysed with the
+//! under qemu TCG by `scripts/kernel-vm.sh` (`make test-kernels`; `#[ignore]`d in `make test` until reliable). Each guest
+//! script boots once per test binary, one guest at a time on the machine (`live::guest_lock`), e.g.
+//! `tests/guest/kernel-facts.sh`; the tests assert on what it left, decoded and analysed with the
 //! latscope under test. TCG timings mean nothing: only what happened is asserted, never how long it took.
 //! Without qemu (or busybox, cpio, rtla, trace-cmd, chrt) the tests skip, and fail under
 //! `LATSCOPE_REQUIRE_LIVE=1`.
@@ -48,6 +49,8 @@ fn boot(cell: &'static OnceLock<Result<PathBuf, String>>, kernel: &'static str, 
     }
     let result = cell.get_or_init(|| {
         let _one = BOOTING.lock().unwrap_or_else(|e| e.into_inner());
+        // Another guest halves this one's vCPUs (tests/live/guest_lock.rs): one guest on the machine at a time.
+        let _guest = live::guest_lock::take();
         // The guest keeps both host CPUs busy: take the live tests' machine-wide turn meanwhile.
         let _turn = live::turn::take();
         let out = std::env::temp_dir().join(format!("latscope-guest-{kernel}-{script}-{}", std::process::id()));
@@ -131,7 +134,7 @@ fn dat_flags_agree_with_the_kernel_text(dir: &Path) -> u64 {
 }
 
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_dat_flags_agree_with_the_kernel_text() {
     let Some(dir) = guest("rt") else { return };
     assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
@@ -142,7 +145,7 @@ fn rt_dat_flags_agree_with_the_kernel_text() {
 }
 
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn std_dat_flags_agree_with_the_kernel_text() {
     let Some(dir) = guest("std") else { return };
     assert!(!read(dir, "uname").contains("PREEMPT_RT"), "the std guest runs the standard kernel");
@@ -173,14 +176,14 @@ fn tracing_state_as_found(dir: &Path) {
 }
 
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_top_level_buffer_as_on_a_fresh_boot() {
     let Some(dir) = guest("rt") else { return };
     tracing_state_as_found(dir);
 }
 
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn std_top_level_buffer_as_on_a_fresh_boot() {
     let Some(dir) = guest("std") else { return };
     tracing_state_as_found(dir);
@@ -190,7 +193,7 @@ fn std_top_level_buffer_as_on_a_fresh_boot() {
 /// rt_mutex, that the writing shell holds, and boosts it: `latscope record` records `sched_pi_setprio` and
 /// `analyze` names the boosted task and the real-time priority it inherited.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_priority_inheritance_is_recorded_and_named() {
     let Some(dir) = guest("rt") else { return };
     let a: Value = serde_json::from_str(&read(dir, "rt-scenario.json")).expect("analysis JSON");
@@ -207,7 +210,7 @@ fn rt_priority_inheritance_is_recorded_and_named() {
 /// The audit on PREEMPT_RT reads the kernel threads' priorities: for a SCHED_FIFO 95 thread on CPU 1, the
 /// CPU's ktimers, rcuc and IRQ threads are deferred work below it; the standard kernel has none of that.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_audit_judges_kernel_thread_priorities() {
     let Some(dir) = guest("rt") else { return };
     let a: Value = serde_json::from_str(&read(dir, "audit.json")).expect("audit JSON");
@@ -227,7 +230,7 @@ fn rt_audit_judges_kernel_thread_priorities() {
 /// 96 spinner holds CPU 1 for 400 ms, so the timer is late because that thread waited behind it, which
 /// `analyze` must say instead of blaming a short irqs-off section.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_ktimers_deferral_is_explained_as_the_threads_wait() {
     let Some(dir) = guest("rt") else { return };
     let a: Value = serde_json::from_str(&read(dir, "rt-scenario.json")).expect("analysis JSON");
@@ -244,17 +247,19 @@ fn rt_ktimers_deferral_is_explained_as_the_threads_wait() {
     let task = before.iter().find(|c| c["cause"] == "blocking_task").expect("a task held the CPU");
     assert_eq!(task["culprit"]["task"]["prio"], 3, "{worst}");
     // The text's first verdict says the same: a kernel thread (ktimers/N, or rcuc/N when its wait ranks
-    // first in this run) waited behind the FIFO 96 task, not an irqs-off section.
+    // first in this run) waited behind the FIFO 96 spinner (latscope-inject, named with its pid), not an
+    // irqs-off section.
     let text = read(dir, "analyze.txt");
     let first = text.lines().find(|l| l.starts_with("Verdict 1:")).unwrap_or_default();
-    assert!(first.contains("prio 96"), "{text}");
+    let spinner = task["culprit"]["task"]["pid"].as_u64().unwrap_or(0);
+    assert!(first.contains(&format!("pid {spinner}")), "the spinner (pid {spinner}) not named first: {text}");
     assert!(!first.contains("irqs off") && !first.contains("interrupts were disabled"), "{text}");
 }
 
 /// wakeup_rt's context-switch records (`17: 98:I ==> [000] 15: 98:R ktimers/0`) decode as context
 /// switches and wakeups, none as a print event.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_wakeup_rt_records_decode_as_switches() {
     let Some(dir) = guest("rt") else { return };
     let text = read(dir, "wakeup_rt.txt");
@@ -315,7 +320,7 @@ fn state_kept(dir: &Path, run: &str) {
 }
 
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_timerlat_backend_measures_and_leaves_tracing_as_found() {
     let Some(dir) = timerlat_guest() else { return };
     assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
@@ -345,7 +350,7 @@ fn rt_timerlat_backend_measures_and_leaves_tracing_as_found() {
 /// Ground truth: a SCHED_FIFO 97 thread spins 100 ms on CPU 1 while the timerlat/1 thread (FIFO 95) waits;
 /// the worst thread latency is that spin (it was due during the spin and ran after it, on the same clock).
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_timerlat_backend_measures_the_injected_spin() {
     let Some(dir) = timerlat_guest() else { return };
     let (spin_ns, start, end) = spin(dir, "inject-latscope.txt");
@@ -367,7 +372,7 @@ fn rt_timerlat_backend_measures_the_injected_spin() {
 /// rtla timerlat hist, run in the same guest with the same spin, saw it too: both tools agree on the
 /// injected delay (TCG allows no comparison of the rest).
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_rtla_and_latscope_both_see_the_injected_spin() {
     let Some(dir) = timerlat_guest() else { return };
     let text = read(dir, "rtla-injected.txt");
@@ -392,7 +397,7 @@ fn rt_rtla_and_latscope_both_see_the_injected_spin() {
 /// SIGINT and SIGTERM end a timerlat run cleanly: the partial result is written, the exit status is 128 +
 /// the signal, and the tracing state is as before (checked in the first test).
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_timerlat_backend_stops_cleanly_on_signals() {
     let Some(dir) = timerlat_guest() else { return };
     for (sig, rc) in [("INT", 130), ("TERM", 143)] {
@@ -448,7 +453,7 @@ fn rtla_osnoise_row(text: &str) -> (u64, u64, u64, u64, u64, u64) {
 }
 
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_osnoise_backend_measures_and_leaves_tracing_as_found() {
     let Some(dir) = osnoise_guest() else { return };
     assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
@@ -472,7 +477,7 @@ fn rt_osnoise_backend_measures_and_leaves_tracing_as_found() {
 /// measures; latscope names it as thread noise of latscope-inject with about the spin's time, and the longest
 /// noise the osnoise thread saw covers the spin on the same clock.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_osnoise_backend_names_the_injected_thread_with_its_spin() {
     let Some(dir) = osnoise_guest() else { return };
     assert!(read(dir, "latscope-injected.txt").contains("rc=0"), "{}", read(dir, "latscope-injected.txt"));
@@ -506,7 +511,7 @@ fn rt_osnoise_backend_names_the_injected_thread_with_its_spin() {
 /// rtla osnoise top, run in the same guest with the same spin, saw it too: its longest single noise is
 /// about the spin, as latscope's is (TCG allows no comparison of the rest).
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_rtla_osnoise_and_latscope_both_see_the_injected_spin() {
     let Some(dir) = osnoise_guest() else { return };
     let text = read(dir, "rtla-injected.txt");
@@ -529,7 +534,7 @@ fn rt_rtla_osnoise_and_latscope_both_see_the_injected_spin() {
 /// `--stop-above 50ms` is the kernel's stop_tracing_us: the 100 ms spin stops the run, exit code 2, the CPU
 /// marked, the result kept.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_osnoise_backend_stops_at_the_kernels_stop_condition() {
     let Some(dir) = osnoise_guest() else { return };
     let text = read(dir, "latscope-stop.txt");
@@ -549,7 +554,7 @@ fn rt_osnoise_backend_stops_at_the_kernels_stop_condition() {
 /// SIGINT and SIGTERM end an osnoise run cleanly: the partial result is written, the exit status is 128 +
 /// the signal, and the tracing state is as before (checked in the first test).
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_osnoise_backend_stops_cleanly_on_signals() {
     let Some(dir) = osnoise_guest() else { return };
     for (sig, rc) in [("INT", 130), ("TERM", 143)] {
@@ -597,7 +602,7 @@ fn hwlat_samples(r: &Value) -> Vec<(u64, u64, u64, u64, u64)> {
 /// gaps are said to be the host's or the firmware's (a VM), the SMI counter's absence is said; the run
 /// leaves tracing as it found it.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_hwlat_samples_in_its_instance_and_leaves_tracing_as_found() {
     let Some(dir) = hwlat_guest("rt") else { return };
     assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
@@ -634,7 +639,7 @@ fn rt_hwlat_samples_in_its_instance_and_leaves_tracing_as_found() {
 
 /// SIGINT and SIGTERM end a hwlat run cleanly: the partial result written, 128 + the signal, the state kept.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_hwlat_stops_cleanly_on_signals() {
     let Some(dir) = hwlat_guest("rt") else { return };
     for (sig, rc) in [("INT", 130), ("TERM", 143)] {
@@ -650,7 +655,7 @@ fn rt_hwlat_stops_cleanly_on_signals() {
 /// The kernel runs one hwlat at a time: with the top level running it, latscope says who has it, exits 1 and
 /// touches nothing.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_hwlat_refuses_while_the_tracer_runs_elsewhere() {
     let Some(dir) = hwlat_guest("rt") else { return };
     let text = read(dir, "latscope-busy.txt");
@@ -665,7 +670,7 @@ fn rt_hwlat_refuses_while_the_tracer_runs_elsewhere() {
 /// Ground truth in the same guest: the raw tracer's records read as the kernel's text and as raw pages
 /// (`trace-cmd extract`) give latscope the same samples as the kernel printed, line by line.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_hwlat_records_decode_as_the_kernel_prints_them() {
     let Some(dir) = hwlat_guest("rt") else { return };
     assert!(read(dir, "trace-cmd.txt").contains("rc=0"), "{}", read(dir, "trace-cmd.txt"));
@@ -700,7 +705,7 @@ fn rt_hwlat_records_decode_as_the_kernel_prints_them() {
 /// Debian's standard 6.1 kernel has no hwlat tracer (CONFIG_HWLAT_TRACER is not set): latscope says what is
 /// missing and what to do, exits 1, and changes nothing.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn std_hwlat_says_what_the_kernel_lacks() {
     let Some(dir) = hwlat_guest("std") else { return };
     assert!(!read(dir, "uname").contains("PREEMPT_RT"));
@@ -725,7 +730,7 @@ fn timerlat_trace_guest() -> Option<&'static Path> {
 /// with its thread id, for most of the spin (the rest is the timer interrupts cutting into it, slow under
 /// TCG), with the stack where it gave up the CPU; `--backend auto` took timerlat with --trace and said so.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_timerlat_trace_names_the_injected_spinner_with_its_stack() {
     let Some(dir) = timerlat_trace_guest() else { return };
     let text = read(dir, "latscope-injected.txt");
@@ -775,7 +780,9 @@ fn rt_timerlat_trace_names_the_injected_spinner_with_its_stack() {
 /// timer callback the trace shows make up the IRQ latency timerlat measured (same clock, TCG or not); the text
 /// and the report say what held the interrupt.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "fails in about 1 run of 3 (#17): under TCG a worst IRQ sample's activation is not matched as a wakeup \
+            when the timerlat thread's record came more than MATCH_TOLERANCE (200 us) after its switch-in \
+            (0.5 ms seen: idle 9.57 ms, local_timer 187 us, 512 us unaccounted); run with --include-ignored"]
 fn rt_timerlat_trace_explains_the_worst_irq_latencies() {
     let Some(dir) = timerlat_trace_guest() else { return };
     let r = json(dir, "latscope-injected.json");
@@ -816,7 +823,7 @@ fn rt_timerlat_trace_explains_the_worst_irq_latencies() {
 /// With --stop-on-threshold the kernel stops recording at the first thread latency above 50 ms (the spin): the
 /// run says the trace was frozen there, and the window it kept still explains the spinner.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_timerlat_trace_stop_on_threshold_keeps_the_window_of_the_spin() {
     let Some(dir) = timerlat_trace_guest() else { return };
     let text = read(dir, "latscope-stop.txt");
@@ -832,7 +839,7 @@ fn rt_timerlat_trace_stop_on_threshold_keeps_the_window_of_the_spin() {
 /// With --trace too, the tracing state is as found after the run and after SIGINT/SIGTERM (instance removed,
 /// stack triggers gone, osnoise/* written back), and the partial result is written.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_timerlat_trace_leaves_tracing_as_found_also_on_signals() {
     let Some(dir) = timerlat_trace_guest() else { return };
     let before = read(dir, "state-before-injected");
@@ -855,7 +862,7 @@ fn rt_timerlat_trace_leaves_tracing_as_found_also_on_signals() {
 /// rtla timerlat top -a 50000 on the same spin stopped at it too, its thread maximum covering the spin (Debian's
 /// rtla 6.1 has no auto-analysis yet: it came with 6.3): both tools saw the injected delay.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_rtla_top_auto_stops_at_the_same_spin() {
     let Some(dir) = timerlat_trace_guest() else { return };
     let text = read(dir, "rtla-injected.txt");
@@ -888,7 +895,7 @@ fn wakeup_state_kept(dir: &Path, before: &str, after: &str) {
 /// kernel's probe_wakeup), so the measuring thread woken under the spinner is not its worst: the run says what
 /// the tracer measured, that it is not latscope's thread when it is not, and why a held-off thread is absent.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_wakeup_tracer_beside_a_higher_priority_spin() {
     let Some(dir) = wakeup_tracer_guest() else { return };
     let text = read(dir, "above.txt");
@@ -921,7 +928,7 @@ fn rt_wakeup_tracer_beside_a_higher_priority_spin() {
 /// task: every real-time task was throttled), switched in at most one throttled stretch later, and about as
 /// late as latscope measured it.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_wakeup_tracer_measures_the_thread_woken_under_rt_throttling() {
     let Some(dir) = wakeup_tracer_guest() else { return };
     let text = read(dir, "below.txt");
@@ -952,7 +959,7 @@ fn rt_wakeup_tracer_measures_the_thread_woken_under_rt_throttling() {
 /// SIGINT and SIGTERM mid-run: the partial result keeps the tracer's worst wakeup, and the tracer, its options,
 /// tracing_max_latency and the instance are as found.
 #[test]
-#[ignore = "guest test: run by make test-kernels; not yet stable enough for make test (#17)"]
+#[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_wakeup_tracer_leaves_tracing_as_found_on_signals() {
     let Some(dir) = wakeup_tracer_guest() else { return };
     for (sig, rc) in [("INT", 130), ("TERM", 143)] {
@@ -963,4 +970,75 @@ fn rt_wakeup_tracer_leaves_tracing_as_found_on_signals() {
         assert_eq!(r["kernel_wakeup"]["tracer"], "wakeup_rt", "SIG{sig}: {}", r["kernel_wakeup"]);
         wakeup_state_kept(dir, &format!("state-before-sig{sig}"), &format!("state-after-sig{sig}"));
     }
+}
+
+// ---- #17 item 3: `timer --trace --graph` live (tests/guest/graph.sh) ----
+
+static STD_GRAPH: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+
+/// `tests/guest/graph.sh` on the standard kernel (function_graph runs only at the top level there):
+/// `latscope timer --trace --graph -c 1` beside a `/dev/kmsg` writer on CPU 1, then stopped by SIGINT.
+fn graph_guest() -> Option<&'static Path> {
+    boot(&STD_GRAPH, "std", "graph")
+}
+
+/// The worst wakeup's calls against the median one's, from a live function_graph capture: the comparison is
+/// of CPU 1, its worst window is the run's worst traced wakeup and holds more call time than the normal one,
+/// with at least one call path that differs; the top-level tracing state is as found after it.
+#[test]
+#[ignore = "hung the std guest once in 9 runs with the /dev/kmsg writer (make test-kernels, 2026-11-26): soft \
+            lockups on both CPUs (khugepaged on CPU 0, the writer's usleep on CPU 1), RCU GP kthread starved; \
+            cause not found (README, function_graph); run with --include-ignored"]
+fn std_timer_trace_graph_compares_the_worst_wakeup_live() {
+    let Some(dir) = graph_guest() else { return };
+    assert!(!read(dir, "uname").contains("-rt-"), "the std guest runs the standard kernel");
+    let text = read(dir, "graph.txt");
+    assert!(text.contains("rc=0"), "{text}");
+    let r = json(dir, "graph.json");
+    let g = &r["trace"]["graph"];
+    assert_eq!(g["cpu"], 1, "no graph comparison of CPU 1: {}\n{text}", r["trace"]["notes"]);
+    let wakeups = g["wakeups"].as_u64().unwrap_or(0);
+    assert!(wakeups > 100, "only {wakeups} traced wakeups in 3 s at 1 ms");
+    let (worst, normal) = (g["worst_calls_ns"].as_u64().unwrap_or(0), g["normal_calls_ns"].as_u64().unwrap_or(0));
+    assert!(normal > 0 && worst > normal, "calls in the windows: worst {worst} ns, normal {normal} ns");
+    assert!(g["entries"].as_array().is_some_and(|e| !e.is_empty()), "no differing call: {g}");
+    // The worst wakeup compared is the worst measured sample that the trace holds as a wakeup (the thread asleep
+    // on its timer: one it was preempted out of before sleeping has no window), and later than the normal one.
+    let measured: Vec<&Value> =
+        r["cpus"][0]["worst"].as_array().into_iter().flatten().map(|w| &w["expected_ns"]).collect();
+    assert!(measured.contains(&&g["worst"]["expected_ns"]), "{g}\nmeasured worst: {measured:?}");
+    let late = |w: &Value| w["woke_ns"].as_u64().unwrap_or(0).saturating_sub(w["expected_ns"].as_u64().unwrap_or(0));
+    assert!(late(&g["worst"]) >= late(&g["normal"]), "{g}");
+    assert!(text.contains("Function graph of CPU 1, worst wakeup at"), "{text}");
+    assert_eq!(read(dir, "state-after"), read(dir, "state-before"), "top-level tracing state after --graph");
+    graph_buffers_kept(dir, "buffers-after");
+}
+
+/// SIGINT mid-run: exit 130, the partial result written, the top-level tracing state as found.
+#[test]
+#[ignore = "hung the std guest once in 9 runs with the /dev/kmsg writer (make test-kernels, 2026-11-26): soft \
+            lockups on both CPUs (khugepaged on CPU 0, the writer's usleep on CPU 1), RCU GP kthread starved; \
+            cause not found (README, function_graph); run with --include-ignored"]
+fn std_timer_trace_graph_leaves_tracing_as_found_on_sigint() {
+    let Some(dir) = graph_guest() else { return };
+    let text = read(dir, "graph-sigINT.txt");
+    assert!(text.contains("rc=130"), "{text}");
+    let r = json(dir, "graph-sigINT.json");
+    assert_eq!(r["stopped_by"], "signal", "{text}");
+    assert!(r["trace"]["events"].as_u64().unwrap_or(0) > 0, "no trace kept: {text}");
+    assert_eq!(read(dir, "state-after-sigINT"), read(dir, "state-before"), "top-level tracing state after SIGINT");
+}
+
+/// The top-level buffers after a --graph run: as before, or, when they had not been expanded yet (`7
+/// (expanded: 1408)`: any first use expands them, and the kernel cannot be made to forget it), each at least
+/// the expanded size (the kernel rounds it up to whole pages: 1410).
+fn graph_buffers_kept(dir: &Path, after: &str) {
+    let (before, after) = (read(dir, "buffers-before"), read(dir, after));
+    let expanded = before.split_once("expanded:").and_then(|(_, n)| n.split(')').next()?.trim().parse().ok());
+    for (b, a) in before.lines().zip(after.lines()) {
+        let size = |l: &str| l.rsplit_once(": ").and_then(|(_, v)| v.trim().parse::<u64>().ok());
+        let grown = expanded.is_some_and(|e: u64| size(a).is_some_and(|v| v >= e));
+        assert!(a == b || grown, "'{b}' became '{a}' (expanded size {expanded:?})");
+    }
+    assert_eq!(before.lines().count(), after.lines().count(), "{before}\n{after}");
 }

@@ -4,6 +4,7 @@
 // Each test binary uses its part of this module.
 #![allow(dead_code, unused_imports)]
 
+pub mod guest_lock;
 pub mod nobody;
 pub mod normal_load;
 pub mod require;
