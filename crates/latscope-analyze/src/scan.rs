@@ -1,9 +1,10 @@
 //! The streamed first pass over a trace too large to analyse whole: counts, the latencies the trace states
 //! itself and the worst wakeups of the selected tasks, in state bounded by the tasks and CPUs, not the events.
 
+use crate::flag_sections::{Disabled, FlagTracker};
 use crate::reported::{self, ReportedLatency};
 use crate::wakeup::{WakeupSelection, RETURN_PREEMPT_WINDOW};
-use latscope_model::event::WakeupKind;
+use latscope_model::event::{Text, Toggle, WakeupKind};
 use latscope_model::{is_rt_prio, CpuId, Event, EventKind, LatencyHistogram, Nanos, Pid, Summary, TaskName};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -61,6 +62,73 @@ impl WakeupCandidate {
     }
 }
 
+/// A section with interrupts, bottom halves or preemption disabled: from `preemptirq` events, or a run of
+/// events whose flags column shows it ([`crate::flag_sections`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SectionCandidate {
+    /// Its CPU.
+    pub cpu: CpuId,
+    /// What was disabled.
+    pub disabled: Disabled,
+    /// Whether `preemptirq` events bound it (else the flags column).
+    pub preemptirq: bool,
+    /// Its start.
+    pub start: Nanos,
+    /// Its end.
+    pub end: Nanos,
+    /// Whether its evidence is dense enough to state it ([`crate::flag_sections::FlagSection::dense`]; always
+    /// for `preemptirq` sections): dense sections are reported before longer sparse ones.
+    pub dense: bool,
+}
+
+impl SectionCandidate {
+    /// `end - start`.
+    pub fn duration(&self) -> Nanos {
+        self.end.saturating_sub(self.start)
+    }
+
+    fn flags(f: &crate::flag_sections::FlagSection) -> SectionCandidate {
+        SectionCandidate {
+            cpu: f.cpu,
+            disabled: f.disabled,
+            preemptirq: false,
+            start: f.start,
+            end: f.end,
+            dense: f.dense(),
+        }
+    }
+
+    /// The order the reports keep them in, largest first: irqs-off sections by length, the others dense before
+    /// sparse, then by length ([`crate::irqsoff::report`], [`crate::disabled::report`]).
+    fn rank(&self) -> (bool, Nanos, std::cmp::Reverse<Nanos>) {
+        (self.dense && self.disabled != Disabled::Irqs, self.duration(), std::cmp::Reverse(self.start))
+    }
+}
+
+/// An hrtimer that expired later than it was set to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TimerCandidate {
+    /// The CPU it expired on.
+    pub cpu: CpuId,
+    /// Its callback.
+    pub function: Text,
+    /// When it was set to expire.
+    pub expires: Nanos,
+    /// When it expired (`hrtimer_expire_entry`'s `now`; `expires` and `expired` are the timer's clock).
+    pub expired: Nanos,
+    /// The `hrtimer_expire_entry`'s time in the trace.
+    pub at: Nanos,
+    /// Its `hrtimer_start`.
+    pub start: TimerStart,
+}
+
+impl TimerCandidate {
+    /// `expired - expires`.
+    pub fn lateness(&self) -> Nanos {
+        self.expired.saturating_sub(self.expires)
+    }
+}
+
 /// What the streamed pass found in the whole trace.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ScanResult {
@@ -85,6 +153,12 @@ pub struct ScanResult {
     pub reported: Vec<ReportedLatency>,
     /// Whether more were stated than kept.
     pub reported_dropped: u64,
+    /// The longest sections per CPU and kind (at most [`CANDIDATES_PER_TOP`] × the number asked for of each).
+    pub sections: Vec<SectionCandidate>,
+    /// The CPUs with `preemptirq` events: their irqs-off sections come from those alone.
+    pub preemptirq_cpus: Vec<CpuId>,
+    /// The latest hrtimer expiries, latest first.
+    pub late_timers: Vec<TimerCandidate>,
 }
 
 /// A task woken and not yet switched in.
@@ -107,8 +181,12 @@ struct CpuState {
     /// Hard interrupts (handlers, vectors) open, and when the outermost entered.
     irq_depth: u32,
     irq_entry: Nanos,
-    /// The hrtimer whose callback runs: its expiry time and its start.
+    /// The hrtimer whose callback runs: its expiry time (in trace time) and its start.
     expiry: Option<(Nanos, TimerStart)>,
+    /// When a `preemptirq:irq_disable` left interrupts off, until the `irq_enable`.
+    irqs_off: Option<Nanos>,
+    saw_preemptirq: bool,
+    flags: FlagTracker,
 }
 
 /// The streamed pass: feed it every event in order with [`Scan::step`], then [`Scan::finish`]. Its state is
@@ -128,6 +206,16 @@ pub struct Scan {
     timers: FxHashMap<u64, (Nanos, TimerStart)>,
     hist: LatencyHistogram,
     last_mark: Option<ReportedLatency>,
+    sections: FxHashMap<(CpuId, Disabled, bool), Vec<SectionCandidate>>,
+}
+
+/// Keeps the `keep` largest of `v` by `key` (ties: the earliest first), once `v` holds twice as many: amortised,
+/// and the kept set is the same as sorting all.
+fn keep_largest<T, K: Ord>(v: &mut Vec<T>, keep: usize, force: bool, key: impl Fn(&T) -> K) {
+    if force || v.len() >= 2 * keep {
+        v.sort_by_key(|x| std::cmp::Reverse(key(x)));
+        v.truncate(keep);
+    }
 }
 
 impl Scan {
@@ -145,6 +233,7 @@ impl Scan {
             timers: FxHashMap::default(),
             hist: LatencyHistogram::new(),
             last_mark: None,
+            sections: FxHashMap::default(),
         }
     }
 
@@ -169,6 +258,36 @@ impl Scan {
         // A CPU's first event: what ran before it is not in the trace.
         let before = if cpu.current.is_some() { cpu.last } else { e.ts };
         cpu.last = e.ts;
+        cpu.flags.step(e.cpu, index as usize, e);
+        for f in cpu.flags.done.drain(..) {
+            let c = SectionCandidate::flags(&f);
+            let v = self.sections.entry((c.cpu, c.disabled, false)).or_default();
+            v.push(c);
+            keep_largest(v, self.keep, false, SectionCandidate::rank);
+        }
+        match &e.kind {
+            EventKind::Preemptirq { toggle: Toggle::IrqDisable, .. } => {
+                cpu.saw_preemptirq = true;
+                cpu.irqs_off.get_or_insert(e.ts);
+            }
+            EventKind::Preemptirq { toggle: Toggle::IrqEnable, .. } => {
+                cpu.saw_preemptirq = true;
+                if let Some(start) = cpu.irqs_off.take() {
+                    let c = SectionCandidate {
+                        cpu: e.cpu,
+                        disabled: Disabled::Irqs,
+                        preemptirq: true,
+                        start,
+                        end: e.ts,
+                        dense: true,
+                    };
+                    let v = self.sections.entry((e.cpu, Disabled::Irqs, true)).or_default();
+                    v.push(c);
+                    keep_largest(v, self.keep, false, SectionCandidate::rank);
+                }
+            }
+            _ => {}
+        }
         match &e.kind {
             EventKind::IrqHandlerEntry { .. } | EventKind::VectorEntry { .. } => {
                 if cpu.irq_depth == 0 {
@@ -185,7 +304,27 @@ impl Scan {
             EventKind::HrtimerCancel { hrtimer } => {
                 self.timers.remove(hrtimer);
             }
-            EventKind::HrtimerExpireEntry { hrtimer, .. } => cpu.expiry = self.timers.remove(hrtimer),
+            EventKind::HrtimerExpireEntry { hrtimer, function, now } => {
+                // The timer's clock mapped to trace time with this event's own (ts, now) pair, as the
+                // whole-trace analysis does (`hrtimer::expiries`).
+                let offset = e.ts.0 as i128 - now.0 as i128;
+                let started = self.timers.remove(hrtimer);
+                cpu.expiry = started.map(|(x, s)| (Nanos((x.0 as i128 + offset).max(0) as u64), s));
+                if let Some((expires, start)) = started.filter(|(x, _)| now > x) {
+                    let t = TimerCandidate {
+                        cpu: e.cpu,
+                        function: function.clone(),
+                        expires,
+                        expired: *now,
+                        at: e.ts,
+                        start,
+                    };
+                    self.out.late_timers.push(t);
+                    keep_largest(&mut self.out.late_timers, self.keep, false, |t| {
+                        (t.lateness(), std::cmp::Reverse(t.start.index))
+                    });
+                }
+            }
             EventKind::HrtimerExpireExit { .. } => cpu.expiry = None,
             EventKind::SchedWakeup { kind: WakeupKind::Waking | WakeupKind::Wakeup, comm, pid, prio, .. } => {
                 let (start, timer) = match cpu.expiry {
@@ -332,6 +471,24 @@ impl Scan {
         self.out.reported.sort_by_key(|r| r.index);
         self.out.cpus = self.cpus.keys().copied().collect();
         self.out.cpus.sort_unstable();
+        let mut cpus: Vec<(CpuId, CpuState)> = std::mem::take(&mut self.cpus).into_iter().collect();
+        cpus.sort_by_key(|(c, _)| *c);
+        for (id, state) in cpus {
+            if state.saw_preemptirq {
+                self.out.preemptirq_cpus.push(id);
+            }
+            for f in state.flags.finish(id) {
+                let c = SectionCandidate::flags(&f);
+                self.sections.entry((c.cpu, c.disabled, false)).or_default().push(c);
+            }
+        }
+        let mut sections: Vec<_> = std::mem::take(&mut self.sections).into_iter().collect();
+        sections.sort_by_key(|(k, _)| *k);
+        for (_, mut v) in sections {
+            keep_largest(&mut v, self.keep, true, SectionCandidate::rank);
+            self.out.sections.extend(v);
+        }
+        keep_largest(&mut self.out.late_timers, self.keep, true, |t| (t.lateness(), std::cmp::Reverse(t.start.index)));
         self.out.wakeups = self.hist.summary(None);
         self.out
     }

@@ -4,8 +4,12 @@
 //! memory holds one window, whatever the trace's length.
 
 use crate::analysis::{analyze, Analysis, AnalyzeOptions, SourceInfo};
+use crate::flag_sections::{Disabled, FlagSection};
+use crate::hrtimer::{HrtimerExpiry, LateExpiry};
+use crate::irqsoff::IrqsOffFinding;
 use crate::reported::{self, ReportedLatency};
-use crate::scan::{Scan, ScanResult, TimerStart, WakeupCandidate};
+use crate::scan::{Scan, ScanResult, SectionCandidate, TimerCandidate, TimerStart, WakeupCandidate};
+use crate::timeline::IrqsOffSource;
 use crate::wakeup::WakeupBreakdown;
 use latscope_model::{DecodedTrace, Event, Nanos, Summary, TraceInfo, Warning};
 use rustc_hash::FxHashMap;
@@ -30,6 +34,10 @@ pub enum WindowReason {
     Wakeup(WakeupCandidate),
     /// The latency the trace states itself that the explanation is anchored on.
     Reported(ReportedLatency),
+    /// One of the longest sections with interrupts, bottom halves or preemption disabled.
+    Section(SectionCandidate),
+    /// One of the latest hrtimer expiries.
+    LateTimer(TimerCandidate),
 }
 
 /// A time range of the trace to analyse whole.
@@ -81,6 +89,12 @@ pub struct WindowedAnalysis {
     pub reported: Vec<ReportedLatency>,
     /// The worst wakeups, decomposed in their windows, worst first; their indices are the whole trace's.
     pub worst: Vec<WakeupBreakdown>,
+    /// The longest irqs-off sections, per CPU as many as asked for, longest first, with what they delayed.
+    pub irqs_off: Vec<IrqsOffFinding>,
+    /// The longest sections with bottom halves or preemption disabled, per CPU and kind as many as asked for.
+    pub disabled: Vec<FlagSection>,
+    /// The latest hrtimer expiries, latest first, explained.
+    pub late_timers: Vec<LateExpiry>,
     /// The windows, in time order.
     pub windows: Vec<Window>,
     /// The threshold the findings were checked against.
@@ -103,6 +117,22 @@ pub fn plan(scan: &ScanResult) -> Vec<WindowPlan> {
             carry: c.timer.into_iter().collect(),
         })
         .collect();
+    for c in &scan.sections {
+        plans.push(WindowPlan {
+            from: c.start.saturating_sub(LEAD),
+            to: c.end + TAIL,
+            reasons: vec![WindowReason::Section(c.clone())],
+            carry: Vec::new(),
+        });
+    }
+    for t in &scan.late_timers {
+        plans.push(WindowPlan {
+            from: t.at.saturating_sub(t.lateness()).saturating_sub(LEAD),
+            to: t.at + TAIL,
+            reasons: vec![WindowReason::LateTimer(t.clone())],
+            carry: vec![t.start],
+        });
+    }
     if let Some(a) = reported::anchor(&scan.reported) {
         plans.push(WindowPlan {
             from: a.ts.saturating_sub(a.latency).saturating_sub(LEAD),
@@ -175,6 +205,8 @@ pub fn analyze_windowed<E>(
         worst.insert(0, b);
     }
     worst.truncate(opts.selection.top.max(1));
+    let top = opts.selection.top.max(1);
+    let (irqs_off, disabled, late_timers) = merged_findings(&windows, &scan, top);
     let exceeded =
         opts.threshold.is_some_and(|t| windows.iter().any(|w| w.analysis.exceeded) || Nanos(scan.wakeups.max_ns) > t);
     Ok(WindowedAnalysis {
@@ -185,10 +217,110 @@ pub fn analyze_windowed<E>(
         wakeups: scan.wakeups.clone(),
         reported: scan.reported.clone(),
         worst,
+        irqs_off,
+        disabled,
+        late_timers,
         windows,
         threshold: opts.threshold,
         exceeded,
     })
+}
+
+/// The windows' sections and late timers, with the whole trace's indices: per CPU (and kind) the `top` longest,
+/// the `top` latest timers. Only those the streamed pass found in the whole trace count: a window that starts
+/// inside a long section sees only its end, which is not a section of the trace. A window's irqs-off sections
+/// from the flags column are left out on a CPU that has `preemptirq` events elsewhere in the trace, as the
+/// whole-trace analysis leaves them out.
+fn merged_findings(
+    windows: &[Window],
+    scan: &ScanResult,
+    top: usize,
+) -> (Vec<IrqsOffFinding>, Vec<FlagSection>, Vec<LateExpiry>) {
+    let mut irqs_off: Vec<IrqsOffFinding> = Vec::new();
+    let mut disabled: Vec<FlagSection> = Vec::new();
+    let mut late: Vec<LateExpiry> = Vec::new();
+    let found: std::collections::HashSet<_> =
+        scan.sections.iter().map(|c| (c.cpu, c.disabled, c.start, c.end)).collect();
+    let is_found = |cpu, disabled, start, end| found.contains(&(cpu, disabled, start, end));
+    let timers: std::collections::HashSet<_> = scan.late_timers.iter().map(|t| (t.cpu, t.at)).collect();
+    for w in windows {
+        let g = |i: usize| w.global(i);
+        for f in w.analysis.irqs_off.cpus.iter().flat_map(|c| &c.longest) {
+            let flags = matches!(f.section.source, IrqsOffSource::Flags { .. });
+            let s = &f.section;
+            if (flags && scan.preemptirq_cpus.contains(&s.cpu)) || !is_found(s.cpu, Disabled::Irqs, s.start, s.end) {
+                continue;
+            }
+            let mut f = f.clone();
+            f.section.start_index = g(f.section.start_index);
+            f.section.end_index = g(f.section.end_index);
+            if let Some(d) = &mut f.delayed {
+                d.entry_index = d.entry_index.map(g);
+                d.exit_index = d.exit_index.map(g);
+                for x in &mut d.timers {
+                    map_expiry(x, &g);
+                }
+                for p in &mut d.printed {
+                    p.index = g(p.index);
+                }
+            }
+            irqs_off.push(f);
+        }
+        for s in w.analysis.disabled.cpus.iter().flat_map(|c| &c.longest) {
+            if !is_found(s.cpu, s.disabled, s.start, s.end) {
+                continue;
+            }
+            let mut s = s.clone();
+            s.start_index = g(s.start_index);
+            s.end_index = g(s.end_index);
+            disabled.push(s);
+        }
+        for l in &w.analysis.hrtimers.late {
+            if !timers.contains(&(l.expiry.cpu, l.expiry.ts)) {
+                continue;
+            }
+            let mut l = l.clone();
+            map_expiry(&mut l.expiry, &g);
+            for b in &mut l.before {
+                b.map_evidence(&g);
+            }
+            if let Some(t) = &mut l.thread {
+                for i in &mut t.evidence {
+                    *i = g(*i);
+                }
+            }
+            late.push(l);
+        }
+    }
+    irqs_off.sort_by_key(|f| (f.section.cpu, std::cmp::Reverse(f.section.duration()), f.section.start_index));
+    irqs_off.dedup_by_key(|f| (f.section.cpu, f.section.start_index, f.section.end_index));
+    let mut per_cpu: FxHashMap<latscope_model::CpuId, usize> = FxHashMap::default();
+    irqs_off.retain(|f| {
+        let n = per_cpu.entry(f.section.cpu).or_default();
+        *n += 1;
+        *n <= top
+    });
+    // As the whole-trace report orders them: dense sections first (they can be stated), then by length.
+    disabled.sort_by_key(|s| {
+        (s.cpu, s.disabled, std::cmp::Reverse(s.dense()), std::cmp::Reverse(s.end - s.start), s.start_index)
+    });
+    disabled.dedup_by_key(|s| (s.cpu, s.disabled, s.start_index, s.end_index));
+    let mut per_kind: FxHashMap<(latscope_model::CpuId, Disabled), usize> = FxHashMap::default();
+    disabled.retain(|s| {
+        let n = per_kind.entry((s.cpu, s.disabled)).or_default();
+        *n += 1;
+        *n <= top
+    });
+    late.sort_by_key(|l| (std::cmp::Reverse(l.expiry.lateness), l.expiry.index));
+    late.dedup_by_key(|l| l.expiry.index);
+    late.truncate(top);
+    (irqs_off, disabled, late)
+}
+
+fn map_expiry(x: &mut HrtimerExpiry, g: &dyn Fn(usize) -> usize) {
+    x.index = g(x.index);
+    x.start_index = x.start_index.map(g);
+    x.skipped_by = x.skipped_by.map(g);
 }
 
 fn source_info(name: &str, scan: &ScanResult, info: TraceInfo, warnings: Vec<Warning>) -> SourceInfo {

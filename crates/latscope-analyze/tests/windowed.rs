@@ -56,6 +56,7 @@ fn compare(selection: &WakeupSelection) {
     let opts = AnalyzeOptions { selection: selection.clone(), ..Default::default() };
     let mut compared = 0;
     let mut wakeups = 0;
+    let (mut sections, mut timers) = (0, 0);
     let mut wrong = Vec::new();
     for path in event_traces() {
         let Ok(trace) = latscope_decode::decode_file(&path) else { continue };
@@ -66,13 +67,35 @@ fn compare(selection: &WakeupSelection) {
         let w = windowed(&path, &opts);
         assert_eq!(w.source.events, whole.source.events, "{}", path.display());
         assert_eq!(w.source.span, whole.source.span, "{}", path.display());
-        if whole.wakeups.is_empty() && w.worst.is_empty() {
-            continue;
-        }
         compared += 1;
         wakeups += whole.wakeups.len();
         let a: Vec<_> = whole.wakeups.iter().map(said).collect();
         let b: Vec<_> = w.worst.iter().map(said).collect();
+        // The longest sections per CPU (and kind) and the latest timers, in the windowed analysis's order.
+        let mut irqs: Vec<_> = whole.irqs_off.cpus.iter().flat_map(|c| c.longest.clone()).collect();
+        irqs.sort_by_key(|f| (f.section.cpu, std::cmp::Reverse(f.section.duration()), f.section.start_index));
+        let mut dis: Vec<_> = whole.disabled.cpus.iter().flat_map(|c| c.longest.clone()).collect();
+        dis.sort_by_key(|s| {
+            (s.cpu, s.disabled, std::cmp::Reverse(s.dense()), std::cmp::Reverse(s.end - s.start), s.start_index)
+        });
+        sections += irqs.len() + dis.len();
+        timers += whole.hrtimers.late.len();
+        let json = |v: &dyn erased::Ser| v.value();
+        // One difference is allowed, and only in what held a late timer back: the priority of a task the
+        // whole trace shows only through a `sched_switch` outside the window (the timeline gives a task the
+        // priority a switch reveals; a window without one says none).
+        let mut late_whole = json(&whole.hrtimers.late);
+        let late_windows = json(&w.late_timers);
+        forget_unrevealed_prios(&mut late_whole, &late_windows);
+        for (what, x, y) in [
+            ("irqs-off sections", json(&irqs), json(&w.irqs_off)),
+            ("disabled sections", json(&dis), json(&w.disabled)),
+            ("late timers", late_whole, late_windows),
+        ] {
+            if x != y {
+                wrong.push(format!("{}: {what}:\n  whole   {x}\n  windows {y}", path.display()));
+            }
+        }
         if a != b {
             let brief = |v: &[WakeupBreakdown]| {
                 v.iter().map(|b| format!("{}@{}={}", b.task.pid, b.switch_in, b.latency)).collect::<Vec<_>>().join(" ")
@@ -81,5 +104,45 @@ fn compare(selection: &WakeupSelection) {
         }
     }
     assert!(wrong.is_empty(), "{selection:?}: {} of {compared} traces differ:\n{}", wrong.len(), wrong.join("\n"));
+    eprintln!("{selection:?}: {compared} traces, {wakeups} wakeups, {sections} sections, {timers} late timers");
     assert!(compared >= 5 && wakeups >= 10, "{selection:?}: only {compared} traces with {wakeups} wakeups compared");
+    assert!(
+        sections >= 20 && timers >= 20,
+        "{selection:?}: only {sections} sections and {timers} late timers compared"
+    );
+}
+
+/// Serialises what is compared.
+mod erased {
+    pub trait Ser {
+        fn value(&self) -> serde_json::Value;
+    }
+    impl<T: serde::Serialize> Ser for T {
+        fn value(&self) -> serde_json::Value {
+            serde_json::to_value(self).unwrap_or_default()
+        }
+    }
+}
+
+/// Removes from `whole` each `culprit.task.prio` that `windows` lacks at the same place.
+fn forget_unrevealed_prios(whole: &mut serde_json::Value, windows: &serde_json::Value) {
+    use serde_json::Value;
+    match (whole, windows) {
+        (Value::Object(a), Value::Object(b)) => {
+            if a.contains_key("pid") && a.contains_key("comm") && a.contains_key("prio") && !b.contains_key("prio") {
+                a.remove("prio");
+            }
+            for (k, v) in a.iter_mut() {
+                if let Some(w) = b.get(k) {
+                    forget_unrevealed_prios(v, w);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (x, y) in a.iter_mut().zip(b) {
+                forget_unrevealed_prios(x, y);
+            }
+        }
+        _ => {}
+    }
 }

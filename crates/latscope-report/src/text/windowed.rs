@@ -27,9 +27,10 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
     writeln!(out, "  Not analysed whole: {}.", w.reason)?;
     writeln!(
         out,
-        "  A first streamed pass measured every wakeup of the selected tasks and kept the worst; the second held \
-         the events around them, one window at a time ({} before a wakeup's start, {} after its end). What the \
-         windows do not hold (irqs-off sections, late timers, IRQ statistics elsewhere in the trace) is not reported.",
+        "  A first streamed pass measured every wakeup of the selected tasks, section with interrupts, bottom halves or \
+         preemption disabled and hrtimer expiry, and kept the worst; the second held the events around them, one \
+         window at a time ({} before, {} after). Statistics over the whole trace other than the wakeups' (IRQ \
+         durations, counts of sections and timers) are not computed.",
         human(latscope_analyze::windowed::LEAD),
         human(latscope_analyze::windowed::TAIL),
     )?;
@@ -78,6 +79,55 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
             }
         }
     }
+    if !w.irqs_off.is_empty() {
+        writeln!(out, "\nLongest irqs-off sections")?;
+        for f in &w.irqs_off {
+            let s = &f.section;
+            writeln!(
+                out,
+                "  {:>10}  CPU {} in {}:{} at {}{}",
+                human(s.duration()),
+                s.cpu,
+                s.comm,
+                s.pid,
+                format_ts(s.start),
+                f.delayed.as_ref().map(|d| format!(", delayed {}", d.name)).unwrap_or_default()
+            )?;
+        }
+    }
+    if !w.disabled.is_empty() {
+        writeln!(out, "\nLongest sections with bottom halves or preemption disabled (flags column)")?;
+        for s in &w.disabled {
+            let what = match s.disabled {
+                latscope_analyze::flag_sections::Disabled::Irqs => "irqs off",
+                latscope_analyze::flag_sections::Disabled::BottomHalves => "bottom halves off",
+                latscope_analyze::flag_sections::Disabled::Preemption => "preemption off",
+            };
+            writeln!(
+                out,
+                "  {:>10}  {what}, CPU {} in {}:{} at {}",
+                human(s.end - s.start),
+                s.cpu,
+                s.comm,
+                s.pid,
+                format_ts(s.start)
+            )?;
+        }
+    }
+    if !w.late_timers.is_empty() {
+        writeln!(out, "\nLatest hrtimer expiries")?;
+        for l in &w.late_timers {
+            let x = &l.expiry;
+            writeln!(
+                out,
+                "  {:>10}  {} on CPU {} at {}",
+                human(x.lateness.unwrap_or_default()),
+                x.function,
+                x.cpu,
+                format_ts(x.ts)
+            )?;
+        }
+    }
     for (n, win) in w.windows.iter().enumerate() {
         let wakeups: Vec<&latscope_analyze::scan::WakeupCandidate> = win
             .plan
@@ -85,7 +135,7 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
             .iter()
             .filter_map(|r| match r {
                 WindowReason::Wakeup(c) => Some(c),
-                WindowReason::Reported(_) => None,
+                _ => None,
             })
             .collect();
         let mut around = Vec::new();
@@ -95,6 +145,14 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
                 n => format!(" and {} more", n - 1),
             };
             around.push(format!("the wakeup of {}:{} ({}){more}", c.comm, c.pid, human(c.latency())));
+        }
+        let sections = win.plan.reasons.iter().filter(|r| matches!(r, WindowReason::Section(_))).count();
+        if sections > 0 {
+            around.push(counted(sections as u64, "long section", "long sections"));
+        }
+        let timers = win.plan.reasons.iter().filter(|r| matches!(r, WindowReason::LateTimer(_))).count();
+        if timers > 0 {
+            around.push(counted(timers as u64, "late timer", "late timers"));
         }
         for r in &win.plan.reasons {
             if let WindowReason::Reported(r) = r {
