@@ -175,7 +175,28 @@ pub fn analyze_windowed<E>(
 ) -> Result<WindowedAnalysis, E> {
     let mut scan = Scan::new(&opts.selection);
     let (info, warnings) = stream(&mut |e| scan.step(e))?;
-    let scan = scan.finish();
+    analyze_scanned(name, Scanned { scan: scan.finish(), info, warnings }, stream, opts, reason)
+}
+
+/// What the first pass gave: its result and what the input said about itself.
+pub struct Scanned {
+    /// The pass's result.
+    pub scan: ScanResult,
+    /// What the input said about itself.
+    pub info: TraceInfo,
+    /// What the decoder skipped.
+    pub warnings: Vec<Warning>,
+}
+
+/// [`analyze_windowed`] after its first pass, done by the caller (while it found the trace too large to hold).
+pub fn analyze_scanned<E>(
+    name: &str,
+    scanned: Scanned,
+    stream: &mut Restream<'_, E>,
+    opts: &AnalyzeOptions,
+    reason: String,
+) -> Result<WindowedAnalysis, E> {
+    let Scanned { scan, info, warnings } = scanned;
     let plans = plan(&scan);
     let mut collector = Collector::new(name, &info, opts, plans);
     stream(&mut |e| collector.step(e))?;

@@ -4,7 +4,11 @@
 
 use crate::error::CliError;
 use crate::input::Input;
+use latscope_analyze::scan::Scan;
+use latscope_analyze::wakeup::WakeupSelection;
+use latscope_analyze::windowed::Scanned;
 use latscope_decode::{Bounded, DecodedTrace};
+use latscope_model::Event;
 
 /// What `analyze` holds per event of a trace it analyses whole: the decoded event and the per-CPU timeline,
 /// timer and wakeup records built from it. Measured with scripts/bench-analyze-scale.sh (peak RSS over
@@ -48,24 +52,52 @@ impl Budget {
 pub enum Fit {
     /// Decoded whole.
     Whole(Box<DecodedTrace>),
-    /// Its records need more memory than the budget allows: why, in words.
-    TooLarge(String),
+    /// Its records need more memory than the budget allows: why, in words, and the windowed analysis's first
+    /// pass, done on the way.
+    TooLarge(String, Box<Scanned>),
 }
 
-/// Decodes `input` whole when its analysis fits the budget; else says why it does not.
-pub fn fit(input: &Input, budget: &Budget) -> Result<Fit, CliError> {
-    let decoded =
-        input.decode_bounded(budget.max_events()).map_err(|e| CliError(format!("cannot analyse the trace: {e}")))?;
-    Ok(match decoded {
-        Bounded::Whole(t) => Fit::Whole(t),
-        Bounded::TooMany { events } => Fit::TooLarge(format!(
-            "its {events} records (events and kernel stacks) need about {} of memory to be analysed whole, more than \
-             the {} allowed ({})",
-            human(events.saturating_mul(BYTES_PER_EVENT)),
-            human(budget.bytes.unwrap_or_default()),
-            budget.source,
-        )),
-    })
+/// Decodes `input` whole when its analysis fits the budget. Else the events held so far are handed to the
+/// windowed analysis's first pass ([`Scan`], for the wakeups `selection` asks for) and let go, and the rest of
+/// the stream goes to it too: one pass either way.
+pub fn fit(input: &Input, budget: &Budget, selection: &WakeupSelection) -> Result<Fit, CliError> {
+    let max = budget.max_events();
+    let mut held: Vec<Event> = Vec::new();
+    let mut scan: Option<Scan> = None;
+    let streamed = input
+        .stream(&mut |e| match scan.as_mut() {
+            Some(s) => s.step(&e),
+            None if held.len() < max => held.push(e),
+            None => {
+                let mut s = Scan::new(selection);
+                for h in std::mem::take(&mut held) {
+                    s.step(&h);
+                }
+                s.step(&e);
+                scan = Some(s);
+            }
+        })
+        .map_err(|e| CliError(format!("cannot analyse the trace: {e}")))?;
+    let Some(scan) = scan else {
+        if !held.windows(2).all(|w| w[0].ts <= w[1].ts) {
+            held.sort_by_key(|e| e.ts);
+        }
+        return Ok(Fit::Whole(Box::new(DecodedTrace {
+            info: streamed.info,
+            events: held,
+            warnings: streamed.warnings,
+        })));
+    };
+    let scan = scan.finish();
+    let reason = format!(
+        "its {} records (events and kernel stacks) need about {} of memory to be analysed whole, more than the {} \
+         allowed ({})",
+        scan.records,
+        human(scan.records.saturating_mul(BYTES_PER_EVENT)),
+        human(budget.bytes.unwrap_or_default()),
+        budget.source,
+    );
+    Ok(Fit::TooLarge(reason, Box::new(Scanned { scan, info: streamed.info, warnings: streamed.warnings })))
 }
 
 /// Decodes `input` whole when its analysis fits the budget; else refuses with its size and what to do.

@@ -10,7 +10,7 @@ use crate::output::{write_file, write_text, Kind};
 use latscope_analyze::analysis::{analyze, analyze_diff, AnalyzeOptions};
 use latscope_analyze::rtla::analyze_rtla;
 use latscope_analyze::wakeup::{TaskFilter, WakeupSelection};
-use latscope_analyze::windowed::analyze_windowed;
+use latscope_analyze::windowed::{analyze_scanned, analyze_windowed, Scanned};
 use latscope_decode::DecodedTrace;
 use latscope_model::Nanos;
 use latscope_report::json::write_json;
@@ -112,13 +112,14 @@ pub fn run(args: Args) -> CmdResult {
             match rtla_output(&input)? {
                 Some(r) => (analyze_rtla(&input.name(), r, &opts), DecodedTrace::default()),
                 None => {
-                    let fit = match args.windows {
-                        true => Fit::TooLarge("--windows asked for the windows".into()),
-                        false => crate::budget::fit(&input, &budget)?,
-                    };
-                    match fit {
+                    if args.windows {
+                        return run_windowed(&args, &input, &opts, "--windows asked for the windows".into(), None);
+                    }
+                    match crate::budget::fit(&input, &budget, &opts.selection)? {
                         Fit::Whole(t) => (analyze(&input.name(), &t, &opts), *t),
-                        Fit::TooLarge(reason) => return run_windowed(&args, &input, &opts, reason),
+                        Fit::TooLarge(reason, scanned) => {
+                            return run_windowed(&args, &input, &opts, reason, Some(*scanned))
+                        }
                     }
                 }
             }
@@ -149,8 +150,15 @@ pub fn run(args: Args) -> CmdResult {
     Ok(if analysis.exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }
 
-/// `analyze` of a trace in windows ([`analyze_windowed`]): two streamed passes, one window held at a time.
-fn run_windowed(args: &Args, input: &Input, opts: &AnalyzeOptions, reason: String) -> CmdResult {
+/// `analyze` of a trace in windows ([`analyze_windowed`]): two streamed passes, one window held at a time; the
+/// first may be done already (`scanned`).
+fn run_windowed(
+    args: &Args,
+    input: &Input,
+    opts: &AnalyzeOptions,
+    reason: String,
+    scanned: Option<Scanned>,
+) -> CmdResult {
     let o = &args.outputs;
     if o.report.is_some() || o.perfetto.is_some() {
         return Err(CliError(format!(
@@ -166,7 +174,10 @@ fn run_windowed(args: &Args, input: &Input, opts: &AnalyzeOptions, reason: Strin
     let mut stream = |visit: &mut dyn FnMut(&latscope_model::Event)| {
         input.visit(visit).map(|s| (s.info, s.warnings)).map_err(|e| CliError(format!("cannot analyse the trace: {e}")))
     };
-    let mut w = analyze_windowed(&input.name(), &mut stream, opts, reason)?;
+    let mut w = match scanned {
+        Some(s) => analyze_scanned(&input.name(), s, &mut stream, opts, reason)?,
+        None => analyze_windowed(&input.name(), &mut stream, opts, reason)?,
+    };
     latscope_report::sentences::windowed(&mut w);
     if !args.quiet {
         write_text(|out| write_windowed(out, &w, !args.brief), outputs.takes_stdout())?;
