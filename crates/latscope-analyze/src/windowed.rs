@@ -475,3 +475,46 @@ impl<'a> Collector<'a> {
         self.done
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::{TimerStart, WakeupCandidate};
+    use latscope_model::TaskName;
+
+    fn wakeup(start_ms: u64, end_ms: u64, timer: Option<(u64, u64)>) -> WakeupCandidate {
+        WakeupCandidate {
+            pid: 7,
+            comm: TaskName::from("t"),
+            prio: 4,
+            cpu: latscope_model::CpuId(1),
+            start: Nanos::from_ms(start_ms),
+            timer: timer.map(|(index, at)| TimerStart { index, at: Nanos::from_ms(at) }),
+            waking_index: 0,
+            waking: Nanos::from_ms(start_ms),
+            switch_index: 0,
+            switch_in: Nanos::from_ms(end_ms),
+            end: Nanos::from_ms(end_ms),
+        }
+    }
+
+    #[test]
+    fn overlapping_windows_are_one_and_carry_only_timer_starts_before_them() {
+        let scan = ScanResult {
+            worst: vec![
+                wakeup(1000, 1001, Some((10, 900))),
+                wakeup(1030, 1031, Some((12, 1010))),
+                wakeup(5000, 5002, None),
+            ],
+            ..Default::default()
+        };
+        let plans = plan(&scan);
+        assert_eq!(plans.len(), 2, "{plans:?}");
+        assert_eq!((plans[0].from, plans[0].to), (Nanos::from_ms(980), Nanos::from_ms(1051)));
+        assert_eq!(plans[0].reasons.len(), 2);
+        // The second timer started inside the merged window: only the first one's start is carried.
+        assert_eq!(plans[0].carry, vec![TimerStart { index: 10, at: Nanos::from_ms(900) }]);
+        assert_eq!((plans[1].from, plans[1].to), (Nanos::from_ms(4980), Nanos::from_ms(5022)));
+        assert!(plans[1].carry.is_empty());
+    }
+}

@@ -146,3 +146,23 @@ fn forget_unrevealed_prios(whole: &mut serde_json::Value, windows: &serde_json::
         _ => {}
     }
 }
+
+/// A trace cut in the middle (a capture killed, a download stopped) is analysed in windows as far as it goes,
+/// with the decoder's warning, and finds the worst wakeup of the part it holds as the whole-trace analysis of
+/// that part does.
+#[test]
+fn a_truncated_trace_is_analysed_in_windows_as_far_as_it_goes() {
+    let full = fixtures().join("dat/local-6.18-x86_64-printk-stacks-v6.dat");
+    let bytes = std::fs::read(&full).expect("read the fixture");
+    let cut = std::env::temp_dir().join(format!("latscope-windowed-cut-{}.dat", std::process::id()));
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).expect("write the cut trace");
+    let opts = AnalyzeOptions::default();
+    let w = windowed(&cut, &opts);
+    let whole = analyze("t", &latscope_decode::decode_file(&cut).expect("decode the cut trace"), &opts);
+    let _ = std::fs::remove_file(&cut);
+    assert!(!w.source.warnings.is_empty(), "no warning for the cut trace");
+    assert!(w.source.events > 10_000 && w.source.events < 40_769, "{} events", w.source.events);
+    assert_eq!(w.source.events, whole.source.events);
+    assert!(!w.worst.is_empty());
+    assert_eq!(said(&w.worst[0]), said(&whole.wakeups[0]));
+}
