@@ -103,9 +103,18 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
                 latscope_analyze::flag_sections::Disabled::BottomHalves => "bottom halves off",
                 latscope_analyze::flag_sections::Disabled::Preemption => "preemption off",
             };
+            // Dense sections come first, as in the whole-trace report: the sparse ones are said as what they are.
+            let sampled = match s.dense() {
+                true => String::new(),
+                false => format!(
+                    " (sparse: {} showing it, up to {} apart)",
+                    counted(u64::from(s.sampled.events), "event", "events"),
+                    human(s.sampled.max_gap)
+                ),
+            };
             writeln!(
                 out,
-                "  {:>10}  {what}, CPU {} in {}:{} at {}",
+                "  {:>10}  {what}, CPU {} in {}:{} at {}{sampled}",
                 human(s.end - s.start),
                 s.cpu,
                 s.comm,
