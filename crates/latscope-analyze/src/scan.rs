@@ -202,7 +202,9 @@ pub struct Scan {
     /// Returned to user space at the time given: preempted right after, the latency lasts until it runs again.
     returned: FxHashMap<Pid, (WakeupCandidate, Nanos)>,
     resuming: FxHashMap<Pid, WakeupCandidate>,
-    /// Started hrtimers: their expiry time and their start.
+    /// Started hrtimers: their expiry time and their start. A `hrtimer_cancel` does not end one: the kernel
+    /// traces one right before running an expiring timer (`__run_hrtimer` dequeues it), and a timer cancelled
+    /// for good is started again before it expires.
     timers: FxHashMap<u64, (Nanos, TimerStart)>,
     hist: LatencyHistogram,
     last_mark: Option<ReportedLatency>,
@@ -300,9 +302,6 @@ impl Scan {
             }
             EventKind::HrtimerStart { hrtimer, expires, .. } => {
                 self.timers.insert(*hrtimer, (*expires, TimerStart { index, at: e.ts }));
-            }
-            EventKind::HrtimerCancel { hrtimer } => {
-                self.timers.remove(hrtimer);
             }
             EventKind::HrtimerExpireEntry { hrtimer, function, now } => {
                 // The timer's clock mapped to trace time with this event's own (ts, now) pair, as the

@@ -28,7 +28,7 @@ fn said(b: &WakeupBreakdown) -> serde_json::Value {
 /// The traces with SCHED_FIFO/RR wakeups, sorted time stamps, and no latency-tracer header.
 fn event_traces() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in ["dat", "events", "explain", "tracecmd-report", "live", "systrace"] {
+    for dir in ["dat", "events", "explain", "tracecmd-report", "live", "systrace", "seeds", "funcgraph", "pasted"] {
         let Ok(rd) = std::fs::read_dir(fixtures().join(dir)) else { continue };
         for f in rd.flatten() {
             let p = f.path();
