@@ -405,11 +405,23 @@ fn noise_sampling_measures_an_injected_fifo_spinner_and_names_it() {
     assert!((0.11..=0.35).contains(&ratio), "noise ratio {ratio} under a 15 % spinner");
     assert_eq!(ratio, get("latscope_noise_ratio{cpu=\"1\",window=\"60s\"}"), "the 60 s window holds the whole run");
     let max_gap = get("latscope_noise_max_gap_seconds{cpu=\"1\",window=\"60s\"}");
-    assert!((2.7e-3..=5e-3).contains(&max_gap), "longest gap {max_gap} s with 3 ms spins");
     // With the trace, the spinner's gaps are a blocking task's, about 3 ms each, and most of the noise.
     let gaps = get("latscope_noise_gaps_total{cpu=\"1\",cause=\"blocking_task\"}");
     let secs = get("latscope_noise_gap_seconds_total{cpu=\"1\",cause=\"blocking_task\"}");
     let noise = get("latscope_noise_seconds_total{cpu=\"1\"}");
+    // The longest gap is at least a spin. A longer one (12.9 ms, once in make test) is the VM's own stall
+    // beside or instead of a spin: what it holds beyond a spin must then be noise of other causes than the
+    // spinner, which the trace explains apart.
+    let noise_lines: Vec<&str> = text.lines().filter(|l| l.starts_with("latscope_noise")).collect();
+    assert!(max_gap >= 2.7e-3, "longest gap {max_gap} s with 3 ms spins:\n{}", noise_lines.join("\n"));
+    if max_gap > 5e-3 {
+        let others = noise - secs;
+        assert!(
+            others >= max_gap - 3.3e-3,
+            "longest gap {max_gap} s with 3 ms spins, but only {others} s of noise not the spinner's:\n{}",
+            noise_lines.join("\n")
+        );
+    }
     eprintln!("noise: sampled {sampled} s, ratio {ratio}, max gap {max_gap} s, {noise} s in all; blocking_task: {gaps} gaps, {secs} s");
     assert!(gaps >= 10.0, "{gaps} gaps of a blocking task in ~9 explained bursts of 2-3 spins");
     // The bursts explained (all but those of the last half second) lost 12-18 % of their time to it; other
