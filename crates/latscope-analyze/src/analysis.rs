@@ -16,8 +16,8 @@ use crate::tick_storm::{tick_storms, TickStorm};
 use crate::timeline::Timeline;
 use crate::verdict::{self, Verdict, VerdictKind, VerdictParts};
 use crate::wakeup::{self, WakeupBreakdown, WakeupContext, WakeupSelection};
-use latscope_model::DecodedTrace;
 use latscope_model::{CpuId, Nanos};
+use latscope_model::{DecodedTrace, TraceInfo, Warning};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -155,19 +155,24 @@ fn source_info(name: &str, t: &DecodedTrace) -> SourceInfo {
         _ => Nanos::ZERO,
     };
     let (events, stacks) = latscope_model::count_events_and_stacks(&t.events);
-    SourceInfo {
-        name: name.to_string(),
-        format: t.info.format.map(|f| format!("{f:?}")),
-        tracer: t.info.tracer.clone(),
-        events,
-        stacks,
-        cpus,
-        span,
-        lost: t.info.lost.clone(),
-        lost_unknown: t.info.lost_unknown.clone(),
-        warnings: t.warnings.iter().map(|w| format!("{}: {}", w.location, w.message)).collect(),
-        cycles: t.info.cycles,
-        notes: t.info.annotations.iter().map(|a| format!("{}: {}", a.location, a.text)).collect(),
+    SourceInfo { events, stacks, cpus, span, ..SourceInfo::described(name, &t.info, &t.warnings) }
+}
+
+impl SourceInfo {
+    /// What the input named `name` said about itself (`info`) and what its decoder skipped (`warnings`); the
+    /// counts, CPUs and span are left for the caller, who counted the events.
+    pub fn described(name: &str, info: &TraceInfo, warnings: &[Warning]) -> SourceInfo {
+        SourceInfo {
+            name: name.to_string(),
+            format: info.format.map(|f| format!("{f:?}")),
+            tracer: info.tracer.clone(),
+            lost: info.lost.clone(),
+            lost_unknown: info.lost_unknown.clone(),
+            warnings: warnings.iter().map(|w| format!("{}: {}", w.location, w.message)).collect(),
+            cycles: info.cycles,
+            notes: info.annotations.iter().map(|a| format!("{}: {}", a.location, a.text)).collect(),
+            ..SourceInfo::default()
+        }
     }
 }
 

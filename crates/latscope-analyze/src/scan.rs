@@ -60,6 +60,11 @@ impl WakeupCandidate {
     pub fn latency(&self) -> Nanos {
         self.end.saturating_sub(self.start)
     }
+
+    /// Worst first; of two as late, the one switched in first.
+    fn rank(&self) -> (Nanos, std::cmp::Reverse<u64>) {
+        (self.latency(), std::cmp::Reverse(self.switch_index))
+    }
 }
 
 /// A section with interrupts, bottom halves or preemption disabled: from `preemptirq` events, or a run of
@@ -126,6 +131,11 @@ impl TimerCandidate {
     /// `expired - expires`.
     pub fn lateness(&self) -> Nanos {
         self.expired.saturating_sub(self.expires)
+    }
+
+    /// Latest first; of two as late, the one started first.
+    fn rank(&self) -> (Nanos, std::cmp::Reverse<u64>) {
+        (self.lateness(), std::cmp::Reverse(self.start.index))
     }
 }
 
@@ -319,9 +329,7 @@ impl Scan {
                         start,
                     };
                     self.out.late_timers.push(t);
-                    keep_largest(&mut self.out.late_timers, self.keep, false, |t| {
-                        (t.lateness(), std::cmp::Reverse(t.start.index))
-                    });
+                    keep_largest(&mut self.out.late_timers, self.keep, false, TimerCandidate::rank);
                 }
             }
             EventKind::HrtimerExpireExit { .. } => cpu.expiry = None,
@@ -406,7 +414,8 @@ impl Scan {
 
     /// A candidate whose end is known.
     fn finished(&mut self, c: WakeupCandidate) {
-        self.keep_candidate(c);
+        self.out.worst.push(c);
+        keep_largest(&mut self.out.worst, self.keep, false, WakeupCandidate::rank);
     }
 
     fn selected(&self, comm: &str, pid: Pid, prio: i32) -> bool {
@@ -414,19 +423,6 @@ impl Scan {
             Some(f) => f.matches(comm, pid),
             None => is_rt_prio(prio),
         }
-    }
-
-    fn keep_candidate(&mut self, c: WakeupCandidate) {
-        self.out.worst.push(c);
-        // Sorted and cut only when twice as many are held: amortised, and the kept set is the same.
-        if self.out.worst.len() >= 2 * self.keep {
-            self.cut();
-        }
-    }
-
-    fn cut(&mut self) {
-        self.out.worst.sort_by_key(|c| (std::cmp::Reverse(c.latency()), c.switch_index));
-        self.out.worst.truncate(self.keep);
     }
 
     fn reported(&mut self, index: u64, e: &Event) {
@@ -458,7 +454,7 @@ impl Scan {
         for c in open {
             self.finished(c);
         }
-        self.cut();
+        keep_largest(&mut self.out.worst, self.keep, true, WakeupCandidate::rank);
         if self.out.reported.len() > MAX_REPORTED {
             self.cut_reported();
         }
@@ -468,10 +464,9 @@ impl Scan {
             }
         }
         self.out.reported.sort_by_key(|r| r.index);
-        self.out.cpus = self.cpus.keys().copied().collect();
-        self.out.cpus.sort_unstable();
         let mut cpus: Vec<(CpuId, CpuState)> = std::mem::take(&mut self.cpus).into_iter().collect();
         cpus.sort_by_key(|(c, _)| *c);
+        self.out.cpus = cpus.iter().map(|(c, _)| *c).collect();
         for (id, state) in cpus {
             if state.saw_preemptirq {
                 self.out.preemptirq_cpus.push(id);
@@ -487,7 +482,7 @@ impl Scan {
             keep_largest(&mut v, self.keep, true, SectionCandidate::rank);
             self.out.sections.extend(v);
         }
-        keep_largest(&mut self.out.late_timers, self.keep, true, |t| (t.lateness(), std::cmp::Reverse(t.start.index)));
+        keep_largest(&mut self.out.late_timers, self.keep, true, TimerCandidate::rank);
         self.out.wakeups = self.hist.summary(None);
         self.out
     }

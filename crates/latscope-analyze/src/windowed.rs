@@ -225,15 +225,15 @@ pub fn analyze_scanned<E>(
         worst.retain(|x| !(x.task.pid == b.task.pid && x.switch_in == b.switch_in));
         worst.insert(0, b);
     }
-    worst.truncate(opts.selection.top.max(1));
     let top = opts.selection.top.max(1);
+    worst.truncate(top);
     let (irqs_off, disabled, late_timers) = merged_findings(&windows, &scan, top);
     let exceeded =
         opts.threshold.is_some_and(|t| windows.iter().any(|w| w.analysis.exceeded) || Nanos(scan.wakeups.max_ns) > t);
     Ok(WindowedAnalysis {
         schema: latscope_model::wire::SCHEMA,
         kind: "windowed_analysis",
-        source: source_info(name, &scan, info, warnings),
+        source: source_info(name, &scan, &info, &warnings),
         reason,
         wakeups: scan.wakeups.clone(),
         reported: scan.reported.clone(),
@@ -315,27 +315,27 @@ fn merged_findings(
     }
     irqs_off.sort_by_key(|f| (f.section.cpu, std::cmp::Reverse(f.section.duration()), f.section.start_index));
     irqs_off.dedup_by_key(|f| (f.section.cpu, f.section.start_index, f.section.end_index));
-    let mut per_cpu: FxHashMap<latscope_model::CpuId, usize> = FxHashMap::default();
-    irqs_off.retain(|f| {
-        let n = per_cpu.entry(f.section.cpu).or_default();
-        *n += 1;
-        *n <= top
-    });
+    keep_first_per(&mut irqs_off, top, |f| f.section.cpu);
     // As the whole-trace report orders them: dense sections first (they can be stated), then by length.
     disabled.sort_by_key(|s| {
         (s.cpu, s.disabled, std::cmp::Reverse(s.dense()), std::cmp::Reverse(s.end - s.start), s.start_index)
     });
     disabled.dedup_by_key(|s| (s.cpu, s.disabled, s.start_index, s.end_index));
-    let mut per_kind: FxHashMap<(latscope_model::CpuId, Disabled), usize> = FxHashMap::default();
-    disabled.retain(|s| {
-        let n = per_kind.entry((s.cpu, s.disabled)).or_default();
-        *n += 1;
-        *n <= top
-    });
+    keep_first_per(&mut disabled, top, |s| (s.cpu, s.disabled));
     late.sort_by_key(|l| (std::cmp::Reverse(l.expiry.lateness), l.expiry.index));
     late.dedup_by_key(|l| l.expiry.index);
     late.truncate(top);
     (irqs_off, disabled, late)
+}
+
+/// Keeps the first `top` of `v` of each `key`, in order.
+fn keep_first_per<T, K: std::hash::Hash + Eq>(v: &mut Vec<T>, top: usize, key: impl Fn(&T) -> K) {
+    let mut seen: FxHashMap<K, usize> = FxHashMap::default();
+    v.retain(|x| {
+        let n = seen.entry(key(x)).or_default();
+        *n += 1;
+        *n <= top
+    });
 }
 
 fn map_expiry(x: &mut HrtimerExpiry, g: &dyn Fn(usize) -> usize) {
@@ -344,20 +344,13 @@ fn map_expiry(x: &mut HrtimerExpiry, g: &dyn Fn(usize) -> usize) {
     x.skipped_by = x.skipped_by.map(g);
 }
 
-fn source_info(name: &str, scan: &ScanResult, info: TraceInfo, warnings: Vec<Warning>) -> SourceInfo {
+fn source_info(name: &str, scan: &ScanResult, info: &TraceInfo, warnings: &[Warning]) -> SourceInfo {
     SourceInfo {
-        name: name.to_string(),
-        format: info.format.map(|f| format!("{f:?}")),
-        tracer: info.tracer.clone(),
         events: scan.events,
         stacks: scan.stacks,
         cpus: scan.cpus.clone(),
         span: scan.last - scan.first,
-        lost: info.lost.clone(),
-        lost_unknown: info.lost_unknown.clone(),
-        warnings: warnings.iter().map(|w| format!("{}: {}", w.location, w.message)).collect(),
-        cycles: info.cycles,
-        notes: info.annotations.iter().map(|a| format!("{}: {}", a.location, a.text)).collect(),
+        ..SourceInfo::described(name, info, warnings)
     }
 }
 

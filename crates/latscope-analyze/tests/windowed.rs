@@ -20,9 +20,9 @@ fn windowed(path: &Path, opts: &AnalyzeOptions) -> WindowedAnalysis {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// What a breakdown says, as JSON (its sentences are filled later, by the report crate).
-fn said(b: &WakeupBreakdown) -> serde_json::Value {
-    serde_json::to_value(b).unwrap_or_default()
+/// What a result says, as JSON (its sentences are filled later, by the report crate).
+fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or_default()
 }
 
 /// The traces with SCHED_FIFO/RR wakeups, sorted time stamps, and no latency-tracer header.
@@ -69,8 +69,8 @@ fn compare(selection: &WakeupSelection) {
         assert_eq!(w.source.span, whole.source.span, "{}", path.display());
         compared += 1;
         wakeups += whole.wakeups.len();
-        let a: Vec<_> = whole.wakeups.iter().map(said).collect();
-        let b: Vec<_> = w.worst.iter().map(said).collect();
+        let a: Vec<_> = whole.wakeups.iter().map(json).collect();
+        let b: Vec<_> = w.worst.iter().map(json).collect();
         // The longest sections per CPU (and kind) and the latest timers, in the windowed analysis's order.
         let mut irqs: Vec<_> = whole.irqs_off.cpus.iter().flat_map(|c| c.longest.clone()).collect();
         irqs.sort_by_key(|f| (f.section.cpu, std::cmp::Reverse(f.section.duration()), f.section.start_index));
@@ -80,7 +80,6 @@ fn compare(selection: &WakeupSelection) {
         });
         sections += irqs.len() + dis.len();
         timers += whole.hrtimers.late.len();
-        let json = |v: &dyn erased::Ser| v.value();
         // One difference is allowed, and only in what held a late timer back: the priority of a task the
         // whole trace shows only through a `sched_switch` outside the window (the timeline gives a task the
         // priority a switch reveals; a window without one says none).
@@ -110,18 +109,6 @@ fn compare(selection: &WakeupSelection) {
         sections >= 20 && timers >= 20,
         "{selection:?}: only {sections} sections and {timers} late timers compared"
     );
-}
-
-/// Serialises what is compared.
-mod erased {
-    pub trait Ser {
-        fn value(&self) -> serde_json::Value;
-    }
-    impl<T: serde::Serialize> Ser for T {
-        fn value(&self) -> serde_json::Value {
-            serde_json::to_value(self).unwrap_or_default()
-        }
-    }
 }
 
 /// Removes from `whole` each `culprit.task.prio` that `windows` lacks at the same place.
@@ -164,5 +151,5 @@ fn a_truncated_trace_is_analysed_in_windows_as_far_as_it_goes() {
     assert!(w.source.events > 10_000 && w.source.events < 40_769, "{} events", w.source.events);
     assert_eq!(w.source.events, whole.source.events);
     assert!(!w.worst.is_empty());
-    assert_eq!(said(&w.worst[0]), said(&whole.wakeups[0]));
+    assert_eq!(json(&w.worst[0]), json(&whole.wakeups[0]));
 }

@@ -89,15 +89,27 @@ pub fn fit(input: &Input, budget: &Budget, selection: &WakeupSelection) -> Resul
         })));
     };
     let scan = scan.finish();
-    let reason = format!(
-        "its {} records (events and kernel stacks) need about {} of memory to be analysed whole, more than the {} \
-         allowed ({})",
-        scan.records,
-        human(scan.records.saturating_mul(BYTES_PER_EVENT)),
+    let reason = too_large(scan.records, budget);
+    Ok(Fit::TooLarge(reason, Box::new(Scanned { scan, info: streamed.info, warnings: streamed.warnings })))
+}
+
+/// Why a trace of `records` records is not analysed whole.
+fn too_large(records: u64, budget: &Budget) -> String {
+    format!(
+        "its {records} records (events and kernel stacks) need about {} of memory to be analysed whole, more than \
+         the {} allowed ({})",
+        human(records.saturating_mul(BYTES_PER_EVENT)),
         human(budget.bytes.unwrap_or_default()),
         budget.source,
-    );
-    Ok(Fit::TooLarge(reason, Box::new(Scanned { scan, info: streamed.info, warnings: streamed.warnings })))
+    )
+}
+
+/// What to do with a trace too large for what needs every event of it.
+pub fn split_advice(name: &str) -> String {
+    format!(
+        "analyse a part of it (`trace-cmd split -i {name} -o part.dat -s 10` cuts it into 10 s pieces) or allow \
+         more with --max-memory"
+    )
 }
 
 /// Decodes `input` whole when its analysis fits the budget; else refuses with its size and what to do.
@@ -107,16 +119,9 @@ pub fn decode(input: &Input, budget: &Budget) -> Result<DecodedTrace, CliError> 
     let name = input.name();
     match decoded {
         Bounded::Whole(t) => Ok(*t),
-        Bounded::TooMany { events } => Err(CliError(format!(
-            "cannot analyse {}: its {events} records (events and kernel stacks) need about {} of memory to be analysed whole, more than the \
-             {} allowed ({}); analyse a part of it (`trace-cmd split -i {} -o part.dat -s 10` cuts it into 10 s \
-             pieces) or allow more with --max-memory",
-            name,
-            human(events.saturating_mul(BYTES_PER_EVENT)),
-            human(budget.bytes.unwrap_or_default()),
-            budget.source,
-            name,
-        ))),
+        Bounded::TooMany { events } => {
+            Err(CliError(format!("cannot analyse {name}: {}; {}", too_large(events, budget), split_advice(&name))))
+        }
     }
 }
 

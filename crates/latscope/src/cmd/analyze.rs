@@ -161,12 +161,11 @@ fn run_windowed(
 ) -> CmdResult {
     let o = &args.outputs;
     if o.report.is_some() || o.perfetto.is_some() {
+        let name = input.name();
         return Err(CliError(format!(
-            "cannot write --report or --perfetto for {}: they draw every event, and the trace is analysed in windows \
-             ({reason}); cut it (`trace-cmd split -i {} -o part.dat -s 10` makes 10 s pieces) or allow more memory \
-             with --max-memory",
-            input.name(),
-            input.name()
+            "cannot write --report or --perfetto for {name}: they draw every event, and the trace is analysed in \
+             windows ({reason}); {}",
+            crate::budget::split_advice(&name)
         )));
     }
     let outputs = o.outputs();

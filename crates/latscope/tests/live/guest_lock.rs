@@ -4,8 +4,7 @@
 //! `flock /tmp/latscope-guest.lock scripts/kernel-vm.sh run …`. A test run started under such a `flock` (an
 //! ancestor process holds the lock file open) already has the turn: taking it again would wait forever.
 
-use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
+use std::fs::File;
 use std::path::Path;
 
 /// The lock file every latscope checkout's guest runs share.
@@ -20,22 +19,7 @@ pub fn take() -> GuestTurn {
     if held_by_an_ancestor() {
         return GuestTurn(None);
     }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(LOCK_FILE)
-        .or_else(|_| File::open(LOCK_FILE))
-        .unwrap_or_else(|e| panic!("cannot open {LOCK_FILE}: {e}; remove it or make it readable"));
-    loop {
-        // SAFETY: flock on a file descriptor this function owns.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
-            return GuestTurn(Some(file));
-        }
-        let e = std::io::Error::last_os_error();
-        assert!(e.kind() == std::io::ErrorKind::Interrupted, "flock {LOCK_FILE}: {e}");
-    }
+    GuestTurn(Some(super::turn::lock(LOCK_FILE)))
 }
 
 /// Whether a process this one descends from has the lock file open (`flock FILE make test-kernels`).

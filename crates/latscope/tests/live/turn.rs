@@ -18,20 +18,26 @@ pub struct Turn(File);
 
 /// Waits for the turn (as long as another live test holds it) and takes it.
 pub fn take() -> Turn {
+    Turn(lock(LOCK_FILE))
+}
+
+/// Opens `path` (created when missing) and waits for an exclusive `flock(2)` on it: held until the file is
+/// dropped. The live turn here and the guest turn (`guest_lock.rs`) both take theirs with it.
+pub fn lock(path: &str) -> File {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(LOCK_FILE)
-        .or_else(|_| File::open(LOCK_FILE))
-        .unwrap_or_else(|e| panic!("cannot open {LOCK_FILE}: {e}; remove it or make it readable"));
+        .open(path)
+        .or_else(|_| File::open(path))
+        .unwrap_or_else(|e| panic!("cannot open {path}: {e}; remove it or make it readable"));
     loop {
         // SAFETY: flock on a file descriptor this function owns.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
-            return Turn(file);
+            return file;
         }
         let e = std::io::Error::last_os_error();
-        assert!(e.kind() == std::io::ErrorKind::Interrupted, "flock {LOCK_FILE}: {e}");
+        assert!(e.kind() == std::io::ErrorKind::Interrupted, "flock {path}: {e}");
     }
 }
