@@ -152,13 +152,15 @@ pub struct FuncStat {
 pub struct FuncGraphReport {
     /// Number of root calls.
     pub roots: usize,
-    /// The slowest root calls (function, CPU, total), slowest first.
+    /// The slowest calls whose time the trace measures (function, CPU, total), slowest first: root calls, and
+    /// inside a root call still open at the end of the trace (a paste cut before its return), its calls that
+    /// returned ([`measured_tops`]).
     pub slowest: Vec<CallNode>,
     /// Functions by self time, largest first.
     pub by_self_time: Vec<FuncStat>,
     /// Within one trace: the slowest instance of the most repeated root function against its median instance.
     pub diff: Option<TreeDiff>,
-    /// [`hot_path`] of the slowest root call (untrimmed), as (function, total, self) steps.
+    /// [`hot_path`] of the slowest of those calls (untrimmed), as (function, total, self) steps.
     pub hot_path: Vec<HotStep>,
 }
 
@@ -198,9 +200,12 @@ pub fn report(trees: &[CallNode], top: usize) -> FuncGraphReport {
     let mut by_self_time: Vec<FuncStat> = stats.into_values().collect();
     by_self_time.sort_by(|a, b| b.self_total.cmp(&a.self_total).then_with(|| a.func.cmp(&b.func)));
     by_self_time.truncate(top.max(10));
-    let hot_path = trees
+    let mut tops = Vec::new();
+    for t in trees {
+        measured_tops(t, &mut tops);
+    }
+    let hot_path = tops
         .iter()
-        .filter(|t| t.total.is_some())
         .max_by_key(|t| t.total)
         .map(|t| {
             hot_path(t)
@@ -209,10 +214,22 @@ pub fn report(trees: &[CallNode], top: usize) -> FuncGraphReport {
                 .collect()
         })
         .unwrap_or_default();
-    let mut slowest: Vec<CallNode> = trees.iter().filter(|t| t.total.is_some()).map(|t| trim(t, 3)).collect();
+    let mut slowest: Vec<CallNode> = tops.iter().map(|t| trim(t, 3)).collect();
     slowest.sort_by_key(|t| std::cmp::Reverse(t.total));
     slowest.truncate(top);
     FuncGraphReport { roots: trees.len(), slowest, by_self_time, diff: diff_within(trees), hot_path }
+}
+
+/// The calls of `n`'s tree whose time the trace measures, nearest the root: `n` itself when it returned, or
+/// else (its return after the end of the trace) the same of each of its callees.
+pub fn measured_tops<'a>(n: &'a CallNode, out: &mut Vec<&'a CallNode>) {
+    if n.total.is_some() {
+        out.push(n);
+    } else {
+        for c in &n.children {
+            measured_tops(c, out);
+        }
+    }
 }
 
 fn trim(n: &CallNode, levels: usize) -> CallNode {

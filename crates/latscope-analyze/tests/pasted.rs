@@ -96,3 +96,68 @@ fn a_2004_trace_cut_by_a_full_buffer_says_so() {
     assert_eq!((&*c.func, &*c.parent, c.count), ("ct_seq_show", "seq_read", 5));
     assert_eq!(a.verdicts[0].explanation.culprit.name, "ct_seq_show");
 }
+
+/// (function, total in ns) of each child of `n`.
+fn children(n: &latscope_analyze::funcgraph::CallNode) -> Vec<(&str, Option<u64>)> {
+    n.children.iter().map(|c| (&*c.func, c.total.map(|t| t.0))).collect()
+}
+
+/// #19 item 9: Yang Shi's function_graph traces (LKML, 2023-04-18), their root entry
+/// `cppc_cpufreq_get_rate [cppc_cpufreq]() {` broken after the name by the mail client. Rejoined, each trace is
+/// one call tree again: before, the root was lost and its five callees were five root calls.
+#[test]
+fn a_mail_wrapped_function_graph_root_is_one_call_tree() {
+    let rel = "pasted/funcgraph-abstime-arm64-cppc-module-calls-mailwrapped-lkml-2023.txt";
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures").join(rel);
+    let t = decode_file(&p).expect("decodes");
+    let trees = latscope_analyze::funcgraph::call_trees(&t.events);
+    assert_eq!(trees.len(), 1, "one root call");
+    let root = &trees[0];
+    assert_eq!((&*root.func, root.total), ("cppc_cpufreq_get_rate", Some(Nanos(23_320))));
+    assert_eq!(
+        children(root),
+        [
+            ("cpufreq_cpu_get", Some(4_780)),
+            ("cpufreq_cpu_put", Some(420)),
+            ("cppc_get_perf_ctrs", Some(5_240)),
+            ("__delay", Some(2_420)),
+            ("cppc_get_perf_ctrs", Some(3_660)),
+            // The other wrapped line, a leaf: `cppc_cpufreq_perf_to_khz` / `[cppc_cpufreq]();`.
+            ("cppc_cpufreq_perf_to_khz", Some(780)),
+        ]
+    );
+    assert_eq!(
+        children(&root.children[2]),
+        [
+            ("cpc_read.isra.0", Some(720)),
+            ("cpc_read.isra.0", Some(1_180)),
+            ("cpc_read.isra.0", Some(400)),
+            ("cpc_read.isra.0", Some(600))
+        ]
+    );
+
+    // The first trace of the mail ends before its root returns (the author pasted part of it): one root call,
+    // open, and the slowest call the trace measures is the one inside it that took an interrupt.
+    let rel = "pasted/funcgraph-abstime-arm64-cppc-irq-root-mailwrapped-lkml-2023.txt";
+    let a = analysed(rel);
+    let f = a.funcgraph.as_ref().expect("function-graph report");
+    assert_eq!(f.roots, 1);
+    let slowest = f.slowest.first().expect("a measured call");
+    assert_eq!((&*slowest.func, slowest.total), ("cppc_get_perf_ctrs", Some(Nanos(81_980))));
+    let path: Vec<&str> = f.hot_path.iter().map(|s| &*s.func).collect();
+    assert_eq!(path, ["cppc_get_perf_ctrs", "cpc_read.isra.0", "do_interrupt_handler", "gic_handle_irq"]);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures").join(rel);
+    let trees = latscope_analyze::funcgraph::call_trees(&decode_file(&p).expect("decodes").events);
+    assert_eq!(trees.len(), 1);
+    assert_eq!((&*trees[0].func, trees[0].total), ("cppc_cpufreq_get_rate", None));
+    assert_eq!(
+        children(&trees[0]),
+        [
+            ("cpufreq_cpu_get", Some(5_160)),
+            ("cpufreq_cpu_put", Some(440)),
+            ("cppc_get_perf_ctrs", Some(81_980)),
+            ("__delay", Some(2_460)),
+            ("cppc_get_perf_ctrs", None),
+        ]
+    );
+}

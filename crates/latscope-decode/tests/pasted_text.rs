@@ -265,6 +265,58 @@ fn a_wrapped_record_keeps_its_duration_and_the_next_record_is_not_joined_to_it()
     assert!(t.warnings.iter().any(|w| w.message.starts_with("8 line(s) broken by a mail client")), "{:?}", t.warnings);
 }
 
+const CPPC_IRQ: &str = "pasted/funcgraph-abstime-arm64-cppc-irq-root-mailwrapped-lkml-2023.txt";
+const CPPC_MODULE: &str = "pasted/funcgraph-abstime-arm64-cppc-module-calls-mailwrapped-lkml-2023.txt";
+
+#[test]
+fn a_function_graph_call_wrapped_inside_its_name_is_rejoined() {
+    // Yang Shi's traces (LKML and linux-pm, 2023-04-18; Thunderbird, format=flowed): a module's function is
+    // printed `cppc_cpufreq_get_rate [cppc_cpufreq]() {`, and the mail client broke the line after the name,
+    // ` [cppc_cpufreq]() {` alone on the next line. Before, both lines were 'not an ftrace line': the root entry
+    // of each trace and the leaf cppc_cpufreq_perf_to_khz were lost (5 root calls instead of 1).
+    let t = decode_file(&fixture(CPPC_MODULE)).expect("decodes");
+    let calls = graph_calls(&t);
+    let none = "--1".to_string(); // no task column: no comm, pid -1
+    assert_eq!(calls.len(), 27, "one event per call line, none from the continuation lines alone");
+    assert_eq!(calls[0], ("entry", 0, none.clone(), "cppc_cpufreq_get_rate".to_string(), 0, None));
+    assert_eq!(t.events[0].ts, Nanos(19_177_226_497_000));
+    assert_eq!(calls[25], ("leaf", 0, none.clone(), "cppc_cpufreq_perf_to_khz".to_string(), 1, Some(780)));
+    let (kind, depth, duration) = (calls[26].0, calls[26].4, calls[26].5);
+    assert_eq!((kind, depth, duration), ("exit", 0, Some(23_320)), "the root's return");
+    assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+    assert!(t.warnings[0].message.starts_with("2 line(s) broken by a mail client were rejoined"), "{:?}", t.warnings);
+    assert!(t.warnings[0].location.ends_with(":6"), "the first continuation line: {:?}", t.warnings);
+
+    // The other trace of the mail: its root entry wrapped the same way, then an interrupt drawn with arrows.
+    let t = decode_file(&fixture(CPPC_IRQ)).expect("decodes");
+    let calls = graph_calls(&t);
+    assert_eq!(calls[0], ("entry", 0, none, "cppc_cpufreq_get_rate".to_string(), 0, None));
+    let irq = |k: fn(&EventKind) -> bool| t.events.iter().filter(|e| k(&e.kind)).count();
+    assert_eq!(irq(|k| matches!(k, EventKind::VectorEntry { .. })), 1);
+    assert_eq!(irq(|k| matches!(k, EventKind::VectorExit { .. })), 1);
+    assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+    assert!(t.warnings[0].message.starts_with("1 line(s) broken by a mail client were rejoined"), "{:?}", t.warnings);
+}
+
+#[test]
+fn a_cut_function_graph_line_is_not_glued_to_the_next_trace_line() {
+    // The same trace with its continuation line `[cppc_cpufreq]() {` left out: the cut line is followed by a
+    // whole function_graph line of its own, which is never joined to it. The cut line stays what it is, a
+    // line latscope cannot read, said at its line number; the next line decodes as itself.
+    let text = std::fs::read_to_string(fixture(CPPC_IRQ)).expect("reads");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[5].starts_with('['), "line 6 is the continuation: {:?}", lines[5]);
+    let without: Vec<&str> = lines.iter().enumerate().filter(|(i, _)| *i != 5).map(|(_, l)| *l).collect();
+    let t = latscope_decode::decode_bytes("cut.txt", without.join("\n").as_bytes()).expect("decodes");
+    let calls = graph_calls(&t);
+    assert_eq!(calls[0], ("entry", 0, "--1".to_string(), "cpufreq_cpu_get".to_string(), 1, None));
+    assert_eq!(calls.len(), 38, "the 39 calls of the rejoined trace but its root");
+    let messages: Vec<(&str, &str)> = t.warnings.iter().map(|w| (w.location.as_str(), w.message.as_str())).collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0].0, "cut.txt:5");
+    assert!(messages[0].1.starts_with("not an ftrace line"), "{messages:?}");
+}
+
 const VP_MMX: &str = "pasted/preemption-2.6.8.1-zaphod-vp-v1.0.2-lkml.txt";
 const RT_PID: &str = "pasted/preemption-2.6.10-rc2-mm1-RT-v1.0.7-pid-column-lkml.txt";
 const VP_FULL: &str = "pasted/preemption-2.6.9-rc1-VP-v1.0.2-full-buffer-elided-lkml.txt";

@@ -4,7 +4,7 @@
 use super::body::{classify, Body};
 use super::fields::is_elision_token;
 use super::flags::FifthColumn;
-use super::graph::{parse_graph_line, GraphBody, GraphLine};
+use super::graph::{cut_graph_call, parse_graph_line, GraphBody, GraphLine};
 use super::latency::{header_line, legend_line, old_entry, strip_verbose_tag, switch_record};
 use super::latency::{summary_tail, title, verbose_entry, OldEntry};
 use super::line::{parse_prefix, split_task, Prefix};
@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 mod pasted;
-use pasted::{graph_record, is_cut_record, is_elision, is_symbol_text, split_annotation};
+use pasted::{completes_graph_line, graph_record, is_cut_record, is_elision, is_symbol_text, split_annotation};
 
 /// Warnings kept in full; later ones are only counted.
 pub const MAX_WARNINGS: usize = 1000;
@@ -78,9 +78,10 @@ pub struct TextDecoder {
     verbose_other: u64,
     /// Special-value records (`(1) ((98))`) of the 2004 latency tracer.
     old_special: u64,
-    /// A wakeup tracer's record line that ends after the next task's `PID:`, held one line: a mail client
-    /// may have wrapped its `PRIO:STATE COMM` onto the next.
-    cut_record: Option<String>,
+    /// A wakeup tracer's record line that ends after the next task's `PID:`, a trace-cmd function_graph
+    /// record without its call column, or a function_graph line cut inside its call, held one line: a mail
+    /// client may have wrapped the rest onto the next. With its line number.
+    cut_record: Option<(String, u64)>,
     /// The open stack was opened by a synthetic event's `stack=STACK:` field, not a `<stack trace>` line.
     stack_from_field: bool,
     /// Event lines whose timestamp the author replaced with `...`, and the first one's line.
@@ -198,23 +199,27 @@ impl TextDecoder {
             }
             None => line,
         };
-        if let Some(cut) = self.cut_record.take() {
+        if let Some((cut, at)) = self.cut_record.take() {
             // A wakeup tracer's record cut after the next task's `PID:` (a mail client wrapped it): the rest,
             // `PRIO:STATE COMM`, is this line.
             // A trace-cmd `funcgraph_entry:`/`funcgraph_exit:` record cut before its call column: the rest,
             // `[DURATION] | call`, is this line (the call column's own indentation kept).
+            // A function_graph line cut inside its call (`|  cppc_cpufreq_get_rate`): the rest, ` [module]() {`,
+            // is this line, when it is no trace line of its own.
             let rest = line.trim_ascii();
             if !rest.is_empty() && parse_prefix(line, self.fifth).is_none() {
                 let joined = format!("{} {}", cut.trim_ascii_end(), line.trim_ascii_start().trim_end());
-                if parse_prefix(&joined, self.fifth)
-                    .is_some_and(|p| switch_record(p.body.trim_ascii()).is_some() || graph_record(p.body) == Some(true))
-                {
+                let completes = match parse_prefix(&joined, self.fifth) {
+                    Some(p) => switch_record(p.body.trim_ascii()).is_some() || graph_record(p.body) == Some(true),
+                    None => completes_graph_line(&cut, line, &joined),
+                };
+                if completes {
                     self.count_rejoined();
                     self.decode_line(&joined, false, sink);
                     return;
                 }
             }
-            self.decode_line(&cut, false, sink);
+            self.decode_cut(&cut, at, sink);
         }
         self.decode_line(line, true, sink);
     }
@@ -282,7 +287,7 @@ impl TextDecoder {
         // The hot path first: an event line.
         if let Some(p) = parse_prefix(line, self.fifth) {
             if may_cut && (is_cut_record(p.body) || graph_record(p.body) == Some(false)) {
-                self.cut_record = Some(line.to_string());
+                self.cut_record = Some((line.to_string(), self.line_no));
                 return;
             }
             if !p.comm.starts_with("(T") {
@@ -339,6 +344,10 @@ impl TextDecoder {
         if let Some(g) = parse_graph_line(line) {
             self.graph_mode = true;
             self.graph_line(g, sink);
+            return;
+        }
+        if may_cut && cut_graph_call(line).is_some() {
+            self.cut_record = Some((line.to_string(), self.line_no));
             return;
         }
         self.warn("not an ftrace line: no `TASK-PID [CPU] TIMESTAMP:` prefix or function_graph columns");
@@ -698,10 +707,18 @@ impl TextDecoder {
         self.rejoined.0 += 1;
     }
 
+    /// A held line that no next line completed, decoded as it is, at its own line number (a warning about it
+    /// names it, not the line after it).
+    fn decode_cut(&mut self, cut: &str, at: u64, sink: &mut dyn FnMut(Event)) {
+        let now = std::mem::replace(&mut self.line_no, at);
+        self.decode_line(cut, false, sink);
+        self.line_no = now;
+    }
+
     /// End of input: flush a pending stack trace, settle the format. Returns the info and warnings.
     pub fn finish(mut self, sink: &mut dyn FnMut(Event)) -> (TraceInfo, Vec<Warning>) {
-        if let Some(cut) = self.cut_record.take() {
-            self.decode_line(&cut, false, sink);
+        if let Some((cut, at)) = self.cut_record.take() {
+            self.decode_cut(&cut, at, sink);
         }
         if let Some(e) = self.held.take() {
             self.emit(e, sink);
@@ -774,7 +791,18 @@ pub(crate) fn frame_name(f: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::{frame_name, split_annotation};
+    use super::{completes_graph_line, frame_name, split_annotation};
+
+    #[test]
+    fn a_cut_call_is_completed_only_by_the_rest_of_its_own_name() {
+        let cut = "13378.411863 |     0)               |  cppc_cpufreq_get_rate ";
+        let join = |next: &str| format!("{} {}", cut.trim_end(), next.trim());
+        assert!(completes_graph_line(cut, "[cppc_cpufreq]() {", &join("[cppc_cpufreq]() {")));
+        // A name broken in its middle would join into another function's call.
+        let cut = "13378.411863 |     0)               |  cppc_cpufreq_get_r";
+        let join = |next: &str| format!("{} {}", cut.trim_end(), next.trim());
+        assert!(!completes_graph_line(cut, "ate() {", &join("ate() {")));
+    }
 
     #[test]
     fn annotations_are_split_off_and_trace_arrows_are_not() {

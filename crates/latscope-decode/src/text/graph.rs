@@ -67,19 +67,44 @@ pub struct GraphLine<'a> {
 
 /// Parse a whole function_graph line. `None` when it is not one.
 pub fn parse_graph_line(line: &str) -> Option<GraphLine<'_>> {
-    let mut g = GraphLine { ts: None, cpu: None, task: None, flags: None, duration: None, body: GraphBody::Nothing };
-    let (cols, body) = match columns_end(line) {
-        Some(bar) => (&line[..bar], &line[bar + 1..]),
+    let (mut g, call) = match columns_end(line) {
+        Some(bar) => graph_columns(&line[..bar], &line[bar + 1..])?,
         None => {
             // `perf ftrace -D`: ` 1) func() {` — the body follows the CPU column directly.
             let close = line.find(')')?;
             let cpu = line[..close].trim();
-            g.cpu = Some(u32::try_from(parse_u64(cpu.as_bytes())?).ok()?);
-            let body = &line[close + 1..];
-            g.body = parse_call(body)?;
+            let mut g = GraphLine { cpu: Some(u32::try_from(parse_u64(cpu.as_bytes())?).ok()?), ..GraphLine::EMPTY };
+            g.body = parse_call(&line[close + 1..])?;
             return Some(g);
         }
     };
+    if let Some(call) = call {
+        g.body = parse_call(call)?;
+    }
+    Some(g)
+}
+
+/// The function's name of a line whose function_graph columns are whole but whose call column stops before
+/// its `() {`, `();` or `}`: a name alone (`13378.411863 |  0)   |  cppc_cpufreq_get_rate`, a mail client
+/// having wrapped ` [cppc_cpufreq]() {` onto the next line). `None` for any other line.
+pub fn cut_graph_call(line: &str) -> Option<&str> {
+    let bar = columns_end(line)?;
+    let call = graph_columns(&line[..bar], &line[bar + 1..])?.1?;
+    let t = call.trim();
+    let named = t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && t.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$'));
+    (named && parse_call(call).is_none()).then_some(t)
+}
+
+impl GraphLine<'_> {
+    const EMPTY: GraphLine<'static> =
+        GraphLine { ts: None, cpu: None, task: None, flags: None, duration: None, body: GraphBody::Nothing };
+}
+
+/// The columns before the call column (`cols`, up to its `|`), and the call column itself (`None` when an IRQ
+/// arrow in the columns is the line's body). `None` when `cols` are not function_graph columns.
+fn graph_columns<'a>(cols: &'a str, call: &'a str) -> Option<(GraphLine<'a>, Option<&'a str>)> {
+    let mut g = GraphLine::EMPTY;
     let mut toks = cols.split([' ', '|', '\t']).filter(|t| !t.is_empty()).peekable();
     let mut seen_cpu = false;
     let mut marker = false;
@@ -100,7 +125,7 @@ pub fn parse_graph_line(line: &str) -> Option<GraphLine<'_>> {
             g.duration = Some(parse_us(t)?);
         } else if let Some(arrow) = irq_arrow(t) {
             g.body = arrow;
-            return Some(g);
+            return Some((g, None));
         } else if let Some(f) = parse_flags(tb, FifthColumn::MigrateDisable).filter(|_| g.task.is_some()) {
             g.flags = Some(f);
         } else if let Some((comm, pid, _)) = split_task(t) {
@@ -112,8 +137,7 @@ pub fn parse_graph_line(line: &str) -> Option<GraphLine<'_>> {
     if !seen_cpu && g.ts.is_none() && g.duration.is_none() && !marker && g.task.is_none() {
         return None;
     }
-    g.body = parse_call(body)?;
-    Some(g)
+    Some((g, Some(call)))
 }
 
 /// Where the columns end: the `|` before the call column. Columns are `|`-separated segments of
@@ -227,7 +251,7 @@ fn parse_call(s: &str) -> Option<GraphBody<'_>> {
     let depth_at = |col: usize| (col.saturating_sub(1) / 2) as u32;
     if code.ends_with('}') {
         let func = comment
-            .map(|c| c.split(" = ").next().unwrap_or(c).trim().trim_end_matches("()"))
+            .map(|c| without_module(c.split(" = ").next().unwrap_or(c).trim()).trim_end_matches("()"))
             .filter(|f| !f.is_empty() && !f.starts_with('='));
         return Some(GraphBody::Exit { depth: depth_at(code.len() - 1), func });
     }
@@ -242,8 +266,10 @@ fn parse_call(s: &str) -> Option<GraphBody<'_>> {
     None
 }
 
-/// The symbol `f` ends with and the column it starts at.
+/// The symbol `f` ends with and the column it starts at. A module's function is printed with its module
+/// after it (`cppc_cpufreq_get_rate [cppc_cpufreq]() {`, as `%ps` prints it): the symbol is the function's.
 fn trailing_symbol(f: &str) -> Option<(usize, &str)> {
+    let f = without_module(f);
     let col = f
         .char_indices()
         .rev()
@@ -251,6 +277,14 @@ fn trailing_symbol(f: &str) -> Option<(usize, &str)> {
         .map_or(0, |(i, c)| i + c.len_utf8());
     let func = &f[col..];
     (!func.is_empty()).then_some((col, func))
+}
+
+/// `func [module]` ➜ `func`; any other text unchanged.
+fn without_module(f: &str) -> &str {
+    f.strip_suffix(']')
+        .and_then(|x| x.rsplit_once(" ["))
+        .filter(|(_, m)| !m.is_empty() && m.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')))
+        .map_or(f, |(func, _)| func.trim_end())
 }
 
 #[cfg(test)]
@@ -309,6 +343,33 @@ mod tests {
         assert_eq!(x.body, GraphBody::Leaf { depth: 10, func: "preempt_count_sub" });
         let x = g("1)   7.505 us    |              +---->}");
         assert_eq!(x.body, GraphBody::Exit { depth: 9, func: None });
+    }
+
+    #[test]
+    fn module_functions_and_calls_cut_short() {
+        // `%ps` prints a module's function with its module (Yang Shi's trace, LKML 2023-04-18, rejoined).
+        let x = g("13378.411863 |     0)               |  cppc_cpufreq_get_rate [cppc_cpufreq]() {");
+        assert_eq!(x.body, GraphBody::Entry { depth: 0, func: "cppc_cpufreq_get_rate" });
+        let x = g("19177.226517 |     0)   0.780 us    |    cppc_cpufreq_perf_to_khz [cppc_cpufreq]();");
+        assert_eq!(x.body, GraphBody::Leaf { depth: 1, func: "cppc_cpufreq_perf_to_khz" });
+        assert_eq!(
+            g(" 0)   1.757 us    |  } /* cppc_cpufreq_get_rate [cppc_cpufreq] */").body,
+            GraphBody::Exit { depth: 0, func: Some("cppc_cpufreq_get_rate") }
+        );
+        assert_eq!(
+            cut_graph_call("13378.411863 |     0)               |  cppc_cpufreq_get_rate "),
+            Some("cppc_cpufreq_get_rate")
+        );
+        for l in [
+            "13378.411864 |     0)               |    cpufreq_cpu_get() {",
+            "1)               |      ...",
+            " 0)   ==========> |",
+            "[cppc_cpufreq]() {",
+            "The above trace data captured IRQ when cppc_cpufreq_get_rate() returns ",
+            "x | y",
+        ] {
+            assert_eq!(cut_graph_call(l), None, "{l}");
+        }
     }
 
     #[test]

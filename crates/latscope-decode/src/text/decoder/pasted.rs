@@ -1,7 +1,7 @@
 //! What mail and pasting do to a trace, for [`TextDecoder`]: `>` quoting, lines a mail client wrapped, the
 //! author's elisions and notes, and the warnings that say so at the end of input.
 
-use super::super::graph::parse_graph_body;
+use super::super::graph::{cut_graph_call, parse_graph_body, parse_graph_line, GraphBody};
 use super::super::latency::{header_line, switch_record};
 use super::super::line::parse_prefix;
 use super::TextDecoder;
@@ -111,7 +111,6 @@ pub(super) fn split_annotation(line: &str) -> Option<(&str, &str)> {
     None
 }
 
-/// A wakeup tracer's record (`11:120:R   + [000]      22:`) that stops after the next task's pid.
 /// A trace-cmd `funcgraph_entry:`/`funcgraph_exit:` body: `Some(true)` when its call column is there,
 /// `Some(false)` when the record stops before it (`funcgraph_entry:      #`: a mail client wrapped the rest),
 /// `None` for any other event.
@@ -121,6 +120,22 @@ pub(super) fn graph_record(body: &str) -> Option<bool> {
     Some(parse_graph_body(rest).is_some())
 }
 
+/// Whether `next`, the line after a function_graph line `cut` short inside its call, is the rest of that call
+/// (`[cppc_cpufreq]() {` after `|  cppc_cpufreq_get_rate`): no trace line or comment of its own, no column of
+/// its own, and `joined` (the two as one line) the entry or the call of the function named on the cut line. A
+/// name broken in its middle (`cppc_cpufreq_get_r` / `ate() {`) is not completed: the call would be another.
+pub(super) fn completes_graph_line(cut: &str, next: &str, joined: &str) -> bool {
+    let t = next.trim_ascii();
+    let Some(name) = cut_graph_call(cut) else { return false };
+    !t.starts_with('#')
+        && !t.contains('|')
+        && parse_graph_line(next).is_none()
+        && parse_graph_line(joined).is_some_and(
+            |g| matches!(g.body, GraphBody::Entry { func, .. } | GraphBody::Leaf { func, .. } if func == name),
+        )
+}
+
+/// A wakeup tracer's record (`11:120:R   + [000]      22:`) that stops after the next task's pid.
 pub(super) fn is_cut_record(body: &str) -> bool {
     let t = body.trim_ascii();
     let Some(head) = t.strip_suffix(':') else { return false };
