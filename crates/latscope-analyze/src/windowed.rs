@@ -197,10 +197,7 @@ pub fn analyze_scanned<E>(
     reason: String,
 ) -> Result<WindowedAnalysis, E> {
     let Scanned { scan, info, warnings } = scanned;
-    let plans = plan(&scan);
-    let mut collector = Collector::new(name, &info, opts, plans);
-    stream(&mut |e| collector.step(e))?;
-    let windows = collector.finish();
+    let windows = analyze_windows(name, &info, opts, plan(&scan), stream, workers())?;
     let mut worst: Vec<WakeupBreakdown> = Vec::new();
     for w in &windows {
         for b in &w.analysis.wakeups {
@@ -364,13 +361,102 @@ impl Window {
     }
 }
 
-/// The second pass: holds the events of the current window, analyses it when the stream leaves it.
-struct Collector<'a> {
-    name: &'a str,
-    info: &'a TraceInfo,
-    opts: &'a AnalyzeOptions,
+/// Threads that analyse windows while the trace is read: the machine's cores, at most four (a window is a few
+/// milliseconds of analysis; more threads would hold more windows for little gain).
+pub fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(4)
+}
+
+/// The second pass: reads the trace once, cuts it into the planned windows and analyses each whole, on
+/// `workers` threads beside the reading one (on the reading one when `workers` is 1 or no thread starts). The windows
+/// come back in time order, the same whatever the number of threads. Memory holds at most `workers` windows
+/// being analysed and the one being read.
+pub fn analyze_windows<E>(
+    name: &str,
+    info: &TraceInfo,
+    opts: &AnalyzeOptions,
+    plans: Vec<WindowPlan>,
+    stream: &mut Restream<'_, E>,
+    workers: usize,
+) -> Result<Vec<Window>, E> {
+    let analyse = |c: Cut| c.analyse(name, info, opts);
+    let mut done: Vec<(usize, Window)> = Vec::new();
+    let read = std::thread::scope(|s| {
+        // A rendezvous channel: a cut window waits until a thread takes it.
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<Cut>(0);
+        let (results, finished) = std::sync::mpsc::channel::<(usize, Window)>();
+        let queue = std::sync::Arc::new(std::sync::Mutex::new(queue));
+        let mut started = 0;
+        for _ in 0..if workers > 1 { workers } else { 0 } {
+            let (queue, results) = (queue.clone(), results.clone());
+            let work = move || {
+                // The lock is held while waiting for a window, not while analysing it.
+                while let Some(c) = queue.lock().ok().and_then(|q| q.recv().ok()) {
+                    let seq = c.seq;
+                    if results.send((seq, analyse(c))).is_err() {
+                        break;
+                    }
+                }
+            };
+            started += usize::from(std::thread::Builder::new().name("window".into()).spawn_scoped(s, work).is_ok());
+        }
+        drop(queue);
+        let mut inline: Vec<(usize, Window)> = Vec::new();
+        let mut sink = |c: Cut| {
+            // With no thread to take it (none started, or all gone), the reading thread analyses it.
+            let c = match started > 0 {
+                true => match jobs.send(c) {
+                    Ok(()) => return,
+                    Err(std::sync::mpsc::SendError(c)) => c,
+                },
+                false => c,
+            };
+            inline.push((c.seq, analyse(c)));
+        };
+        let mut collector = Collector::new(plans);
+        let read = stream(&mut |e| collector.step(e, &mut sink));
+        collector.finish(&mut sink);
+        drop(jobs);
+        drop(results);
+        done.extend(inline);
+        done.extend(finished.iter());
+        read
+    });
+    read?;
+    done.sort_by_key(|(seq, _)| *seq);
+    Ok(done.into_iter().map(|(_, w)| w).collect())
+}
+
+/// A window cut from the trace, waiting to be analysed.
+struct Cut {
+    /// Its number, in time order.
+    seq: usize,
+    plan: WindowPlan,
+    carried: Vec<(u64, Event)>,
+    first_index: u64,
+    events: std::collections::VecDeque<Event>,
+    cut: bool,
+}
+
+impl Cut {
+    fn analyse(self, name: &str, info: &TraceInfo, opts: &AnalyzeOptions) -> Window {
+        let records = self.events.len() as u64;
+        let indices: Vec<u64> = self.carried.iter().map(|(i, _)| *i).collect();
+        let mut events: Vec<Event> = self.carried.into_iter().map(|(_, e)| e).collect();
+        events.extend(self.events);
+        let trace = DecodedTrace { info: info.clone(), events, warnings: Vec::new() };
+        let analysis = analyze(name, &trace, opts);
+        Window { plan: self.plan, carried: indices, first_index: self.first_index, records, cut: self.cut, analysis }
+    }
+}
+
+/// Cuts the stream into the planned windows: holds the events of the current one and hands it on when the
+/// stream leaves it.
+struct Collector {
     plans: std::vec::IntoIter<WindowPlan>,
     current: Option<WindowPlan>,
+    /// Number of the current window.
+    seq: usize,
     events: std::collections::VecDeque<Event>,
     first_index: u64,
     cut: bool,
@@ -380,22 +466,19 @@ struct Collector<'a> {
     next_carry: usize,
     /// Carried events collected, per window number.
     carried: FxHashMap<usize, Vec<(u64, Event)>>,
-    done: Vec<Window>,
 }
 
-impl<'a> Collector<'a> {
-    fn new(name: &'a str, info: &'a TraceInfo, opts: &'a AnalyzeOptions, plans: Vec<WindowPlan>) -> Collector<'a> {
+impl Collector {
+    fn new(plans: Vec<WindowPlan>) -> Collector {
         let mut carry: Vec<(u64, usize)> =
             plans.iter().enumerate().flat_map(|(n, p)| p.carry.iter().map(move |t| (t.index, n))).collect();
         carry.sort_unstable();
         let mut plans = plans.into_iter();
         let current = plans.next();
         Collector {
-            name,
-            info,
-            opts,
             plans,
             current,
+            seq: 0,
             events: Default::default(),
             first_index: 0,
             cut: false,
@@ -403,11 +486,10 @@ impl<'a> Collector<'a> {
             carry,
             next_carry: 0,
             carried: FxHashMap::default(),
-            done: Vec::new(),
         }
     }
 
-    fn step(&mut self, e: &Event) {
+    fn step(&mut self, e: &Event, sink: &mut dyn FnMut(Cut)) {
         let index = self.index;
         self.index += 1;
         while let Some(&(i, n)) = self.carry.get(self.next_carry) {
@@ -421,7 +503,7 @@ impl<'a> Collector<'a> {
         }
         while let Some(p) = &self.current {
             if e.ts > p.to {
-                self.close();
+                self.close(sink);
                 continue;
             }
             if e.ts >= p.from {
@@ -439,33 +521,25 @@ impl<'a> Collector<'a> {
         }
     }
 
-    /// Analyses the current window and moves to the next.
-    fn close(&mut self) {
+    /// Hands the current window on and moves to the next.
+    fn close(&mut self, sink: &mut dyn FnMut(Cut)) {
         let Some(plan) = self.current.take() else { return };
-        let carried = self.carried.remove(&self.done.len()).unwrap_or_default();
-        let records = self.events.len() as u64;
-        let indices: Vec<u64> = carried.iter().map(|(i, _)| *i).collect();
-        let mut events: Vec<Event> = carried.into_iter().map(|(_, e)| e).collect();
-        events.extend(std::mem::take(&mut self.events));
-        let trace = DecodedTrace { info: self.info.clone(), events, warnings: Vec::new() };
-        let analysis = analyze(self.name, &trace, self.opts);
-        self.done.push(Window {
+        sink(Cut {
+            seq: self.seq,
             plan,
-            carried: indices,
+            carried: self.carried.remove(&self.seq).unwrap_or_default(),
             first_index: self.first_index,
-            records,
-            cut: self.cut,
-            analysis,
+            events: std::mem::take(&mut self.events),
+            cut: std::mem::replace(&mut self.cut, false),
         });
-        self.cut = false;
+        self.seq += 1;
         self.current = self.plans.next();
     }
 
-    fn finish(mut self) -> Vec<Window> {
+    fn finish(mut self, sink: &mut dyn FnMut(Cut)) {
         while self.current.is_some() {
-            self.close();
+            self.close(sink);
         }
-        self.done
     }
 }
 

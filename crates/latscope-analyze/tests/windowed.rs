@@ -2,8 +2,9 @@
 //! every real event trace in fixtures/: the same worst wakeups, decomposed the same way, with the same indices.
 
 use latscope_analyze::analysis::{analyze, AnalyzeOptions};
+use latscope_analyze::scan::Scan;
 use latscope_analyze::wakeup::{TaskFilter, WakeupBreakdown, WakeupSelection};
-use latscope_analyze::windowed::{analyze_windowed, WindowedAnalysis};
+use latscope_analyze::windowed::{analyze_windowed, analyze_windows, plan, WindowedAnalysis};
 use latscope_model::{Event, TraceInfo, Warning};
 use std::path::{Path, PathBuf};
 
@@ -152,4 +153,28 @@ fn a_truncated_trace_is_analysed_in_windows_as_far_as_it_goes() {
     assert_eq!(w.source.events, whole.source.events);
     assert!(!w.worst.is_empty());
     assert_eq!(json(&w.worst[0]), json(&whole.wakeups[0]));
+}
+
+/// The windows analysed on four threads beside the reading come back as on the reading thread alone: the
+/// same windows, in the same order, with the same analyses.
+#[test]
+fn windows_analysed_in_parallel_are_those_analysed_in_turn() {
+    let opts = AnalyzeOptions { selection: WakeupSelection { task: None, top: 10 }, ..Default::default() };
+    let mut windows = 0;
+    for path in event_traces() {
+        let mut stream = |visit: &mut dyn FnMut(&Event)| -> Result<(TraceInfo, Vec<Warning>), String> {
+            let s = latscope_decode::visit_file(&path, visit).map_err(|e| e.to_string())?;
+            Ok((s.info, s.warnings))
+        };
+        let mut scan = Scan::new(&opts.selection);
+        let Ok((info, _)) = stream(&mut |e| scan.step(e)) else { continue };
+        let plans = plan(&scan.finish());
+        let one = analyze_windows("t", &info, &opts, plans.clone(), &mut stream, 1);
+        let four = analyze_windows("t", &info, &opts, plans, &mut stream, 4);
+        let (one, four) = (one.expect("stream in turn"), four.expect("stream in parallel"));
+        assert_eq!(json(&one), json(&four), "{}", path.display());
+        windows += one.len();
+    }
+    assert!(windows >= 100, "only {windows} windows compared");
+    eprintln!("{windows} windows, the same on 1 and 4 threads");
 }
