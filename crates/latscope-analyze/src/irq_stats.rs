@@ -1,6 +1,6 @@
 //! IRQ, vector, softirq and NMI duration statistics per name and per CPU (total and self time).
 
-use crate::timeline::{Activity, Timeline};
+use crate::timeline::{Activity, ContextSpan, Timeline};
 use latscope_model::{CpuId, LatencyHistogram, Nanos, Summary};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -26,37 +26,56 @@ pub struct IrqStat {
 
 /// Statistics for every interrupt source seen, largest total first.
 pub fn irq_stats(timeline: &Timeline) -> Vec<IrqStat> {
-    let mut acc: BTreeMap<(&'static str, String, CpuId), (LatencyHistogram, Nanos, Nanos)> = BTreeMap::new();
+    let mut s = IrqStats::default();
     for (cpu, t) in &timeline.cpus {
         for c in &t.contexts {
-            let (kind, name) = match &c.activity {
-                Activity::Irq { irq, name } => ("irq", format!("{irq}:{name}")),
-                Activity::Vector { name } => ("vector", name.to_string()),
-                Activity::Softirq { name, .. } => ("softirq", name.to_string()),
-                Activity::Nmi { handler } => ("nmi", handler.to_string()),
-                a @ Activity::HardIrq { .. } => ("irq", a.label()),
-                _ => continue,
-            };
-            let e =
-                acc.entry((kind, name, *cpu)).or_insert_with(|| (LatencyHistogram::new(), Nanos::ZERO, Nanos::ZERO));
-            e.0.record(c.duration());
-            e.1 = e.1 + c.duration();
-            e.2 = e.2 + c.self_time;
+            s.add(*cpu, c);
         }
     }
-    let mut out: Vec<IrqStat> = acc
-        .into_iter()
-        .map(|((kind, name, cpu), (h, total, self_total))| IrqStat {
-            kind,
-            name,
-            cpu,
-            summary: h.summary(None),
-            total,
-            self_total,
-        })
-        .collect();
-    out.sort_by_key(|s| std::cmp::Reverse(s.total));
-    out
+    s.finish()
+}
+
+/// [`irq_stats`] one interrupt context at a time: the state is a histogram per source and CPU.
+#[derive(Default)]
+pub struct IrqStats {
+    acc: BTreeMap<(&'static str, String, CpuId), (LatencyHistogram, Nanos, Nanos)>,
+}
+
+impl IrqStats {
+    /// An interrupt context that ended on `cpu` (anything else is not counted).
+    pub fn add(&mut self, cpu: CpuId, c: &ContextSpan) {
+        let (kind, name) = match &c.activity {
+            Activity::Irq { irq, name } => ("irq", format!("{irq}:{name}")),
+            Activity::Vector { name } => ("vector", name.to_string()),
+            Activity::Softirq { name, .. } => ("softirq", name.to_string()),
+            Activity::Nmi { handler } => ("nmi", handler.to_string()),
+            a @ Activity::HardIrq { .. } => ("irq", a.label()),
+            _ => return,
+        };
+        let e =
+            self.acc.entry((kind, name, cpu)).or_insert_with(|| (LatencyHistogram::new(), Nanos::ZERO, Nanos::ZERO));
+        e.0.record(c.duration());
+        e.1 = e.1 + c.duration();
+        e.2 = e.2 + c.self_time;
+    }
+
+    /// Every source, largest total first.
+    pub fn finish(self) -> Vec<IrqStat> {
+        let mut out: Vec<IrqStat> = self
+            .acc
+            .into_iter()
+            .map(|((kind, name, cpu), (h, total, self_total))| IrqStat {
+                kind,
+                name,
+                cpu,
+                summary: h.summary(None),
+                total,
+                self_total,
+            })
+            .collect();
+        out.sort_by_key(|s| std::cmp::Reverse(s.total));
+        out
+    }
 }
 
 #[cfg(test)]

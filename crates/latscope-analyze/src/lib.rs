@@ -43,6 +43,7 @@ pub mod timeline;
 pub mod timer_summary;
 pub mod timerlat_report;
 pub mod timerlat_samples;
+pub mod trace_stats;
 pub mod verdict;
 pub mod wakeup;
 pub mod wakeup_graph;

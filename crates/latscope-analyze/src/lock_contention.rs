@@ -95,8 +95,8 @@ pub struct LockReport {
 /// Who waits: a task by pid, or an interrupt by the pid it interrupted, its CPU and its context.
 type Waiter = (Pid, Option<(u32, u8)>);
 
-/// An open wait: the lock, its flags and the index of its `contention_begin`.
-type OpenWait = (u64, u32, usize);
+/// An open wait: the lock, its flags, and its `contention_begin` (index and event).
+type OpenWait = (u64, u32, usize, Event);
 
 /// Longest waits kept in the report.
 pub const LONGEST: usize = 10;
@@ -104,49 +104,63 @@ pub const LONGEST: usize = 10;
 /// Pairs each `contention_begin` with the `contention_end` of the same lock in the same waiter: a task
 /// (which may sleep and move to another CPU meanwhile) or an interrupt (which stays on its CPU).
 pub fn lock_contention(events: &[Event]) -> LockReport {
-    // Open waits per waiter: a task by pid, an interrupt by CPU and context; innermost last.
-    let mut open: BTreeMap<Waiter, Vec<OpenWait>> = BTreeMap::new();
-    let mut waits: Vec<LockWait> = Vec::new();
-    let mut report = LockReport::default();
+    let mut c = LockContention::default();
     for (i, e) in events.iter().enumerate() {
+        c.step(i, e);
+    }
+    c.finish()
+}
+
+/// [`lock_contention`] one event at a time: the state is the open waits, one entry per lock waited for and
+/// the longest waits.
+#[derive(Default)]
+pub struct LockContention {
+    /// Open waits per waiter: a task by pid, an interrupt by CPU and context; innermost last.
+    open: BTreeMap<Waiter, Vec<OpenWait>>,
+    by_lock: BTreeMap<u64, ContendedLock>,
+    longest: Vec<LockWait>,
+    report: LockReport,
+}
+
+impl LockContention {
+    /// The trace's event `i`.
+    pub fn step(&mut self, i: usize, e: &Event) {
+        let (lock, end) = match e.kind {
+            EventKind::LockContentionBegin { lock, .. } => (lock, None),
+            EventKind::LockContentionEnd { lock, ret } => (lock, Some(ret)),
+            _ => return,
+        };
+        self.report.events += 1;
         let context = WaitContext::of(e);
         let waiter = (e.pid, (context != WaitContext::Task).then_some((e.cpu.0, context as u8)));
-        match e.kind {
-            EventKind::LockContentionBegin { lock, flags } => {
-                report.events += 1;
-                open.entry(waiter).or_default().push((lock, flags, i));
+        let stack = self.open.entry(waiter).or_default();
+        let Some(ret) = end else {
+            if let EventKind::LockContentionBegin { flags, .. } = e.kind {
+                stack.push((lock, flags, i, e.clone()));
             }
-            EventKind::LockContentionEnd { lock, ret } => {
-                report.events += 1;
-                let stack = open.entry(waiter).or_default();
-                let Some(at) = stack.iter().rposition(|w| w.0 == lock) else {
-                    report.unmatched += 1;
-                    continue;
-                };
-                // Waits opened after this one and never closed lost their end.
-                report.unmatched += (stack.len() - at - 1) as u64;
-                let (_, flags, begin) = stack[at];
-                stack.truncate(at);
-                let b = &events[begin];
-                waits.push(LockWait {
-                    lock,
-                    kind: lock_flags::names(flags),
-                    task: TaskRef::new(b.comm, b.pid, None),
-                    cpu: b.cpu,
-                    context: WaitContext::of(b),
-                    start: b.ts,
-                    duration: e.ts - b.ts,
-                    acquired: ret == 0,
-                    index: begin,
-                });
-            }
-            _ => {}
-        }
-    }
-    report.unmatched += open.values().map(|s| s.len() as u64).sum::<u64>();
-    let mut by_lock: BTreeMap<u64, ContendedLock> = BTreeMap::new();
-    for w in &waits {
-        let l = by_lock.entry(w.lock).or_insert_with(|| ContendedLock {
+            return;
+        };
+        let Some(at) = stack.iter().rposition(|w| w.0 == lock) else {
+            self.report.unmatched += 1;
+            return;
+        };
+        // Waits opened after this one and never closed lost their end.
+        self.report.unmatched += (stack.len() - at - 1) as u64;
+        // This wait, then the ones after it go.
+        let (_, flags, begin, b) = stack.swap_remove(at);
+        stack.truncate(at);
+        let w = LockWait {
+            lock,
+            kind: lock_flags::names(flags),
+            task: TaskRef::new(b.comm, b.pid, None),
+            cpu: b.cpu,
+            context: WaitContext::of(&b),
+            start: b.ts,
+            duration: e.ts - b.ts,
+            acquired: ret == 0,
+            index: begin,
+        };
+        let l = self.by_lock.entry(w.lock).or_insert_with(|| ContendedLock {
             lock: w.lock,
             kind: w.kind.clone(),
             waits: 0,
@@ -160,13 +174,28 @@ pub fn lock_contention(events: &[Event]) -> LockReport {
             l.longest = w.clone();
         }
         l.in_interrupt += u64::from(w.context != WaitContext::Task);
+        self.longest.push(w);
+        if self.longest.len() >= 2 * LONGEST {
+            self.cut_longest();
+        }
     }
-    report.locks = by_lock.into_values().collect();
-    report.locks.sort_by_key(|l| (std::cmp::Reverse(l.total), l.lock));
-    waits.sort_by_key(|w| (std::cmp::Reverse(w.duration), w.index));
-    waits.truncate(LONGEST);
-    report.longest = waits;
-    report
+
+    /// Keeps the [`LONGEST`] longest waits (ties: the first begun).
+    fn cut_longest(&mut self) {
+        self.longest.sort_by_key(|w| (std::cmp::Reverse(w.duration), w.index));
+        self.longest.truncate(LONGEST);
+    }
+
+    /// The contended locks, the most waited-for first, and the longest waits.
+    pub fn finish(mut self) -> LockReport {
+        self.cut_longest();
+        let mut report = self.report;
+        report.unmatched += self.open.values().map(|s| s.len() as u64).sum::<u64>();
+        report.locks = self.by_lock.into_values().collect();
+        report.locks.sort_by_key(|l| (std::cmp::Reverse(l.total), l.lock));
+        report.longest = self.longest;
+        report
+    }
 }
 
 #[cfg(test)]

@@ -39,14 +39,29 @@ pub struct PiReport {
 
 /// Pairs each task's boost (priority raised above its own) with its end (priority back to its own).
 pub fn pi_boosts(events: &[Event]) -> PiReport {
-    // Per task: its entry in `out` and, while boosted, the boost's start and the task's own priority.
-    let mut state: BTreeMap<Pid, (usize, Option<(Nanos, i32)>)> = BTreeMap::new();
-    let mut out: Vec<PiBoost> = Vec::new();
-    let mut n = 0;
+    let mut p = PiBoosts::default();
     for (i, e) in events.iter().enumerate() {
-        let EventKind::SchedPiSetprio { comm, pid, oldprio, newprio } = &e.kind else { continue };
-        n += 1;
-        let (slot, open) = state.entry(*pid).or_insert_with(|| {
+        p.step(i, e);
+    }
+    p.finish()
+}
+
+/// [`pi_boosts`] one event at a time: the state is one entry per boosted task.
+#[derive(Default)]
+pub struct PiBoosts {
+    /// Per task: its entry in `out` and, while boosted, the boost's start and the task's own priority.
+    state: BTreeMap<Pid, (usize, Option<(Nanos, i32)>)>,
+    out: Vec<PiBoost>,
+    events: u64,
+}
+
+impl PiBoosts {
+    /// The trace's event `i`.
+    pub fn step(&mut self, i: usize, e: &Event) {
+        let EventKind::SchedPiSetprio { comm, pid, oldprio, newprio } = &e.kind else { return };
+        self.events += 1;
+        let out = &mut self.out;
+        let (slot, open) = self.state.entry(*pid).or_insert_with(|| {
             out.push(PiBoost {
                 task: TaskRef::new(*comm, *pid, Some(*oldprio)),
                 cpu: e.cpu,
@@ -74,8 +89,12 @@ pub fn pi_boosts(events: &[Event]) -> PiReport {
             _ => {}
         }
     }
-    out.sort_by_key(|b| (std::cmp::Reverse(b.boosted), std::cmp::Reverse(b.count)));
-    PiReport { events: n, boosts: out }
+
+    /// Every boosted task, the longest boosted first.
+    pub fn finish(mut self) -> PiReport {
+        self.out.sort_by_key(|b| (std::cmp::Reverse(b.boosted), std::cmp::Reverse(b.count)));
+        PiReport { events: self.events, boosts: self.out }
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! The streamed first pass over a trace too large to analyse whole: counts, the latencies the trace states
-//! itself and the worst wakeups of the selected tasks, in state bounded by the tasks and CPUs, not the events.
+//! itself, the worst wakeups of the selected tasks, the longest sections and latest timers, and the whole
+//! trace's statistics ([`crate::trace_stats`]), in state bounded by the tasks and CPUs, not the events.
 
 use crate::flag_sections::{Disabled, FlagTracker};
 use crate::reported::{self, ReportedLatency};
+use crate::trace_stats::{StatsStream, TraceStats};
 use crate::wakeup::{WakeupSelection, RETURN_PREEMPT_WINDOW};
 use latscope_model::event::{Text, Toggle, WakeupKind};
 use latscope_model::{is_rt_prio, CpuId, Event, EventKind, LatencyHistogram, Nanos, Pid, Summary, TaskName};
@@ -169,6 +171,8 @@ pub struct ScanResult {
     pub preemptirq_cpus: Vec<CpuId>,
     /// The latest hrtimer expiries, latest first.
     pub late_timers: Vec<TimerCandidate>,
+    /// The whole trace's statistics (tick storms, PI, locks, interrupt durations, RT throttling).
+    pub stats: TraceStats,
 }
 
 /// A task woken and not yet switched in.
@@ -219,6 +223,7 @@ pub struct Scan {
     hist: LatencyHistogram,
     last_mark: Option<ReportedLatency>,
     sections: FxHashMap<(CpuId, Disabled, bool), Vec<SectionCandidate>>,
+    stats: StatsStream,
 }
 
 /// Keeps the `keep` largest of `v` by `key` (ties: the earliest first), once `v` holds twice as many: amortised,
@@ -246,6 +251,7 @@ impl Scan {
             hist: LatencyHistogram::new(),
             last_mark: None,
             sections: FxHashMap::default(),
+            stats: StatsStream::new(selection.top),
         }
     }
 
@@ -257,6 +263,7 @@ impl Scan {
             self.out.first = e.ts;
         }
         self.out.last = e.ts;
+        self.stats.step(index as usize, e);
         self.cpus.entry(e.cpu).or_default();
         match e.kind {
             EventKind::Stack { .. } => {
@@ -484,6 +491,7 @@ impl Scan {
         }
         keep_largest(&mut self.out.late_timers, self.keep, true, TimerCandidate::rank);
         self.out.wakeups = self.hist.summary(None);
+        self.out.stats = self.stats.finish();
         self.out
     }
 }

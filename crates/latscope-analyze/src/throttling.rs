@@ -62,11 +62,33 @@ pub struct ThrottleSummary {
 /// idle is switched in and no real-time task runs again for at least [`MIN_THROTTLE_GAP`]. The gap is
 /// attributed to the task that waited longest.
 pub fn throttle_gaps(events: &[Event], timeline: &Timeline) -> Vec<ThrottleGap> {
-    // Per CPU: RT tasks preempted while runnable, in order, and the open gap (start index).
-    let mut waiting: FxHashMap<CpuId, Vec<(usize, TaskRef)>> = FxHashMap::default();
-    let mut open: FxHashMap<CpuId, usize> = FxHashMap::default();
+    let mut finder = ThrottleGaps::default();
     let mut out = Vec::new();
     for (i, e) in events.iter().enumerate() {
+        out.extend(finder.step(i, e));
+    }
+    for g in &mut out {
+        let segs = timeline.cpu(g.cpu).map(|t| t.segments_in(g.start, g.end)).unwrap_or_default();
+        g.ran_instead = activity_components(&segs, g.cpu, Some(g.task.pid));
+        g.ran_instead.sort_by_key(|c| std::cmp::Reverse(c.magnitude));
+    }
+    out
+}
+
+/// [`throttle_gaps`] one event at a time, without what ran instead (that needs the CPU's timeline): the
+/// state is the RT tasks waiting per CPU.
+#[derive(Default)]
+pub struct ThrottleGaps {
+    /// Per CPU: RT tasks preempted while runnable, in order, with the index of their switch-out.
+    waiting: FxHashMap<CpuId, Vec<(usize, TaskRef)>>,
+    /// Per CPU: the open gap's first event (index and time).
+    open: FxHashMap<CpuId, (usize, Nanos)>,
+}
+
+impl ThrottleGaps {
+    /// The trace's event `i`: the gap it ends, if any.
+    pub fn step(&mut self, i: usize, e: &Event) -> Option<ThrottleGap> {
+        let (waiting, open) = (&mut self.waiting, &mut self.open);
         // A waiting RT task that is current again resumed even if its switch-in is not in the trace.
         let resumed = waiting.get(&e.cpu).is_some_and(|w| w.iter().any(|(_, t)| t.pid == e.pid));
         let switch = match &e.kind {
@@ -76,60 +98,63 @@ pub fn throttle_gaps(events: &[Event], timeline: &Timeline) -> Vec<ThrottleGap> 
             _ => None,
         };
         if switch.is_none() && !resumed {
-            continue;
+            return None;
         }
         let (next_pid, next_prio) = match switch {
             Some((.., np, npr)) => (np, npr),
             None => (e.pid, 0),
         };
+        let mut gap = None;
         if resumed || is_rt_prio(next_prio) {
             let next_pid = if resumed { e.pid } else { next_pid };
-            if let Some(s) = open.remove(&e.cpu) {
-                let start = events[s].ts;
-                let first = waiting.get(&e.cpu).and_then(|w| w.first()).map(|(_, t)| t.clone());
-                if let (Some(task), true) = (first, e.ts - start >= MIN_THROTTLE_GAP) {
-                    let segs = timeline.cpu(e.cpu).map(|t| t.segments_in(start, e.ts)).unwrap_or_default();
-                    let mut ran_instead = activity_components(&segs, e.cpu, Some(task.pid));
-                    ran_instead.sort_by_key(|c| std::cmp::Reverse(c.magnitude));
-                    let from = waiting.get(&e.cpu).and_then(|w| w.first()).map(|(k, _)| *k).unwrap_or(s);
+            if let Some((s, start)) = open.remove(&e.cpu) {
+                let first = waiting.get(&e.cpu).and_then(|w| w.first()).cloned();
+                if let (Some((from, task)), true) = (first, e.ts - start >= MIN_THROTTLE_GAP) {
                     let mut evidence = vec![from, s, i];
                     evidence.dedup();
-                    out.push(ThrottleGap { task, cpu: e.cpu, start, end: e.ts, ran_instead, evidence });
+                    gap = Some(ThrottleGap { task, cpu: e.cpu, start, end: e.ts, ran_instead: Vec::new(), evidence });
                 }
             }
             for w in waiting.values_mut() {
                 w.retain(|(_, t)| t.pid != next_pid);
             }
         }
-        let Some((prev_comm, prev_pid, prev_prio, prev_state, _, next_prio)) = switch else { continue };
+        let Some((prev_comm, prev_pid, prev_prio, prev_state, _, next_prio)) = switch else { return gap };
         let w = waiting.entry(e.cpu).or_default();
         if is_rt_prio(*prev_prio) && prev_state.starts_with('R') && *prev_pid != 0 {
             w.push((i, TaskRef::new(*prev_comm, *prev_pid, Some(*prev_prio))));
         }
         if !is_rt_prio(next_prio) && !w.is_empty() {
-            open.entry(e.cpu).or_insert(i);
+            open.entry(e.cpu).or_insert((i, e.ts));
         }
+        gap
     }
-    out
 }
 
 /// The summary of `gaps` with the `top` longest kept, when there are any.
-pub fn summary(mut gaps: Vec<ThrottleGap>, top: usize) -> Option<ThrottleSummary> {
-    if gaps.is_empty() {
+pub fn summary(gaps: Vec<ThrottleGap>, top: usize) -> Option<ThrottleSummary> {
+    let spans: Vec<(Nanos, Nanos)> = gaps.iter().map(|g| (g.start, g.end)).collect();
+    summary_of(&spans, gaps, top)
+}
+
+/// The summary of the gaps whose start and end are `spans` (every gap of the trace), with the `top` longest of
+/// `longest` (which holds at least those, in the order they ended) kept; when there are any.
+pub fn summary_of(spans: &[(Nanos, Nanos)], mut longest: Vec<ThrottleGap>, top: usize) -> Option<ThrottleSummary> {
+    if spans.is_empty() {
         return None;
     }
-    let mut starts: Vec<Nanos> = gaps.iter().map(|g| g.start).collect();
+    let mut starts: Vec<Nanos> = spans.iter().map(|s| s.0).collect();
     starts.sort_unstable();
     let mut intervals: Vec<Nanos> = starts.windows(2).map(|w| w[1] - w[0]).collect();
     intervals.sort_unstable();
-    let mut durations: Vec<Nanos> = gaps.iter().map(ThrottleGap::duration).collect();
+    let mut durations: Vec<Nanos> = spans.iter().map(|(s, e)| *e - *s).collect();
     durations.sort_unstable();
-    let count = gaps.len();
+    let count = spans.len();
     let total = durations.iter().fold(Nanos::ZERO, |a, d| a + *d);
-    let first = gaps.iter().map(|g| g.start).min().unwrap_or_default();
-    let last = gaps.iter().map(|g| g.end).max().unwrap_or_default();
-    gaps.sort_by_key(|g| std::cmp::Reverse(g.duration()));
-    gaps.truncate(top);
+    let first = starts[0];
+    let last = spans.iter().map(|s| s.1).max().unwrap_or_default();
+    longest.sort_by_key(|g| std::cmp::Reverse(g.duration()));
+    longest.truncate(top);
     Some(ThrottleSummary {
         count,
         median: durations[(count - 1) / 2],
@@ -137,6 +162,6 @@ pub fn summary(mut gaps: Vec<ThrottleGap>, top: usize) -> Option<ThrottleSummary
         total,
         over: last - first,
         interval: (!intervals.is_empty()).then(|| intervals[(intervals.len() - 1) / 2]),
-        gaps,
+        gaps: longest,
     })
 }

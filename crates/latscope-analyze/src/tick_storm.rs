@@ -74,35 +74,53 @@ impl Run {
 
 /// The tick storms of a trace, longest (most expiries) first.
 pub fn tick_storms(events: &[Event]) -> Vec<TickStorm> {
-    let mut runs: BTreeMap<CpuId, Run> = BTreeMap::new();
-    let mut out = Vec::new();
+    let mut s = TickStorms::default();
     for (i, e) in events.iter().enumerate() {
-        let EventKind::HrtimerExpireEntry { function, .. } = &e.kind else { continue };
+        s.step(i, e);
+    }
+    s.finish()
+}
+
+/// Tick storms found one event at a time: the state is the current run of fast expiries per CPU.
+#[derive(Default)]
+pub struct TickStorms {
+    runs: BTreeMap<CpuId, Run>,
+    out: Vec<TickStorm>,
+}
+
+impl TickStorms {
+    /// The trace's event `i`.
+    pub fn step(&mut self, i: usize, e: &Event) {
+        let EventKind::HrtimerExpireEntry { function, .. } = &e.kind else { return };
         if !TICK_FUNCTIONS.contains(&&**function) {
-            continue;
+            return;
         }
-        let fresh = || Run {
-            function: function.to_string(),
-            intervals: Vec::new(),
-            start: e.ts,
-            end: e.ts,
-            start_index: i,
-            end_index: i,
-        };
-        match runs.get_mut(&e.cpu) {
+        match self.runs.get_mut(&e.cpu) {
             Some(r) if e.ts - r.end < STORM_INTERVAL => {
                 r.intervals.push((e.ts - r.end).0);
                 r.end = e.ts;
                 r.end_index = i;
             }
             _ => {
-                if let Some(old) = runs.insert(e.cpu, fresh()) {
-                    out.extend(old.storm(e.cpu));
+                let fresh = Run {
+                    function: function.to_string(),
+                    intervals: Vec::new(),
+                    start: e.ts,
+                    end: e.ts,
+                    start_index: i,
+                    end_index: i,
+                };
+                if let Some(old) = self.runs.insert(e.cpu, fresh) {
+                    self.out.extend(old.storm(e.cpu));
                 }
             }
         }
     }
-    out.extend(runs.into_iter().filter_map(|(cpu, r)| r.storm(cpu)));
-    out.sort_by_key(|s| std::cmp::Reverse(s.expiries));
-    out
+
+    /// The storms, longest (most expiries) first.
+    pub fn finish(mut self) -> Vec<TickStorm> {
+        self.out.extend(self.runs.into_iter().filter_map(|(cpu, r)| r.storm(cpu)));
+        self.out.sort_by_key(|s| std::cmp::Reverse(s.expiries));
+        self.out
+    }
 }

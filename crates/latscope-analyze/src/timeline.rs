@@ -392,6 +392,46 @@ impl Timeline {
     }
 }
 
+/// The timeline's state machine over a stream of events, for a trace too large to hold: it keeps the CPUs'
+/// state only, hands each interrupt context on as it ends, and forgets everything else it finds.
+#[derive(Default)]
+pub struct ContextStream {
+    cpus: BTreeMap<CpuId, (CpuState, CpuTimeline)>,
+    unmatched: BTreeMap<CpuId, u64>,
+}
+
+impl ContextStream {
+    /// The trace's event `idx`; `ended` gets the contexts it closed.
+    pub fn step(&mut self, idx: usize, e: &Event, ended: &mut dyn FnMut(CpuId, &ContextSpan)) {
+        let (st, out) = self.cpus.entry(e.cpu).or_insert_with(|| (CpuState::new(e), CpuTimeline::default()));
+        st.step(idx, e, out, &mut self.unmatched);
+        st.flags.done.clear();
+        out.hand_on(e.cpu, ended);
+    }
+
+    /// The end of the trace: `ended` gets the contexts still open, closed at each CPU's last event.
+    pub fn finish(self, ended: &mut dyn FnMut(CpuId, &ContextSpan)) {
+        for (cpu, (st, mut out)) in self.cpus {
+            st.finish(&mut out);
+            out.hand_on(cpu, ended);
+        }
+    }
+}
+
+impl CpuTimeline {
+    /// Hands the contexts on to `ended` and forgets what else was found.
+    fn hand_on(&mut self, cpu: CpuId, ended: &mut dyn FnMut(CpuId, &ContextSpan)) {
+        for c in self.contexts.drain(..) {
+            ended(cpu, &c);
+        }
+        self.segments.list.clear();
+        self.irqs_off.clear();
+        self.disabled.clear();
+        self.untraced_switches.clear();
+        self.stacks.clear();
+    }
+}
+
 struct OpenContext {
     activity: Activity,
     start: Nanos,

@@ -6,12 +6,17 @@
 use crate::analysis::{analyze, Analysis, AnalyzeOptions, SourceInfo};
 use crate::flag_sections::{Disabled, FlagSection};
 use crate::hrtimer::{HrtimerExpiry, LateExpiry};
+use crate::irq_stats::IrqStat;
 use crate::irqsoff::IrqsOffFinding;
+use crate::lock_contention::LockReport;
+use crate::pi_boost::PiReport;
 use crate::reported::{self, ReportedLatency};
 use crate::scan::{Scan, ScanResult, SectionCandidate, TimerCandidate, TimerStart, WakeupCandidate};
+use crate::throttling::{self, ThrottleSummary};
+use crate::tick_storm::TickStorm;
 use crate::timeline::IrqsOffSource;
 use crate::wakeup::WakeupBreakdown;
-use latscope_model::{DecodedTrace, Event, Nanos, Summary, TraceInfo, Warning};
+use latscope_model::{CpuId, DecodedTrace, Event, Nanos, Pid, Summary, TaskName, TraceInfo, Warning};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -38,6 +43,19 @@ pub enum WindowReason {
     Section(SectionCandidate),
     /// One of the latest hrtimer expiries.
     LateTimer(TimerCandidate),
+    /// One of the longest RT throttling gaps: what ran instead.
+    Throttled {
+        /// The CPU.
+        cpu: CpuId,
+        /// The RT task kept off it.
+        pid: Pid,
+        /// Its name.
+        comm: TaskName,
+        /// The gap's start.
+        start: Nanos,
+        /// Its end.
+        end: Nanos,
+    },
 }
 
 /// A time range of the trace to analyse whole.
@@ -95,6 +113,16 @@ pub struct WindowedAnalysis {
     pub disabled: Vec<FlagSection>,
     /// The latest hrtimer expiries, latest first, explained.
     pub late_timers: Vec<LateExpiry>,
+    /// RT throttling over the whole trace; the longest gaps with what ran instead (from their windows).
+    pub throttling: Option<ThrottleSummary>,
+    /// The whole trace's tick storms, most expiries first.
+    pub tick_storms: Vec<TickStorm>,
+    /// The whole trace's priority inheritance boosts.
+    pub pi: PiReport,
+    /// The whole trace's kernel lock contention.
+    pub locks: LockReport,
+    /// The whole trace's interrupt, vector, softirq and NMI durations.
+    pub irq_stats: Vec<IrqStat>,
     /// The windows, in time order.
     pub windows: Vec<Window>,
     /// The threshold the findings were checked against.
@@ -131,6 +159,20 @@ pub fn plan(scan: &ScanResult) -> Vec<WindowPlan> {
             to: t.at + TAIL,
             reasons: vec![WindowReason::LateTimer(t.clone())],
             carry: vec![t.start],
+        });
+    }
+    for g in &scan.stats.throttle_longest {
+        plans.push(WindowPlan {
+            from: g.start.saturating_sub(LEAD),
+            to: g.end + TAIL,
+            reasons: vec![WindowReason::Throttled {
+                cpu: g.cpu,
+                pid: g.task.pid,
+                comm: g.task.comm,
+                start: g.start,
+                end: g.end,
+            }],
+            carry: Vec::new(),
         });
     }
     if let Some(a) = reported::anchor(&scan.reported) {
@@ -225,6 +267,7 @@ pub fn analyze_scanned<E>(
     let top = opts.selection.top.max(1);
     worst.truncate(top);
     let (irqs_off, disabled, late_timers) = merged_findings(&windows, &scan, top);
+    let throttling = merged_throttling(&windows, &scan, top);
     let exceeded =
         opts.threshold.is_some_and(|t| windows.iter().any(|w| w.analysis.exceeded) || Nanos(scan.wakeups.max_ns) > t);
     Ok(WindowedAnalysis {
@@ -238,6 +281,11 @@ pub fn analyze_scanned<E>(
         irqs_off,
         disabled,
         late_timers,
+        throttling,
+        tick_storms: scan.stats.tick_storms,
+        pi: scan.stats.pi,
+        locks: scan.stats.locks,
+        irq_stats: scan.stats.irq_stats,
         windows,
         threshold: opts.threshold,
         exceeded,
@@ -323,6 +371,29 @@ fn merged_findings(
     late.dedup_by_key(|l| l.expiry.index);
     late.truncate(top);
     (irqs_off, disabled, late)
+}
+
+/// The whole trace's RT throttling summary from the streamed pass, its longest gaps with what ran instead as
+/// the window around each found it (nothing when the window did not find the gap: the task's switch-out that
+/// began it was before the window).
+fn merged_throttling(windows: &[Window], scan: &ScanResult, top: usize) -> Option<ThrottleSummary> {
+    let longest = scan.stats.throttle_longest.iter().map(|g| {
+        let mut g = g.clone();
+        let found = windows.iter().find_map(|w| {
+            let t = w.analysis.throttling.as_ref()?;
+            let x =
+                t.gaps.iter().find(|x| (x.cpu, x.task.pid, x.start, x.end) == (g.cpu, g.task.pid, g.start, g.end))?;
+            Some((w, x))
+        });
+        if let Some((w, x)) = found {
+            g.ran_instead = x.ran_instead.clone();
+            for c in &mut g.ran_instead {
+                c.map_evidence(&|i| w.global(i));
+            }
+        }
+        g
+    });
+    throttling::summary_of(&scan.stats.throttle_spans, longest.collect(), top)
 }
 
 /// Keeps the first `top` of `v` of each `key`, in order.

@@ -58,6 +58,7 @@ fn compare(selection: &WakeupSelection) {
     let mut compared = 0;
     let mut wakeups = 0;
     let (mut sections, mut timers) = (0, 0);
+    let mut stats = Counted::default();
     let mut wrong = Vec::new();
     for path in event_traces() {
         let Ok(trace) = latscope_decode::decode_file(&path) else { continue };
@@ -87,7 +88,13 @@ fn compare(selection: &WakeupSelection) {
         let mut late_whole = json(&whole.hrtimers.late);
         let late_windows = json(&w.late_timers);
         forget_unrevealed_prios(&mut late_whole, &late_windows);
+        stats.count(&whole);
         for (what, x, y) in [
+            ("tick storms", json(&whole.tick_storms), json(&w.tick_storms)),
+            ("PI boosts", json(&whole.pi), json(&w.pi)),
+            ("lock contention", json(&whole.locks), json(&w.locks)),
+            ("IRQ statistics", json(&whole.irq_stats), json(&w.irq_stats)),
+            ("RT throttling", json(&whole.throttling), json(&w.throttling)),
             ("irqs-off sections", json(&irqs), json(&w.irqs_off)),
             ("disabled sections", json(&dis), json(&w.disabled)),
             ("late timers", late_whole, late_windows),
@@ -104,12 +111,44 @@ fn compare(selection: &WakeupSelection) {
         }
     }
     assert!(wrong.is_empty(), "{selection:?}: {} of {compared} traces differ:\n{}", wrong.len(), wrong.join("\n"));
-    eprintln!("{selection:?}: {compared} traces, {wakeups} wakeups, {sections} sections, {timers} late timers");
+    eprintln!(
+        "{selection:?}: {compared} traces, {wakeups} wakeups, {sections} sections, {timers} late timers; {stats:?}"
+    );
+    stats.enough();
     assert!(compared >= 5 && wakeups >= 10, "{selection:?}: only {compared} traces with {wakeups} wakeups compared");
     assert!(
         sections >= 20 && timers >= 20,
         "{selection:?}: only {sections} sections and {timers} late timers compared"
     );
+}
+
+/// How much of the whole-trace statistics the comparison covered: traces with each, and their items.
+#[derive(Debug, Default)]
+struct Counted {
+    tick_storms: usize,
+    pi_boosts: usize,
+    lock_waits: u64,
+    irq_sources: usize,
+    throttling_gaps: usize,
+}
+
+impl Counted {
+    fn count(&mut self, a: &latscope_analyze::analysis::Analysis) {
+        self.tick_storms += a.tick_storms.len();
+        self.pi_boosts += a.pi.boosts.len();
+        self.lock_waits += a.locks.locks.iter().map(|l| l.waits).sum::<u64>();
+        self.irq_sources += a.irq_stats.len();
+        self.throttling_gaps += a.throttling.as_ref().map_or(0, |t| t.count);
+    }
+
+    /// The fixtures hold each kind but PI boosts (no fixture has `sched_pi_setprio` events; both paths run the
+    /// same `PiBoosts`): a comparison of empty lists would prove nothing.
+    fn enough(&self) {
+        assert!(
+            self.tick_storms > 0 && self.lock_waits > 0 && self.irq_sources >= 50 && self.throttling_gaps >= 5,
+            "too few of some statistic compared: {self:?}"
+        );
+    }
 }
 
 /// Removes from `whole` each `culprit.task.prio` that `windows` lacks at the same place.

@@ -14,6 +14,7 @@ pub mod osnoise;
 pub mod rtla;
 pub mod timer;
 pub mod timerlat;
+pub mod trace_stats;
 pub mod traced_wakeups;
 pub mod verdict;
 pub mod windowed;

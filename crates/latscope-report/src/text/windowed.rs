@@ -2,6 +2,7 @@
 //! whole trace, the worst wakeups with what explains each, then each window's own analysis.
 
 use super::analysis::write_analysis;
+use super::trace_stats::{write_irq_stats, write_locks, write_pi, write_throttling};
 use crate::events::format_ts;
 use crate::human::{counted, human};
 use latscope_analyze::windowed::{WindowReason, WindowedAnalysis};
@@ -29,8 +30,9 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
         out,
         "  A first streamed pass measured every wakeup of the selected tasks, section with interrupts, bottom halves or \
          preemption disabled and hrtimer expiry, and kept the worst; the second held the events around them, one \
-         window at a time ({} before, {} after). Statistics over the whole trace other than the wakeups' (IRQ \
-         durations, counts of sections and timers) are not computed.",
+         window at a time ({} before, {} after). The whole trace's interrupt time, RT throttling, tick storms, \
+         priority inheritance and lock contention are the first pass's; the counts and histograms of sections and \
+         timers are not computed.",
         human(latscope_analyze::windowed::LEAD),
         human(latscope_analyze::windowed::TAIL),
     )?;
@@ -137,6 +139,24 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
             )?;
         }
     }
+    writeln!(out)?;
+    for s in &w.tick_storms {
+        writeln!(
+            out,
+            "Tick storm on CPU {}: {} expired {} in {}, every {} (about {} per second), at {}",
+            s.cpu.0,
+            s.function,
+            counted(u64::from(s.expiries), "time", "times"),
+            human(s.end - s.start),
+            human(s.median_interval),
+            s.rate_hz(),
+            format_ts(s.start)
+        )?;
+    }
+    write_pi(out, &w.pi)?;
+    write_locks(out, &w.locks)?;
+    write_throttling(out, w.throttling.as_ref())?;
+    write_irq_stats(out, &w.irq_stats)?;
     for (n, win) in w.windows.iter().enumerate() {
         let wakeups: Vec<&latscope_analyze::scan::WakeupCandidate> = win
             .plan
@@ -162,6 +182,11 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
         let timers = win.plan.reasons.iter().filter(|r| matches!(r, WindowReason::LateTimer(_))).count();
         if timers > 0 {
             around.push(counted(timers as u64, "late timer", "late timers"));
+        }
+        for r in &win.plan.reasons {
+            if let WindowReason::Throttled { comm, pid, start, end, .. } = r {
+                around.push(format!("{comm}:{pid} throttled for {}", human(*end - *start)));
+            }
         }
         for r in &win.plan.reasons {
             if let WindowReason::Reported(r) = r {

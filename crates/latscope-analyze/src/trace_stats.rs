@@ -1,0 +1,99 @@
+//! [`TraceStats`]: the whole trace's statistics that one pass finds in state bounded by its CPUs, tasks,
+//! locks and interrupt sources (tick storms, priority inheritance, lock contention, interrupt durations, RT
+//! throttling), taken by the streamed pass over a trace too large to hold with the same code the whole-trace
+//! analysis runs over its events.
+
+use crate::irq_stats::{IrqStat, IrqStats};
+use crate::lock_contention::{LockContention, LockReport};
+use crate::pi_boost::{PiBoosts, PiReport};
+use crate::throttling::{ThrottleGap, ThrottleGaps};
+use crate::tick_storm::{TickStorm, TickStorms};
+use crate::timeline::ContextStream;
+use latscope_model::{Event, Nanos};
+use serde::Serialize;
+
+/// What the pass found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TraceStats {
+    /// Tick storms, most expiries first.
+    pub tick_storms: Vec<TickStorm>,
+    /// Priority inheritance boosts.
+    pub pi: PiReport,
+    /// Kernel lock contention.
+    pub locks: LockReport,
+    /// Interrupt, vector, softirq and NMI durations per source and CPU.
+    pub irq_stats: Vec<IrqStat>,
+    /// Every RT throttling gap's start and end, in the order they ended (16 bytes a gap; a gap lasts at least
+    /// [`crate::throttling::MIN_THROTTLE_GAP`]).
+    pub throttle_spans: Vec<(Nanos, Nanos)>,
+    /// The longest throttling gaps (as many as asked for), longest first, without what ran instead (the
+    /// window around each finds that).
+    pub throttle_longest: Vec<ThrottleGap>,
+}
+
+/// The pass: feed it every record in order with [`StatsStream::step`], then [`StatsStream::finish`].
+pub struct StatsStream {
+    top: usize,
+    storms: TickStorms,
+    pi: PiBoosts,
+    locks: LockContention,
+    contexts: ContextStream,
+    irqs: IrqStats,
+    throttle: ThrottleGaps,
+    spans: Vec<(Nanos, Nanos)>,
+    longest: Vec<ThrottleGap>,
+}
+
+impl StatsStream {
+    /// A pass that keeps the `top` longest throttling gaps.
+    pub fn new(top: usize) -> StatsStream {
+        StatsStream {
+            top: top.max(1),
+            storms: TickStorms::default(),
+            pi: PiBoosts::default(),
+            locks: LockContention::default(),
+            contexts: ContextStream::default(),
+            irqs: IrqStats::default(),
+            throttle: ThrottleGaps::default(),
+            spans: Vec::new(),
+            longest: Vec::new(),
+        }
+    }
+
+    /// The trace's record `i`.
+    pub fn step(&mut self, i: usize, e: &Event) {
+        self.storms.step(i, e);
+        self.pi.step(i, e);
+        self.locks.step(i, e);
+        let irqs = &mut self.irqs;
+        self.contexts.step(i, e, &mut |cpu, c| irqs.add(cpu, c));
+        if let Some(g) = self.throttle.step(i, e) {
+            self.spans.push((g.start, g.end));
+            self.longest.push(g);
+            if self.longest.len() >= 2 * self.top {
+                self.cut_longest();
+            }
+        }
+    }
+
+    /// The longest gaps, as [`crate::throttling::summary`] orders them (of two as long, the first ended).
+    fn cut_longest(&mut self) {
+        self.longest.sort_by_key(|g| std::cmp::Reverse(g.duration()));
+        self.longest.truncate(self.top);
+    }
+
+    /// What the pass found.
+    pub fn finish(mut self) -> TraceStats {
+        self.cut_longest();
+        let mut irqs = self.irqs;
+        self.contexts.finish(&mut |cpu, c| irqs.add(cpu, c));
+        TraceStats {
+            tick_storms: self.storms.finish(),
+            pi: self.pi.finish(),
+            locks: self.locks.finish(),
+            irq_stats: irqs.finish(),
+            throttle_spans: self.spans,
+            throttle_longest: self.longest,
+        }
+    }
+}
