@@ -101,6 +101,8 @@ pub struct TextDecoder {
 struct GraphCpu {
     task: Option<(TaskName, i32)>,
     calls: Vec<Text>,
+    /// When the leaf on the line before returned (its time plus its duration), with `funcgraph-abstime`.
+    leaf_end: Option<Nanos>,
 }
 
 impl TextDecoder {
@@ -610,6 +612,18 @@ impl TextDecoder {
                 self.last_ts
             }
         };
+        // A leaf is one record, printed at its entry's time, and so is the `<==========` printed after it when
+        // it was the interrupt's handler: the interrupt returned when the leaf did.
+        let leaf_end = self.graph_cpu(cpu as usize).and_then(|c| c.leaf_end.take());
+        let ts = match (g.body, leaf_end) {
+            (GraphBody::IrqExit, Some(end)) if g.ts.is_some() => ts.max(end),
+            _ => ts,
+        };
+        if let (GraphBody::Leaf { .. }, Some(d), Some(_)) = (g.body, g.duration, g.ts) {
+            if let Some(c) = self.graph_cpu(cpu as usize) {
+                c.leaf_end = Some(ts + d);
+            }
+        }
         self.last_ts = ts;
         let (comm, pid) = self.graph.get(cpu as usize).and_then(|c| c.task).unwrap_or((TaskName::EMPTY, -1));
         let e = Event { ts, cpu: CpuId(cpu), pid, tgid: None, comm, flags: g.flags.unwrap_or_default(), kind };
@@ -697,22 +711,6 @@ impl TextDecoder {
         } else {
             self.suppressed += 1;
         }
-    }
-
-    /// One more line rejoined to the line before it.
-    fn count_rejoined(&mut self) {
-        if self.rejoined.0 == 0 {
-            self.rejoined.1 = self.line_no;
-        }
-        self.rejoined.0 += 1;
-    }
-
-    /// A held line that no next line completed, decoded as it is, at its own line number (a warning about it
-    /// names it, not the line after it).
-    fn decode_cut(&mut self, cut: &str, at: u64, sink: &mut dyn FnMut(Event)) {
-        let now = std::mem::replace(&mut self.line_no, at);
-        self.decode_line(cut, false, sink);
-        self.line_no = now;
     }
 
     /// End of input: flush a pending stack trace, settle the format. Returns the info and warnings.

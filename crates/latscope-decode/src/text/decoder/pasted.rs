@@ -6,6 +6,7 @@ use super::super::latency::{header_line, switch_record};
 use super::super::line::parse_prefix;
 use super::TextDecoder;
 use crate::Warning;
+use latscope_model::Event;
 
 impl TextDecoder {
     /// The line without the mail quoting of a quoted trace (`> `, `> > `); `None` for a line to skip.
@@ -154,6 +155,22 @@ pub(super) fn is_symbol_text(s: &str) -> bool {
 }
 
 impl TextDecoder {
+    /// One more line rejoined to the line before it.
+    pub(super) fn count_rejoined(&mut self) {
+        if self.rejoined.0 == 0 {
+            self.rejoined.1 = self.line_no;
+        }
+        self.rejoined.0 += 1;
+    }
+
+    /// A held line that no next line completed, decoded as it is, at its own line number (a warning about it
+    /// names it, not the line after it).
+    pub(super) fn decode_cut(&mut self, cut: &str, at: u64, sink: &mut dyn FnMut(Event)) {
+        let now = std::mem::replace(&mut self.line_no, at);
+        self.decode_line(cut, false, sink);
+        self.line_no = now;
+    }
+
     /// The warnings about what a pasted trace's author or mail client did to it, at the end of input.
     pub(super) fn paste_warnings(&mut self) {
         if self.unquoted > 0 {
