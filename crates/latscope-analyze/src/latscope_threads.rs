@@ -40,7 +40,8 @@ impl LatscopeThreads {
 
     /// latscope's threads as a trace names them (`latscope`, `latscope-rd1`, `latscope-t1`…), for a trace
     /// analysed after the fact: a trace latscope recorded holds its own main thread and readers, and they
-    /// are named as the recording's own rather than passed off as a load of the machine.
+    /// are named as the recording's own rather than passed off as a load of the machine. A thread whose last
+    /// name is another (`latscope-inject`: it starts as `latscope`) is a load, not one of them.
     pub fn named_in(events: &[Event]) -> LatscopeThreads {
         let mut threads: Vec<(Pid, Pid, String)> = Vec::new();
         // A thread starts with its parent's name (`latscope`) and names itself after: the last name holds.
@@ -51,6 +52,10 @@ impl LatscopeThreads {
             }
             let comm = name.as_str();
             if !is_latscope_name(comm) {
+                // A thread that started as `latscope` and named itself otherwise is no thread of the recording:
+                // `latscope inject`'s spinner (`latscope-inject`) is a load injected on purpose, a load of the
+                // machine like any other.
+                threads.retain(|t| t.1 != pid);
                 return;
             }
             match threads.iter_mut().find(|t| t.1 == pid) {
@@ -66,6 +71,26 @@ impl LatscopeThreads {
                 note(next_comm, *next_pid);
             }
         }
+        // The switches carry each thread's name at the time (an event's own `comm` is the last name the kernel
+        // kept for its pid): a thread that ran under another name before it was `latscope` exec'd latscope
+        // during the recording (`chrt -f 96 latscope inject …`: another latscope command, not the recording),
+        // and one whose last name is another left latscope (the recording's child command, `latscope inject`'s
+        // spinner): neither is the recording's own.
+        let mut names: Vec<(Pid, bool, bool)> = Vec::new();
+        for e in events {
+            let EventKind::SchedSwitch { prev_comm, prev_pid, next_comm, next_pid, .. } = &e.kind else { continue };
+            for (name, pid) in [(prev_comm, *prev_pid), (next_comm, *next_pid)] {
+                if !threads.iter().any(|t| t.1 == pid) {
+                    continue;
+                }
+                let ours = is_latscope_name(name.as_str());
+                match names.iter_mut().find(|n| n.0 == pid) {
+                    Some(n) => n.2 = ours,
+                    None => names.push((pid, ours, ours)),
+                }
+            }
+        }
+        threads.retain(|t| !names.iter().any(|n| n.0 == t.1 && !(n.1 && n.2)));
         LatscopeThreads { me: 0, threads }
     }
 
@@ -189,6 +214,33 @@ mod tests {
         assert_eq!(l.of(7), None, "not latscope");
         assert_eq!(l.of(301), None, "an injector neither measures nor traces: a load like any other");
         let cpus = |s: &str| CpuList::parse(s).expect("list");
+        // In a recorded trace the injector's spinner shows first under its parent's name, then under its own:
+        // its last name holds, and it is a load (the guest's `latscope analyze` called it "latscope's own main
+        // thread … not a load of this machine").
+        let switch = |prev: &str, prev_pid, next: &str, next_pid| EventKind::SchedSwitch {
+            prev_comm: prev.into(),
+            prev_pid,
+            prev_prio: 120,
+            prev_state: "S".into(),
+            next_comm: next.into(),
+            next_pid,
+            next_prio: 3,
+        };
+        // The injector's main thread was `chrt` before it exec'd latscope, the recording's child command
+        // `latscope` before it exec'd `sh`; an event's own comm is the pid's last name.
+        let events = [
+            crate::testing::ev(500, 0, "latscope", 30, switch("chrt", 30, "latscope", 50)),
+            crate::testing::ev(600, 0, "sh", 50, switch("latscope", 50, "sh", 50)),
+            crate::testing::ev(700, 0, "sh", 50, switch("sh", 50, "latscope", 30)),
+            crate::testing::ev(1_000, 1, "latscope", 40, switch("latscope", 40, "latscope", 41)),
+            crate::testing::ev(2_000, 1, "latscope-inject", 41, switch("latscope-inject", 41, "latscope-t1", 42)),
+        ];
+        let named = LatscopeThreads::named_in(&events);
+        assert_eq!(named.of(41), None, "the injector is a load");
+        assert_eq!(named.of(30), None, "a latscope command exec'd during the recording is not the recording");
+        assert_eq!(named.of(50), None, "the recording's child command is a load");
+        assert_eq!(named.of(40).map(|t| t.role), Some("main thread".to_string()));
+        assert_eq!(named.of(42).map(|t| t.role), Some("timer thread on CPU 1".to_string()));
         assert_eq!(l.others_on(&cpus("1")), [(200, vec![CpuId(1)])]);
         assert!(l.others_on(&cpus("0")).is_empty());
     }

@@ -6,7 +6,7 @@
 use crate::hrtimer::{self, activity_components};
 use crate::remedy::RemedyContext;
 use crate::timeline::Timeline;
-use crate::wakeup::{decompose_task_sample, headline, KnownSample, WakeupBreakdown, WakeupContext};
+use crate::wakeup::{decompose_task_sample, headline, KnownSample, SampleEnd, WakeupBreakdown, WakeupContext};
 use latscope_model::event::TimerlatContext;
 use latscope_model::{
     merge_same, CpuId, Event, EventKind, Nanos, Pid, SampleMatch, TaskRef, TracedIrqSample, TracedWakeup, WakeupSample,
@@ -61,6 +61,18 @@ pub const MATCH_TOLERANCE: Nanos = Nanos::from_us(200);
 /// Explains every sample from time-ordered `events`, in the order given; `remedy` says what is known of
 /// the machine the trace was taken on.
 pub fn explain_samples(events: &[Event], samples: &[MeasuredSample], remedy: &RemedyContext) -> Vec<TracedWakeup> {
+    let anchors: Vec<(MeasuredSample, Option<Nanos>)> = samples.iter().map(|s| (*s, None)).collect();
+    explain_anchored(events, &anchors, remedy)
+}
+
+/// [`explain_samples`], each sample with the time its thread's own record of it is in the trace, when it is:
+/// such a sample is matched to the wakeup before that record ([`SampleEnd::Recorded`]), the others by
+/// their time within [`MATCH_TOLERANCE`].
+fn explain_anchored(
+    events: &[Event],
+    samples: &[(MeasuredSample, Option<Nanos>)],
+    remedy: &RemedyContext,
+) -> Vec<TracedWakeup> {
     let timeline = Timeline::build(events);
     let expiries = hrtimer::expiries(events);
     let ctx = WakeupContext { remedy: remedy.clone(), ..WakeupContext::new(events, &timeline, &expiries) };
@@ -68,9 +80,10 @@ pub fn explain_samples(events: &[Event], samples: &[MeasuredSample], remedy: &Re
     let last = events.last().map(|e| e.ts);
     samples
         .iter()
-        .map(|s| {
+        .map(|(s, recorded)| {
             let known = KnownSample { cpu: s.cpu, expected: s.expected, latency: s.latency };
-            match decompose_task_sample(&ctx, known, s.tid, MATCH_TOLERANCE) {
+            let end = recorded.map_or(SampleEnd::Read { tolerance: MATCH_TOLERANCE }, SampleEnd::Recorded);
+            match decompose_task_sample(&ctx, known, s.tid, end) {
                 Some(b) => traced(s, &b),
                 None if covered(first, last, s) => not_asleep(&timeline, events, s, remedy)
                     .unwrap_or_else(|| TracedWakeup { matched: SampleMatch::NothingRan, ..base(s) }),
@@ -107,14 +120,14 @@ pub fn explain_irq_samples(
             EventKind::Timerlat { context: TimerlatContext::Thread, seqnum, latency }
                 if e.cpu == s.cpu && seqnum == s.seq + 1 =>
             {
-                Some(latency)
+                Some((latency, e.ts))
             }
             _ => None,
         });
         match thread {
-            Some(latency) => {
+            Some((latency, recorded)) => {
                 kept.push(s);
-                activations.push(MeasuredSample { latency, ..*s });
+                activations.push((MeasuredSample { latency, ..*s }, Some(recorded)));
             }
             None => notes.push(format!(
                 "timer IRQ sample #{} on CPU {} ({}): the trace holds no thread record of its activation to \
@@ -125,7 +138,7 @@ pub fn explain_irq_samples(
             )),
         }
     }
-    let explained = explain_samples(events, &activations, remedy);
+    let explained = explain_anchored(events, &activations, remedy);
     let out = kept
         .into_iter()
         .zip(explained)
@@ -234,6 +247,11 @@ mod tests {
         EventKind::SchedWakeup { kind: WakeupKind::Waking, comm: comm.into(), pid, prio: 4, target_cpu: Some(CpuId(1)) }
     }
 
+    /// A sample of thread 50 (kernel prio 4) on CPU 1 due at `expected` ns.
+    fn on_cpu1(expected: u64) -> MeasuredSample {
+        MeasuredSample { cpu: CpuId(1), tid: 50, prio: Some(4), seq: 0, expected: Nanos(expected), latency: Nanos(0) }
+    }
+
     /// Two threads wake at the same time on CPU 1 behind a spinner; only the measuring tid's is matched.
     #[test]
     fn matches_by_tid_and_time_and_splits_the_shares() {
@@ -251,14 +269,7 @@ mod tests {
             ev(us(652), 1, "t", 50, EventKind::SysExit { nr: Some(230), name: None, ret: 0 }),
             ev(us(900), 1, "t", 50, switch(("t", 50, 4, "S"), ("swapper/1", 0, 120))),
         ];
-        let s = MeasuredSample {
-            cpu: CpuId(1),
-            tid: 50,
-            prio: Some(4),
-            seq: 7,
-            expected: Nanos(us(100)),
-            latency: Nanos(us(551)),
-        };
+        let s = MeasuredSample { seq: 7, latency: Nanos(us(551)), ..on_cpu1(us(100)) };
         let missing = MeasuredSample { seq: 8, expected: Nanos(us(5_000)), ..s };
         let ctx = RemedyContext::default();
         let out = explain_samples(&events, &[s, missing], &ctx);
@@ -388,6 +399,47 @@ mod tests {
         missing.seq = 9_999;
         let (none, notes) = explain_irq_samples(&events, &[missing], &RemedyContext::default());
         assert!(none.is_empty() && notes.len() == 1 && notes[0].contains("#10000"), "{notes:?}");
+    }
+
+    /// An IRQ sample's activation whose thread record follows the switch-in by 550 us (a TCG stall between
+    /// timerlat/1's switch-in and its clock read, seen in the guest: "its timerlat thread record 0.5 ms after
+    /// the switch-in"): the record orders the wakeup, so it is matched however late the thread read the clock,
+    /// and the wakeup before it is not taken for a later one's.
+    #[test]
+    fn an_irq_samples_activation_is_the_wakeup_before_its_thread_record() {
+        let us = |v: u64| v * 1000;
+        let thread = |seqnum, latency| EventKind::Timerlat {
+            context: TimerlatContext::Thread,
+            seqnum,
+            latency: Nanos(us(latency)),
+        };
+        let events = vec![
+            ev(us(10), 1, "timerlat/1", 50, switch(("timerlat/1", 50, 4, "S"), ("spin", 60, 2))),
+            ev(us(103), 1, "spin", 60, EventKind::VectorEntry { name: "local_timer".into(), vector: None }),
+            ev(us(105), 1, "spin", 60, waking("timerlat/1", 50)),
+            ev(us(108), 1, "spin", 60, EventKind::VectorExit { name: "local_timer".into(), vector: None }),
+            ev(us(650), 1, "spin", 60, switch(("spin", 60, 2, "S"), ("timerlat/1", 50, 4))),
+            ev(us(1_200), 1, "timerlat/1", 50, thread(7, 1_100)),
+            ev(us(1_210), 1, "timerlat/1", 50, switch(("timerlat/1", 50, 4, "S"), ("swapper/1", 0, 120))),
+            ev(us(2_103), 1, "swapper/1", 0, waking("timerlat/1", 50)),
+            ev(us(2_110), 1, "swapper/1", 0, switch(("swapper/1", 0, 120, "R"), ("timerlat/1", 50, 4))),
+            ev(us(2_112), 1, "timerlat/1", 50, thread(8, 12)),
+        ];
+        // timerlat/1's IRQ sample #7 (seq 6), 3 us late, whose thread record says 1.1 ms.
+        let irq = MeasuredSample { seq: 6, latency: Nanos(us(3)), ..on_cpu1(us(100)) };
+        let (out, notes) = explain_irq_samples(&events, &[irq], &RemedyContext::default());
+        assert!(notes.is_empty(), "{notes:?}");
+        let t = &out[0].activation;
+        assert_eq!(t.matched, SampleMatch::Wakeup, "{t:?}");
+        assert_eq!((t.woken_ns, t.switch_in_ns), (Nanos(us(105)), Nanos(us(650))), "{t:?}");
+        assert_eq!(t.sample_latency_ns, Nanos(us(1_100)));
+        // The time-tolerance match of a sample without a record finds nothing within 200 us of its read.
+        let by_time = &explain_samples(
+            &events,
+            &[MeasuredSample { latency: Nanos(us(1_100)), ..irq }],
+            &RemedyContext::default(),
+        )[0];
+        assert_ne!(by_time.matched, SampleMatch::Wakeup, "{by_time:?}");
     }
 
     /// A `make run` here: the measuring thread, current on CPU 1, missed its deadline by 11 ms with one tick of

@@ -726,31 +726,46 @@ pub fn decompose_sample(ctx: &WakeupContext<'_>, sample: KnownSample) -> Option<
 /// `mono` trace clock and the thread's read of CLOCK_MONOTONIC agree to well under a µs.
 pub const END_AFTER_READ: Nanos = Nanos::from_us(20);
 
-/// Explains one sample a known thread measured: its wakeup (task `pid`, switched in on `sample.cpu`) whose
-/// end (the sleeping call's return, else the switch-in) is nearest `expected + latency`, at most `tolerance`
-/// before it and [`END_AFTER_READ`] after it. A later end is another wakeup (the next period's, when the
-/// measured one is missing from the trace). The breakdown runs from `sample.expected` to the trace's own end, so
+/// Where a known thread's sample ends, to find its wakeup in the trace by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleEnd {
+    /// The thread's own clock read, `expected + latency`: the wakeup whose end (the sleeping call's return,
+    /// else the switch-in) is nearest it, at most `tolerance` before it and [`END_AFTER_READ`] after it. A later
+    /// end is another wakeup (the next period's, when the measured one is missing from the trace).
+    Read { tolerance: Nanos },
+    /// The thread's own record of the sample in the trace at this time (timerlat's `context thread` record,
+    /// written right after the thread read the clock): the last wakeup that ended at or after `expected` and not
+    /// after the record. The record orders it, however late the read (under TCG it came 0.5 ms after the
+    /// switch-in once, beyond any tolerance for the read).
+    Recorded(Nanos),
+}
+
+/// Explains one sample a known thread measured: its wakeup (task `pid`, switched in on `sample.cpu`) found by
+/// where the sample ended ([`SampleEnd`]). The breakdown runs from `sample.expected` to the trace's own end, so
 /// its latency is the trace's view of the same wakeup and can be compared with the sample's.
 pub fn decompose_task_sample(
     ctx: &WakeupContext<'_>,
     sample: KnownSample,
     pid: Pid,
-    tolerance: Nanos,
+    end: SampleEnd,
 ) -> Option<WakeupBreakdown> {
     let actual = (sample.expected + sample.latency).0;
-    ctx.records()
-        .into_iter()
-        .filter(|r| ctx.events[r.switch_index].cpu == sample.cpu)
-        .filter(|r| matches!(&ctx.events[r.waking_index].kind, EventKind::SchedWakeup { pid: p, .. } if *p == pid))
-        .filter(|r| {
-            let end = ctx.end_of(r).0;
-            end + tolerance.0 >= actual && end <= actual + END_AFTER_READ.0 && end >= sample.expected.0
-        })
-        .min_by_key(|r| ctx.end_of(r).0.abs_diff(actual))
-        .and_then(|r| {
-            let end = ctx.end_of(&r);
-            ctx.decompose(&r, Some((sample.expected, end)))
-        })
+    let wakeups = ctx.records().into_iter().filter(|r| {
+        ctx.events[r.switch_index].cpu == sample.cpu
+            && matches!(&ctx.events[r.waking_index].kind, EventKind::SchedWakeup { pid: p, .. } if *p == pid)
+    });
+    let found = match end {
+        SampleEnd::Read { tolerance } => wakeups
+            .filter(|r| {
+                let end = ctx.end_of(r).0;
+                end + tolerance.0 >= actual && end <= actual + END_AFTER_READ.0 && end >= sample.expected.0
+            })
+            .min_by_key(|r| ctx.end_of(r).0.abs_diff(actual)),
+        SampleEnd::Recorded(at) => {
+            wakeups.filter(|r| (sample.expected.0..=at.0).contains(&ctx.end_of(r).0)).max_by_key(|r| ctx.end_of(r).0)
+        }
+    };
+    found.and_then(|r| ctx.decompose(&r, Some((sample.expected, ctx.end_of(&r)))))
 }
 
 /// [`decompose_sample`] from the events alone (builds the timeline and pairs the hrtimers first): what a live
@@ -958,7 +973,7 @@ mod tests {
             &ctx,
             KnownSample { cpu: CpuId(1), expected: Nanos(100_000_000_000 + us(100)), latency: Nanos(us(41)) },
             50,
-            Nanos::from_us(200),
+            SampleEnd::Read { tolerance: Nanos::from_us(200) },
         );
         assert_eq!(s.map(|s| s.end), Some(Nanos(100_000_000_000 + us(140))));
     }
