@@ -69,6 +69,7 @@ const TABLE: &[(&str, usize, u64, u64, Format, usize)] = &[
     // Without the abstime column function_graph lines carry no time: one warning says so.
     ("funcgraph/fgraph-2.6.35doc-basic.txt", 16, 0, 0, Format::FuncGraphText, 1),
     ("funcgraph/fgraph-2.6.35doc-proc.txt", 9, 0, 0, Format::FuncGraphText, 1),
+    ("funcgraph/fgraph-module-functions-iio-dpot-pac1921-mail-2024.txt", 19, 0, 0, Format::FuncGraphText, 1),
     ("funcgraph/fgraph-overhead-markers-doc.txt", 31, 0, 0, Format::FuncGraphText, 1),
     ("funcgraph/fgraph-retval-doc-6.5.txt", 11, 0, 0, Format::FuncGraphText, 1),
     ("funcgraph/fgraph-retval-hex-doc-6.5.txt", 11, 0, 0, Format::FuncGraphText, 1),
@@ -517,6 +518,19 @@ fn function_graph_layouts() {
     assert_eq!(
         t.events[5].kind,
         EventKind::GraphExit { depth: 3, func: Some("kmem_cache_alloc".into()), duration: Some(Nanos(2478)) }
+    );
+    // A module's functions print with their module (`dpot_dac_read_avail [dpot_dac]() {`); each was 'not an
+    // ftrace line' (9 of the 19), and the trace's one call tree was 4 roots.
+    let t = decode("funcgraph/fgraph-module-functions-iio-dpot-pac1921-mail-2024.txt");
+    assert_eq!(t.events[0].kind, EventKind::GraphEntry { depth: 0, func: "iio_read_channel_info_avail".into() });
+    assert_eq!(t.events[4].kind, EventKind::GraphEntry { depth: 4, func: "pac1921_read_avail".into() });
+    assert_eq!(
+        t.events.last().map(|e| e.kind.clone()),
+        Some(EventKind::GraphExit {
+            depth: 0,
+            func: Some("iio_read_channel_info_avail".into()),
+            duration: Some(Nanos(84_292))
+        })
     );
     let t = decode("funcgraph/fgraph-overhead-markers-doc.txt");
     assert!(t
