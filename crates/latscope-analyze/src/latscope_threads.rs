@@ -43,55 +43,11 @@ impl LatscopeThreads {
     /// are named as the recording's own rather than passed off as a load of the machine. A thread whose last
     /// name is another (`latscope-inject`: it starts as `latscope`) is a load, not one of them.
     pub fn named_in(events: &[Event]) -> LatscopeThreads {
-        let mut threads: Vec<(Pid, Pid, String)> = Vec::new();
-        // A thread starts with its parent's name (`latscope`) and names itself after: the last name holds.
-        let mut note = |name: &TaskName, pid: Pid| {
-            // Every name of latscope's starts so: the others are passed over without reading them as text.
-            if pid <= 0 || !name.has_prefix("latscope") {
-                return;
-            }
-            let comm = name.as_str();
-            if !is_latscope_name(comm) {
-                // A thread that started as `latscope` and named itself otherwise is no thread of the recording:
-                // `latscope inject`'s spinner (`latscope-inject`) is a load injected on purpose, a load of the
-                // machine like any other.
-                threads.retain(|t| t.1 != pid);
-                return;
-            }
-            match threads.iter_mut().find(|t| t.1 == pid) {
-                Some(t) if t.2 != comm => t.2 = comm.to_string(),
-                Some(_) => {}
-                None => threads.push((0, pid, comm.to_string())),
-            }
-        };
+        let mut n = ThreadsNamed::default();
         for e in events {
-            note(&e.comm, e.pid);
-            if let EventKind::SchedSwitch { prev_comm, prev_pid, next_comm, next_pid, .. } = &e.kind {
-                note(prev_comm, *prev_pid);
-                note(next_comm, *next_pid);
-            }
+            n.step(e);
         }
-        // The switches carry each thread's name at the time (an event's own `comm` is the last name the kernel
-        // kept for its pid): a thread that ran under another name before it was `latscope` exec'd latscope
-        // during the recording (`chrt -f 96 latscope inject …`: another latscope command, not the recording),
-        // and one whose last name is another left latscope (the recording's child command, `latscope inject`'s
-        // spinner): neither is the recording's own.
-        let mut names: Vec<(Pid, bool, bool)> = Vec::new();
-        for e in events {
-            let EventKind::SchedSwitch { prev_comm, prev_pid, next_comm, next_pid, .. } = &e.kind else { continue };
-            for (name, pid) in [(prev_comm, *prev_pid), (next_comm, *next_pid)] {
-                if !threads.iter().any(|t| t.1 == pid) {
-                    continue;
-                }
-                let ours = is_latscope_name(name.as_str());
-                match names.iter_mut().find(|n| n.0 == pid) {
-                    Some(n) => n.2 = ours,
-                    None => names.push((pid, ours, ours)),
-                }
-            }
-        }
-        threads.retain(|t| !names.iter().any(|n| n.0 == t.1 && !(n.1 && n.2)));
-        LatscopeThreads { me: 0, threads }
+        n.finish()
     }
 
     /// [`Self::mark`] over an analysis: its verdicts, wakeups and late timers.
@@ -174,6 +130,60 @@ pub fn role(comm: &str) -> String {
         Some((LatscopeWorker::Noise, n)) => format!("noise loop on CPU {n}"),
         Some((LatscopeWorker::Timer, n)) => format!("timer thread on CPU {n}"),
         None => format!("{comm} thread"),
+    }
+}
+
+/// [`LatscopeThreads::named_in`] one event at a time, for a trace too large to hold.
+#[derive(Default)]
+pub struct ThreadsNamed {
+    threads: Vec<(Pid, Pid, String)>,
+    /// Per task seen in a switch: whether its first and its last name there were latscope's.
+    names: rustc_hash::FxHashMap<Pid, (bool, bool)>,
+}
+
+impl ThreadsNamed {
+    /// The trace's next event.
+    pub fn step(&mut self, e: &Event) {
+        self.note(&e.comm, e.pid);
+        if let EventKind::SchedSwitch { prev_comm, prev_pid, next_comm, next_pid, .. } = &e.kind {
+            for (name, pid) in [(prev_comm, *prev_pid), (next_comm, *next_pid)] {
+                self.note(name, pid);
+                let ours = name.has_prefix("latscope") && is_latscope_name(name.as_str());
+                self.names.entry(pid).and_modify(|n| n.1 = ours).or_insert((ours, ours));
+            }
+        }
+    }
+
+    /// A thread starts with its parent's name (`latscope`) and names itself after: the last name holds.
+    fn note(&mut self, name: &TaskName, pid: Pid) {
+        // Every name of latscope's starts so: the others are passed over without reading them as text.
+        if pid <= 0 || !name.has_prefix("latscope") {
+            return;
+        }
+        let comm = name.as_str();
+        if !is_latscope_name(comm) {
+            // A thread that started as `latscope` and named itself otherwise is no thread of the recording:
+            // `latscope inject`'s spinner (`latscope-inject`) is a load injected on purpose, a load of the
+            // machine like any other.
+            self.threads.retain(|t| t.1 != pid);
+            return;
+        }
+        match self.threads.iter_mut().find(|t| t.1 == pid) {
+            Some(t) if t.2 != comm => t.2 = comm.to_string(),
+            Some(_) => {}
+            None => self.threads.push((0, pid, comm.to_string())),
+        }
+    }
+
+    /// The threads the trace names. The switches carry each thread's name at the time (an event's own `comm`
+    /// is the last name the kernel kept for its pid): a thread that ran under another name before it was
+    /// `latscope` exec'd latscope during the recording (`chrt -f 96 latscope inject …`: another latscope
+    /// command, not the recording), and one whose last name is another left latscope (the recording's child
+    /// command, `latscope inject`'s spinner): neither is the recording's own.
+    pub fn finish(mut self) -> LatscopeThreads {
+        let names = &self.names;
+        self.threads.retain(|t| names.get(&t.1).map_or(true, |n| n.0 && n.1));
+        LatscopeThreads { me: 0, threads: self.threads }
     }
 }
 

@@ -47,5 +47,6 @@ pub mod trace_stats;
 pub mod verdict;
 pub mod wakeup;
 pub mod wakeup_graph;
+pub mod window_found;
 pub mod windowed;
 pub mod windows;

@@ -45,6 +45,9 @@ impl TickStorm {
 
 struct Run {
     function: String,
+    /// Its first and last expiry events (a storm's evidence).
+    first: Event,
+    last: Event,
     intervals: Vec<u64>,
     start: Nanos,
     end: Nanos,
@@ -86,6 +89,7 @@ pub fn tick_storms(events: &[Event]) -> Vec<TickStorm> {
 pub struct TickStorms {
     runs: BTreeMap<CpuId, Run>,
     out: Vec<TickStorm>,
+    lines: Vec<(usize, Event)>,
 }
 
 impl TickStorms {
@@ -100,10 +104,13 @@ impl TickStorms {
                 r.intervals.push((e.ts - r.end).0);
                 r.end = e.ts;
                 r.end_index = i;
+                r.last = e.clone();
             }
             _ => {
                 let fresh = Run {
                     function: function.to_string(),
+                    first: e.clone(),
+                    last: e.clone(),
                     intervals: Vec::new(),
                     start: e.ts,
                     end: e.ts,
@@ -111,16 +118,31 @@ impl TickStorms {
                     end_index: i,
                 };
                 if let Some(old) = self.runs.insert(e.cpu, fresh) {
-                    self.out.extend(old.storm(e.cpu));
+                    self.end(e.cpu, old);
                 }
             }
         }
     }
 
+    fn end(&mut self, cpu: CpuId, r: Run) {
+        let lines = [(r.start_index, r.first.clone()), (r.end_index, r.last.clone())];
+        if let Some(s) = r.storm(cpu) {
+            self.out.push(s);
+            self.lines.extend(lines);
+        }
+    }
+
     /// The storms, longest (most expiries) first.
-    pub fn finish(mut self) -> Vec<TickStorm> {
-        self.out.extend(self.runs.into_iter().filter_map(|(cpu, r)| r.storm(cpu)));
+    pub fn finish(self) -> Vec<TickStorm> {
+        self.finish_with_lines().0
+    }
+
+    /// The storms, longest (most expiries) first, and their first and last expiry events by index.
+    pub fn finish_with_lines(mut self) -> (Vec<TickStorm>, Vec<(usize, Event)>) {
+        for (cpu, r) in std::mem::take(&mut self.runs) {
+            self.end(cpu, r);
+        }
         self.out.sort_by_key(|s| std::cmp::Reverse(s.expiries));
-        self.out
+        (self.out, self.lines)
     }
 }

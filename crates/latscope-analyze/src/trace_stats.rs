@@ -1,9 +1,10 @@
 //! [`TraceStats`]: the whole trace's statistics that one pass finds in state bounded by its CPUs, tasks,
 //! locks and interrupt sources (tick storms, priority inheritance, lock contention, interrupt durations, RT
-//! throttling), taken by the streamed pass over a trace too large to hold with the same code the whole-trace
+//! throttling, latscope's own threads), taken by the streamed pass over a trace too large to hold with the same code the whole-trace
 //! analysis runs over its events.
 
 use crate::irq_stats::{IrqStat, IrqStats};
+use crate::latscope_threads::{LatscopeThreads, ThreadsNamed};
 use crate::lock_contention::{LockContention, LockReport};
 use crate::pi_boost::{PiBoosts, PiReport};
 use crate::throttling::{ThrottleGap, ThrottleGaps};
@@ -29,6 +30,12 @@ pub struct TraceStats {
     /// The longest throttling gaps (as many as asked for), longest first, without what ran instead (the
     /// window around each finds that).
     pub throttle_longest: Vec<ThrottleGap>,
+    /// The first and last expiry events of each tick storm, by index (their verdict's evidence).
+    #[serde(skip)]
+    pub storm_lines: Vec<(usize, Event)>,
+    /// latscope's own threads, as the trace names them.
+    #[serde(skip)]
+    pub threads: LatscopeThreads,
 }
 
 /// The pass: feed it every record in order with [`StatsStream::step`], then [`StatsStream::finish`].
@@ -40,6 +47,7 @@ pub struct StatsStream {
     contexts: ContextStream,
     irqs: IrqStats,
     throttle: ThrottleGaps,
+    threads: ThreadsNamed,
     spans: Vec<(Nanos, Nanos)>,
     longest: Vec<ThrottleGap>,
 }
@@ -55,6 +63,7 @@ impl StatsStream {
             contexts: ContextStream::default(),
             irqs: IrqStats::default(),
             throttle: ThrottleGaps::default(),
+            threads: ThreadsNamed::default(),
             spans: Vec::new(),
             longest: Vec::new(),
         }
@@ -65,6 +74,7 @@ impl StatsStream {
         self.storms.step(i, e);
         self.pi.step(i, e);
         self.locks.step(i, e);
+        self.threads.step(e);
         let irqs = &mut self.irqs;
         self.contexts.step(i, e, &mut |cpu, c| irqs.add(cpu, c));
         if let Some(g) = self.throttle.step(i, e) {
@@ -87,8 +97,11 @@ impl StatsStream {
         self.cut_longest();
         let mut irqs = self.irqs;
         self.contexts.finish(&mut |cpu, c| irqs.add(cpu, c));
+        let (tick_storms, storm_lines) = self.storms.finish_with_lines();
         TraceStats {
-            tick_storms: self.storms.finish(),
+            tick_storms,
+            storm_lines,
+            threads: self.threads.finish(),
             pi: self.pi.finish(),
             locks: self.locks.finish(),
             irq_stats: irqs.finish(),

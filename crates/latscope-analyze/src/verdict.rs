@@ -146,15 +146,42 @@ pub struct VerdictParts<'a> {
     pub lost_unknown: bool,
 }
 
-fn lines(events: &[Event], idx: impl IntoIterator<Item = usize>) -> Vec<EvidenceLine> {
-    let mut v: Vec<usize> = idx.into_iter().filter(|i| *i < events.len()).collect();
+fn lines(events: &dyn Evidence, idx: impl IntoIterator<Item = usize>) -> Vec<EvidenceLine> {
+    let mut v: Vec<usize> = idx.into_iter().collect();
     v.sort_unstable();
     v.dedup();
-    v.into_iter().map(|index| EvidenceLine { index, event: events[index].clone() }).collect()
+    v.into_iter().filter_map(|index| Some(EvidenceLine { index, event: events.event(index)?.clone() })).collect()
+}
+
+/// Where the verdicts' evidence lines are read from: the analysed events, or, for a trace analysed in
+/// windows, the events its findings name, by index.
+pub trait Evidence {
+    /// The event at index `i`, when held.
+    fn event(&self, i: usize) -> Option<&Event>;
+    /// Every event, when all are held (a latency tracer's report shows the last kernel stack).
+    fn all(&self) -> &[Event];
+}
+
+impl Evidence for Vec<Event> {
+    fn event(&self, i: usize) -> Option<&Event> {
+        self.get(i)
+    }
+    fn all(&self) -> &[Event] {
+        self
+    }
+}
+
+impl Evidence for BTreeMap<usize, Event> {
+    fn event(&self, i: usize) -> Option<&Event> {
+        self.get(&i)
+    }
+    fn all(&self) -> &[Event] {
+        &[]
+    }
 }
 
 /// A verdict whose evidence lines are its explanation's evidence.
-fn verdict(kind: VerdictKind, explanation: Explanation, events: &[Event]) -> Verdict {
+fn verdict(kind: VerdictKind, explanation: Explanation, events: &dyn Evidence) -> Verdict {
     let evidence = lines(events, explanation.evidence.iter().copied());
     Verdict { kind, magnitude: explanation.magnitude, explanation, diff: None, section: None, evidence }
 }
@@ -168,7 +195,7 @@ fn finished(mut e: Explanation, evidence: Vec<usize>, pattern: Option<Pattern>, 
 }
 
 /// All verdicts of the analysis `p` (computed from `events`).
-pub fn verdicts(p: &VerdictParts<'_>, events: &[Event], ctx: &RemedyContext) -> Vec<Verdict> {
+pub fn verdicts(p: &VerdictParts<'_>, events: &dyn Evidence, ctx: &RemedyContext) -> Vec<Verdict> {
     let mut out = Vec::new();
     let mut skip_wakeup = false;
     if let Some((r, anchored)) = p.reported {
@@ -218,7 +245,7 @@ pub fn verdicts(p: &VerdictParts<'_>, events: &[Event], ctx: &RemedyContext) -> 
 
 /// The latency the trace states, explained by its wakeup (`w`) when the trace has it: the wakeup's headline
 /// with the stated latency as the magnitude; else not explained by this trace.
-fn reported(r: &ReportedLatency, w: Option<&WakeupBreakdown>, events: &[Event], ctx: &RemedyContext) -> Verdict {
+fn reported(r: &ReportedLatency, w: Option<&WakeupBreakdown>, events: &dyn Evidence, ctx: &RemedyContext) -> Verdict {
     let mut idx = vec![r.index];
     let e = match w.and_then(|w| w.headline.clone().map(|h| (w, h))) {
         Some((w, h)) => {
@@ -240,7 +267,7 @@ fn reported(r: &ReportedLatency, w: Option<&WakeupBreakdown>, events: &[Event], 
     Verdict { magnitude: r.latency, ..v }
 }
 
-fn latency_trace(r: &LatencyReport, events: &[Event], ctx: &RemedyContext) -> Verdict {
+fn latency_trace(r: &LatencyReport, events: &dyn Evidence, ctx: &RemedyContext) -> Verdict {
     let culprit = Culprit {
         task: r.task.as_ref().map(|(comm, pid)| TaskRef::new(comm.as_str(), *pid, None)),
         name: r
@@ -254,7 +281,7 @@ fn latency_trace(r: &LatencyReport, events: &[Event], ctx: &RemedyContext) -> Ve
         ..Culprit::default()
     };
     let mut idx: Vec<usize> = r.big.iter().flat_map(|b| [b.index, b.index + 1]).collect();
-    idx.extend(events.iter().rposition(|e| matches!(e.kind, EventKind::Stack { .. })));
+    idx.extend(events.all().iter().rposition(|e| matches!(e.kind, EventKind::Stack { .. })));
     // An excerpt's largest gap says little about a section mostly left out: the work it repeats does.
     let repeated = r.excerpt.as_ref().and_then(|x| x.repeated.first());
     let (culprit, idx) = match repeated {
@@ -270,7 +297,7 @@ fn latency_trace(r: &LatencyReport, events: &[Event], ctx: &RemedyContext) -> Ve
 
 /// A section with bottom halves or preemption off, from the flags column, as a verdict: only when dense
 /// enough and long enough; its evidence is its first and last event.
-fn flag_section(s: &FlagSection, events: &[Event], ctx: &RemedyContext) -> Option<Verdict> {
+fn flag_section(s: &FlagSection, events: &dyn Evidence, ctx: &RemedyContext) -> Option<Verdict> {
     if s.duration() < MIN_IRQS_OFF || !s.dense() {
         return None;
     }
@@ -285,7 +312,7 @@ fn flag_section(s: &FlagSection, events: &[Event], ctx: &RemedyContext) -> Optio
     Some(Verdict { section: Some(s.clone()), ..v })
 }
 
-fn irqs_off(r: &IrqsOffReport, events: &[Event], ctx: &RemedyContext) -> Option<Verdict> {
+fn irqs_off(r: &IrqsOffReport, events: &dyn Evidence, ctx: &RemedyContext) -> Option<Verdict> {
     // Sections from the flags column are sampled: stated only when their events are dense (see
     // [`FlagSection::dense`]), with their granularity.
     let dense = |s: &crate::timeline::IrqsOffSection| match &s.source {
@@ -318,7 +345,7 @@ fn irqs_off(r: &IrqsOffReport, events: &[Event], ctx: &RemedyContext) -> Option<
 /// [`MIN_IRQS_OFF`] whose events are too sparse to state it ([`FlagSection::dense`]), as a verdict that says
 /// only what its events show: its [`Verdict::section`] is not dense, and it has no remedy (what to do first
 /// is to measure it).
-fn sparse_section(p: &VerdictParts<'_>, events: &[Event]) -> Option<Verdict> {
+fn sparse_section(p: &VerdictParts<'_>, events: &dyn Evidence) -> Option<Verdict> {
     let irqs = p.irqs_off.cpus.iter().flat_map(|c| c.longest.iter()).filter_map(|f| flag_section_of(&f.section));
     let others = p.disabled.cpus.iter().flat_map(|c| c.longest.iter()).cloned();
     let s = irqs.chain(others).filter(|s| !s.dense() && s.duration() >= MIN_IRQS_OFF).max_by_key(|s| s.duration())?;
@@ -354,7 +381,7 @@ fn flag_section_of(s: &crate::timeline::IrqsOffSection) -> Option<FlagSection> {
     }
 }
 
-fn late_timer(p: &VerdictParts<'_>, events: &[Event], ctx: &RemedyContext) -> Option<Verdict> {
+fn late_timer(p: &VerdictParts<'_>, events: &dyn Evidence, ctx: &RemedyContext) -> Option<Verdict> {
     let l = p.hrtimers.late.first()?;
     let lateness = l.expiry.lateness.unwrap_or_default();
     // A wakeup breakdown that covers this expiry already explains it.
@@ -371,7 +398,7 @@ fn late_timer(p: &VerdictParts<'_>, events: &[Event], ctx: &RemedyContext) -> Op
     Some(verdict(VerdictKind::HrtimerLate, finished(e, idx, None, ctx), events))
 }
 
-fn throttling(t: &ThrottleSummary, events: &[Event], ctx: &RemedyContext) -> Option<Verdict> {
+fn throttling(t: &ThrottleSummary, events: &dyn Evidence, ctx: &RemedyContext) -> Option<Verdict> {
     let g = t.gaps.first()?;
     let e = Explanation::new(CauseKind::RtThrottling, Culprit::task(g.task.clone()), t.max, Some(g.cpu));
     Some(verdict(VerdictKind::RtThrottling, finished(e, g.evidence.clone(), None, ctx), events))

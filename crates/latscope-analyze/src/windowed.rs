@@ -4,18 +4,22 @@
 //! memory holds one window, whatever the trace's length.
 
 use crate::analysis::{analyze, Analysis, AnalyzeOptions, SourceInfo};
-use crate::flag_sections::{Disabled, FlagSection};
-use crate::hrtimer::{HrtimerExpiry, LateExpiry};
+
+mod merge;
+
+use crate::flag_sections::FlagSection;
+use crate::hrtimer::LateExpiry;
 use crate::irq_stats::IrqStat;
 use crate::irqsoff::IrqsOffFinding;
 use crate::lock_contention::LockReport;
 use crate::pi_boost::PiReport;
 use crate::reported::{self, ReportedLatency};
 use crate::scan::{Scan, ScanResult, SectionCandidate, TimerCandidate, TimerStart, WakeupCandidate};
-use crate::throttling::{self, ThrottleSummary};
+use crate::throttling::ThrottleSummary;
 use crate::tick_storm::TickStorm;
-use crate::timeline::IrqsOffSource;
+use crate::verdict::Verdict;
 use crate::wakeup::WakeupBreakdown;
+use crate::window_found::Found;
 use latscope_model::{CpuId, DecodedTrace, Event, Nanos, Pid, Summary, TaskName, TraceInfo, Warning};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -88,6 +92,9 @@ pub struct Window {
     pub cut: bool,
     /// The window, analysed whole.
     pub analysis: Analysis,
+    /// What it found, with the whole trace's indices (what the merged lists draw from).
+    #[serde(skip)]
+    pub found: Found,
 }
 
 /// Everything found in a trace analysed in windows.
@@ -101,10 +108,19 @@ pub struct WindowedAnalysis {
     pub source: SourceInfo,
     /// Why it was not analysed whole (the memory it would need), as the caller says.
     pub reason: String,
+    /// The conclusions over the whole trace, most important first: drawn from the merged lists and the
+    /// streamed statistics as the whole-trace analysis draws them from its own, with the evidence lines the
+    /// windows kept. Not drawn on this path: function-graph, latency-tracer and kernel-tracer (timerlat,
+    /// osnoise, hwlat) verdicts, which are each window's.
+    pub verdicts: Vec<Verdict>,
     /// Waking to switch-in of every wakeup of the selected tasks in the whole trace.
     pub wakeups: Summary,
     /// The latencies the trace states itself (the largest, and the last threshold mark).
     pub reported: Vec<ReportedLatency>,
+    /// The one the explanation is anchored on (an index into `reported`), as in the whole-trace analysis.
+    pub anchor: Option<usize>,
+    /// Whether the first of `worst` is the anchor's wakeup.
+    pub anchored_wakeup: bool,
     /// The worst wakeups, decomposed in their windows, worst first; their indices are the whole trace's.
     pub worst: Vec<WakeupBreakdown>,
     /// The longest irqs-off sections, per CPU as many as asked for, longest first, with what they delayed.
@@ -240,176 +256,41 @@ pub fn analyze_scanned<E>(
 ) -> Result<WindowedAnalysis, E> {
     let Scanned { scan, info, warnings } = scanned;
     let windows = analyze_windows(name, &info, opts, plan(&scan), stream, workers())?;
-    let mut worst: Vec<WakeupBreakdown> = Vec::new();
-    for w in &windows {
-        for b in &w.analysis.wakeups {
-            let mut b = b.clone();
-            b.map_evidence(&|i| w.global(i));
-            if !worst.iter().any(|x| x.task.pid == b.task.pid && x.switch_in == b.switch_in) {
-                worst.push(b);
-            }
-        }
-    }
-    worst.sort_by_key(|b| (std::cmp::Reverse(b.latency), b.switch_in));
-    // The wakeup the trace's own statement is about leads, as in the whole-trace analysis.
-    let anchored = reported::anchor(&scan.reported).and_then(|a| {
-        let w = windows
-            .iter()
-            .find(|w| w.analysis.anchored_wakeup && w.plan.reasons.contains(&WindowReason::Reported(a.clone())))?;
-        let mut b = w.analysis.wakeups.first()?.clone();
-        b.map_evidence(&|i| w.global(i));
-        Some(b)
-    });
-    if let Some(b) = anchored {
-        worst.retain(|x| !(x.task.pid == b.task.pid && x.switch_in == b.switch_in));
-        worst.insert(0, b);
-    }
     let top = opts.selection.top.max(1);
-    worst.truncate(top);
-    let (irqs_off, disabled, late_timers) = merged_findings(&windows, &scan, top);
-    let throttling = merged_throttling(&windows, &scan, top);
-    let exceeded =
-        opts.threshold.is_some_and(|t| windows.iter().any(|w| w.analysis.exceeded) || Nanos(scan.wakeups.max_ns) > t);
-    Ok(WindowedAnalysis {
+    let (worst, anchored_wakeup) = merge::worst(&windows, &scan, top);
+    let (irqs_off, disabled, late_timers) = merge::findings(&windows, &scan, top);
+    let throttling = merge::throttling(&windows, &scan, top);
+    let anchor = reported::anchor(&scan.reported).and_then(|a| scan.reported.iter().position(|r| r == a));
+    let mut w = WindowedAnalysis {
         schema: latscope_model::wire::SCHEMA,
         kind: "windowed_analysis",
         source: source_info(name, &scan, &info, &warnings),
         reason,
+        verdicts: Vec::new(),
         wakeups: scan.wakeups.clone(),
         reported: scan.reported.clone(),
+        anchor,
+        anchored_wakeup,
         worst,
         irqs_off,
         disabled,
         late_timers,
         throttling,
-        tick_storms: scan.stats.tick_storms,
-        pi: scan.stats.pi,
-        locks: scan.stats.locks,
-        irq_stats: scan.stats.irq_stats,
+        tick_storms: scan.stats.tick_storms.clone(),
+        pi: scan.stats.pi.clone(),
+        locks: scan.stats.locks.clone(),
+        irq_stats: scan.stats.irq_stats.clone(),
         windows,
         threshold: opts.threshold,
-        exceeded,
-    })
-}
-
-/// The windows' sections and late timers, with the whole trace's indices: per CPU (and kind) the `top` longest,
-/// the `top` latest timers. Only those the streamed pass found in the whole trace count: a window that starts
-/// inside a long section sees only its end, which is not a section of the trace. A window's irqs-off sections
-/// from the flags column are left out on a CPU that has `preemptirq` events elsewhere in the trace, as the
-/// whole-trace analysis leaves them out.
-fn merged_findings(
-    windows: &[Window],
-    scan: &ScanResult,
-    top: usize,
-) -> (Vec<IrqsOffFinding>, Vec<FlagSection>, Vec<LateExpiry>) {
-    let mut irqs_off: Vec<IrqsOffFinding> = Vec::new();
-    let mut disabled: Vec<FlagSection> = Vec::new();
-    let mut late: Vec<LateExpiry> = Vec::new();
-    let found: std::collections::HashSet<_> =
-        scan.sections.iter().map(|c| (c.cpu, c.disabled, c.start, c.end)).collect();
-    let is_found = |cpu, disabled, start, end| found.contains(&(cpu, disabled, start, end));
-    let timers: std::collections::HashSet<_> = scan.late_timers.iter().map(|t| (t.cpu, t.at)).collect();
-    for w in windows {
-        let g = |i: usize| w.global(i);
-        for f in w.analysis.irqs_off.cpus.iter().flat_map(|c| &c.longest) {
-            let flags = matches!(f.section.source, IrqsOffSource::Flags { .. });
-            let s = &f.section;
-            if (flags && scan.preemptirq_cpus.contains(&s.cpu)) || !is_found(s.cpu, Disabled::Irqs, s.start, s.end) {
-                continue;
-            }
-            let mut f = f.clone();
-            f.section.start_index = g(f.section.start_index);
-            f.section.end_index = g(f.section.end_index);
-            if let Some(d) = &mut f.delayed {
-                d.entry_index = d.entry_index.map(g);
-                d.exit_index = d.exit_index.map(g);
-                for x in &mut d.timers {
-                    map_expiry(x, &g);
-                }
-                for p in &mut d.printed {
-                    p.index = g(p.index);
-                }
-            }
-            irqs_off.push(f);
-        }
-        for s in w.analysis.disabled.cpus.iter().flat_map(|c| &c.longest) {
-            if !is_found(s.cpu, s.disabled, s.start, s.end) {
-                continue;
-            }
-            let mut s = s.clone();
-            s.start_index = g(s.start_index);
-            s.end_index = g(s.end_index);
-            disabled.push(s);
-        }
-        for l in &w.analysis.hrtimers.late {
-            if !timers.contains(&(l.expiry.cpu, l.expiry.ts)) {
-                continue;
-            }
-            let mut l = l.clone();
-            map_expiry(&mut l.expiry, &g);
-            for b in &mut l.before {
-                b.map_evidence(&g);
-            }
-            if let Some(t) = &mut l.thread {
-                for i in &mut t.evidence {
-                    *i = g(*i);
-                }
-            }
-            late.push(l);
-        }
-    }
-    irqs_off.sort_by_key(|f| (f.section.cpu, std::cmp::Reverse(f.section.duration()), f.section.start_index));
-    irqs_off.dedup_by_key(|f| (f.section.cpu, f.section.start_index, f.section.end_index));
-    keep_first_per(&mut irqs_off, top, |f| f.section.cpu);
-    // As the whole-trace report orders them: dense sections first (they can be stated), then by length.
-    disabled.sort_by_key(|s| {
-        (s.cpu, s.disabled, std::cmp::Reverse(s.dense()), std::cmp::Reverse(s.end - s.start), s.start_index)
+        exceeded: false,
+    };
+    w.verdicts = merge::verdicts(&w, &scan.stats.storm_lines, &opts.remedy);
+    merge::mark_threads(&mut w, &scan.stats.threads);
+    let worst_verdict = w.as_analysis().worst();
+    w.exceeded = opts.threshold.is_some_and(|t| {
+        worst_verdict > t || w.windows.iter().any(|w| w.analysis.exceeded) || Nanos(scan.wakeups.max_ns) > t
     });
-    disabled.dedup_by_key(|s| (s.cpu, s.disabled, s.start_index, s.end_index));
-    keep_first_per(&mut disabled, top, |s| (s.cpu, s.disabled));
-    late.sort_by_key(|l| (std::cmp::Reverse(l.expiry.lateness), l.expiry.index));
-    late.dedup_by_key(|l| l.expiry.index);
-    late.truncate(top);
-    (irqs_off, disabled, late)
-}
-
-/// The whole trace's RT throttling summary from the streamed pass, its longest gaps with what ran instead as
-/// the window around each found it (nothing when the window did not find the gap: the task's switch-out that
-/// began it was before the window).
-fn merged_throttling(windows: &[Window], scan: &ScanResult, top: usize) -> Option<ThrottleSummary> {
-    let longest = scan.stats.throttle_longest.iter().map(|g| {
-        let mut g = g.clone();
-        let found = windows.iter().find_map(|w| {
-            let t = w.analysis.throttling.as_ref()?;
-            let x =
-                t.gaps.iter().find(|x| (x.cpu, x.task.pid, x.start, x.end) == (g.cpu, g.task.pid, g.start, g.end))?;
-            Some((w, x))
-        });
-        if let Some((w, x)) = found {
-            g.ran_instead = x.ran_instead.clone();
-            for c in &mut g.ran_instead {
-                c.map_evidence(&|i| w.global(i));
-            }
-        }
-        g
-    });
-    throttling::summary_of(&scan.stats.throttle_spans, longest.collect(), top)
-}
-
-/// Keeps the first `top` of `v` of each `key`, in order.
-fn keep_first_per<T, K: std::hash::Hash + Eq>(v: &mut Vec<T>, top: usize, key: impl Fn(&T) -> K) {
-    let mut seen: FxHashMap<K, usize> = FxHashMap::default();
-    v.retain(|x| {
-        let n = seen.entry(key(x)).or_default();
-        *n += 1;
-        *n <= top
-    });
-}
-
-fn map_expiry(x: &mut HrtimerExpiry, g: &dyn Fn(usize) -> usize) {
-    x.index = g(x.index);
-    x.start_index = x.start_index.map(g);
-    x.skipped_by = x.skipped_by.map(g);
+    Ok(w)
 }
 
 fn source_info(name: &str, scan: &ScanResult, info: &TraceInfo, warnings: &[Warning]) -> SourceInfo {
@@ -517,7 +398,17 @@ impl Cut {
         events.extend(self.events);
         let trace = DecodedTrace { info: info.clone(), events, warnings: Vec::new() };
         let analysis = analyze(name, &trace, opts);
-        Window { plan: self.plan, carried: indices, first_index: self.first_index, records, cut: self.cut, analysis }
+        let mut w = Window {
+            plan: self.plan,
+            carried: indices,
+            first_index: self.first_index,
+            records,
+            cut: self.cut,
+            analysis,
+            found: Found::default(),
+        };
+        w.found = Found::of(&w.analysis, &trace.events, &|i| w.global(i));
+        w
     }
 }
 

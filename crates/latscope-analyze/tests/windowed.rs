@@ -3,6 +3,7 @@
 
 use latscope_analyze::analysis::{analyze, AnalyzeOptions};
 use latscope_analyze::scan::Scan;
+use latscope_analyze::verdict::{Verdict, VerdictKind};
 use latscope_analyze::wakeup::{TaskFilter, WakeupBreakdown, WakeupSelection};
 use latscope_analyze::windowed::{analyze_windowed, analyze_windows, plan, WindowedAnalysis};
 use latscope_model::{Event, TraceInfo, Warning};
@@ -59,6 +60,8 @@ fn compare(selection: &WakeupSelection) {
     let mut wakeups = 0;
     let (mut sections, mut timers) = (0, 0);
     let mut stats = Counted::default();
+    let (mut verdicts, mut verdict_traces) = (0, 0);
+    let mut kinds = std::collections::BTreeMap::new();
     let mut wrong = Vec::new();
     for path in event_traces() {
         let Ok(trace) = latscope_decode::decode_file(&path) else { continue };
@@ -89,6 +92,28 @@ fn compare(selection: &WakeupSelection) {
         let late_windows = json(&w.late_timers);
         forget_unrevealed_prios(&mut late_whole, &late_windows);
         stats.count(&whole);
+        // The verdicts, where the whole trace's are all of kinds the windowed path draws.
+        if whole.verdicts.iter().all(|v| DRAWN.contains(&v.kind)) {
+            verdicts += whole.verdicts.len();
+            verdict_traces += 1;
+            for v in &whole.verdicts {
+                *kinds.entry(format!("{:?}", v.kind)).or_insert(0) += 1;
+            }
+            let (mut x, y) = (json(&whole.verdicts), json(&w.verdicts));
+            forget_unrevealed_prios(&mut x, &y);
+            if x != y {
+                let kinds =
+                    |v: &[Verdict]| v.iter().map(|v| format!("{:?} {}", v.kind, v.magnitude)).collect::<Vec<_>>();
+                wrong.push(format!(
+                    "{}: verdicts:\n  whole   {:?}\n  windows {:?}\n  whole   {}\n  windows {}",
+                    path.display(),
+                    kinds(&whole.verdicts),
+                    kinds(&w.verdicts),
+                    json(&whole.verdicts),
+                    json(&w.verdicts)
+                ));
+            }
+        }
         for (what, x, y) in [
             ("tick storms", json(&whole.tick_storms), json(&w.tick_storms)),
             ("PI boosts", json(&whole.pi), json(&w.pi)),
@@ -112,15 +137,30 @@ fn compare(selection: &WakeupSelection) {
     }
     assert!(wrong.is_empty(), "{selection:?}: {} of {compared} traces differ:\n{}", wrong.len(), wrong.join("\n"));
     eprintln!(
-        "{selection:?}: {compared} traces, {wakeups} wakeups, {sections} sections, {timers} late timers; {stats:?}"
+        "{selection:?}: {compared} traces, {wakeups} wakeups, {sections} sections, {timers} late timers, {verdicts} \
+         verdicts of {verdict_traces} traces \
+         {kinds:?}; {stats:?}"
     );
     stats.enough();
+    assert!(verdicts >= 25 && verdict_traces >= 50, "{selection:?}: only {verdicts} verdicts compared");
     assert!(compared >= 5 && wakeups >= 10, "{selection:?}: only {compared} traces with {wakeups} wakeups compared");
     assert!(
         sections >= 20 && timers >= 20,
         "{selection:?}: only {sections} sections and {timers} late timers compared"
     );
 }
+
+/// The verdict kinds the windowed path draws over the whole trace.
+const DRAWN: [VerdictKind; 8] = [
+    VerdictKind::Reported,
+    VerdictKind::TickStorm,
+    VerdictKind::IrqsOff,
+    VerdictKind::Disabled,
+    VerdictKind::HrtimerLate,
+    VerdictKind::Wakeup,
+    VerdictKind::RtThrottling,
+    VerdictKind::LostEvents,
+];
 
 /// How much of the whole-trace statistics the comparison covered: traces with each, and their items.
 #[derive(Debug, Default)]

@@ -51,10 +51,14 @@ pub fn analysis(a: &mut Analysis) {
     }
 }
 
-/// [`analysis`] for each window of a windowed analysis, and the sentences of its worst wakeups.
+/// [`analysis`] for each window of a windowed analysis, and the sentences of its verdicts and worst wakeups.
 pub fn windowed(w: &mut latscope_analyze::windowed::WindowedAnalysis) {
     for win in &mut w.windows {
         analysis(&mut win.analysis);
+    }
+    let view = w.as_analysis();
+    for v in &mut w.verdicts {
+        v.explanation.sentence = analysis_verdicts::sentence(&view, v);
     }
     for b in &mut w.worst {
         let s = analysis_verdicts::wakeup_sentence(b);

@@ -26,6 +26,41 @@ fn comp_line(out: &mut dyn Write, c: &Explanation) -> io::Result<()> {
     writeln!(out, "      {:<16} {:>12}  {who}{}{cpu}", c.cause.as_str(), human(c.magnitude), explain::times(c))
 }
 
+/// The verdicts, each with why, its remedy and its evidence lines, and the threshold's outcome.
+pub fn write_verdicts(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
+    if a.verdicts.is_empty() {
+        writeln!(out, "Verdict: nothing in this trace stands out (no latency-tracer maximum, no irqs-off section,")?;
+        writeln!(out, "late timer, RT wakeup, throttling or function-graph difference to explain).")?;
+    }
+    for (i, v) in a.verdicts.iter().enumerate() {
+        writeln!(out, "Verdict {}: {}", i + 1, sentence(a, v))?;
+        if let Some(w) = explain::why(&v.explanation) {
+            writeln!(out, "  Why: {w}.")?;
+        }
+        if let Some(r) = explain::remedy(&v.explanation) {
+            writeln!(out, "  Remedy: {r}.")?;
+        }
+        if !v.evidence.is_empty() {
+            writeln!(out, "  Evidence:")?;
+            for e in &v.evidence {
+                write!(out, "    ")?;
+                write_text(&mut *out, &e.event)?;
+            }
+        }
+        writeln!(out)?;
+    }
+    if let Some(t) = a.threshold {
+        writeln!(
+            out,
+            "Threshold {}: {}",
+            human(t),
+            if a.exceeded { format!("exceeded (worst finding {})", human(a.worst())) } else { "not exceeded".into() }
+        )?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
 /// Writes the analysis as text.
 pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::Result<()> {
     let s = &a.source;
@@ -81,36 +116,7 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
         }
     }
     writeln!(out)?;
-    if a.verdicts.is_empty() {
-        writeln!(out, "Verdict: nothing in this trace stands out (no latency-tracer maximum, no irqs-off section,")?;
-        writeln!(out, "late timer, RT wakeup, throttling or function-graph difference to explain).")?;
-    }
-    for (i, v) in a.verdicts.iter().enumerate() {
-        writeln!(out, "Verdict {}: {}", i + 1, sentence(a, v))?;
-        if let Some(w) = explain::why(&v.explanation) {
-            writeln!(out, "  Why: {w}.")?;
-        }
-        if let Some(r) = explain::remedy(&v.explanation) {
-            writeln!(out, "  Remedy: {r}.")?;
-        }
-        if !v.evidence.is_empty() {
-            writeln!(out, "  Evidence:")?;
-            for e in &v.evidence {
-                write!(out, "    ")?;
-                write_text(&mut *out, &e.event)?;
-            }
-        }
-        writeln!(out)?;
-    }
-    if let Some(t) = a.threshold {
-        writeln!(
-            out,
-            "Threshold {}: {}",
-            human(t),
-            if a.exceeded { format!("exceeded (worst finding {})", human(a.worst())) } else { "not exceeded".into() }
-        )?;
-        writeln!(out)?;
-    }
+    write_verdicts(out, a)?;
     if !details {
         return Ok(());
     }

@@ -1,7 +1,7 @@
 //! Text report of `latscope analyze` on a trace analysed in windows: why, what the streamed pass found in the
 //! whole trace, the worst wakeups with what explains each, then each window's own analysis.
 
-use super::analysis::write_analysis;
+use super::analysis::{write_analysis, write_verdicts};
 use super::trace_stats::{write_irq_stats, write_locks, write_pi, write_throttling};
 use crate::events::format_ts;
 use crate::human::{counted, human};
@@ -64,8 +64,10 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
             r.index
         )?;
     }
+    writeln!(out)?;
+    write_verdicts(out, &w.as_analysis())?;
     if !w.worst.is_empty() {
-        writeln!(out, "\nWorst wakeups")?;
+        writeln!(out, "Worst wakeups")?;
         for b in &w.worst {
             writeln!(
                 out,

@@ -1,0 +1,207 @@
+//! Merging the windows' findings into the whole trace's lists, verdicts and an [`Analysis`] view of them: the
+//! worst wakeups, the longest sections, the latest timers and the longest throttling gaps, each as the
+//! whole-trace analysis would list it, with the file's event indices.
+
+use super::{Window, WindowReason, WindowedAnalysis};
+use crate::analysis::Analysis;
+use crate::disabled::{CpuDisabled, DisabledReport};
+use crate::flag_sections::{Disabled, FlagSection};
+use crate::hrtimer::{HrtimerReport, LateExpiry};
+use crate::irqsoff::{CpuIrqsOff, IrqsOffFinding, IrqsOffReport};
+use crate::latscope_threads::LatscopeThreads;
+use crate::remedy::RemedyContext;
+use crate::reported;
+use crate::scan::ScanResult;
+use crate::throttling::{self as throttle, ThrottleGap, ThrottleSummary};
+use crate::timeline::IrqsOffSource;
+use crate::verdict::{self, Verdict, VerdictParts};
+use crate::wakeup::WakeupBreakdown;
+use latscope_model::{Event, Summary};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// The `top` worst wakeups the windows decomposed, worst first, the one the trace's own statement is about
+/// leading as in the whole-trace analysis; and whether it leads.
+pub fn worst(windows: &[Window], scan: &ScanResult, top: usize) -> (Vec<WakeupBreakdown>, bool) {
+    let mut worst: Vec<WakeupBreakdown> = Vec::new();
+    for b in windows.iter().flat_map(|w| &w.found.wakeups) {
+        if !worst.iter().any(|x| x.task.pid == b.task.pid && x.switch_in == b.switch_in) {
+            worst.push(b.clone());
+        }
+    }
+    worst.sort_by_key(|b| (std::cmp::Reverse(b.latency), b.switch_in));
+    let anchored = reported::anchor(&scan.reported).and_then(|a| {
+        let w = windows
+            .iter()
+            .find(|w| w.analysis.anchored_wakeup && w.plan.reasons.contains(&WindowReason::Reported(a.clone())))?;
+        w.found.wakeups.first().cloned()
+    });
+    let anchored_wakeup = anchored.is_some();
+    if let Some(b) = anchored {
+        worst.retain(|x| !(x.task.pid == b.task.pid && x.switch_in == b.switch_in));
+        worst.insert(0, b);
+    }
+    worst.truncate(top);
+    (worst, anchored_wakeup)
+}
+
+/// The windows' sections and late timers, with the whole trace's indices: per CPU (and kind) the `top` longest,
+/// the `top` latest timers. Only those the streamed pass found in the whole trace count: a window that starts
+/// inside a long section sees only its end, which is not a section of the trace. A window's irqs-off sections
+/// from the flags column are left out on a CPU that has `preemptirq` events elsewhere in the trace, as the
+/// whole-trace analysis leaves them out.
+pub fn findings(
+    windows: &[Window],
+    scan: &ScanResult,
+    top: usize,
+) -> (Vec<IrqsOffFinding>, Vec<FlagSection>, Vec<LateExpiry>) {
+    let mut irqs_off: Vec<IrqsOffFinding> = Vec::new();
+    let mut disabled: Vec<FlagSection> = Vec::new();
+    let mut late: Vec<LateExpiry> = Vec::new();
+    let found: std::collections::HashSet<_> =
+        scan.sections.iter().map(|c| (c.cpu, c.disabled, c.start, c.end)).collect();
+    let is_found = |cpu, disabled, start, end| found.contains(&(cpu, disabled, start, end));
+    let timers: std::collections::HashSet<_> = scan.late_timers.iter().map(|t| (t.cpu, t.at)).collect();
+    for w in windows {
+        for f in &w.found.irqs_off {
+            let flags = matches!(f.section.source, IrqsOffSource::Flags { .. });
+            let s = &f.section;
+            if (flags && scan.preemptirq_cpus.contains(&s.cpu)) || !is_found(s.cpu, Disabled::Irqs, s.start, s.end) {
+                continue;
+            }
+            irqs_off.push(f.clone());
+        }
+        disabled.extend(w.found.disabled.iter().filter(|s| is_found(s.cpu, s.disabled, s.start, s.end)).cloned());
+        late.extend(w.found.late.iter().filter(|l| timers.contains(&(l.expiry.cpu, l.expiry.ts))).cloned());
+    }
+    irqs_off.sort_by_key(|f| (f.section.cpu, std::cmp::Reverse(f.section.duration()), f.section.start_index));
+    irqs_off.dedup_by_key(|f| (f.section.cpu, f.section.start_index, f.section.end_index));
+    keep_first_per(&mut irqs_off, top, |f| f.section.cpu);
+    // As the whole-trace report orders them: dense sections first (they can be stated), then by length.
+    disabled.sort_by_key(|s| {
+        (s.cpu, s.disabled, std::cmp::Reverse(s.dense()), std::cmp::Reverse(s.end - s.start), s.start_index)
+    });
+    disabled.dedup_by_key(|s| (s.cpu, s.disabled, s.start_index, s.end_index));
+    keep_first_per(&mut disabled, top, |s| (s.cpu, s.disabled));
+    late.sort_by_key(|l| (std::cmp::Reverse(l.expiry.lateness), l.expiry.index));
+    late.dedup_by_key(|l| l.expiry.index);
+    late.truncate(top);
+    (irqs_off, disabled, late)
+}
+
+/// The whole trace's RT throttling summary from the streamed pass, its longest gaps with what ran instead as
+/// the window around each found it (nothing when the window did not find the gap: the task's switch-out that
+/// began it was before the window).
+pub fn throttling(windows: &[Window], scan: &ScanResult, top: usize) -> Option<ThrottleSummary> {
+    let longest = scan.stats.throttle_longest.iter().map(|g| {
+        let mut g = g.clone();
+        let same = |x: &&ThrottleGap| (x.cpu, x.task.pid, x.start, x.end) == (g.cpu, g.task.pid, g.start, g.end);
+        if let Some(x) = windows.iter().flat_map(|w| &w.found.throttle).find(same) {
+            g.ran_instead = x.ran_instead.clone();
+        }
+        g
+    });
+    throttle::summary_of(&scan.stats.throttle_spans, longest.collect(), top)
+}
+
+/// The verdicts over the whole trace (see [`WindowedAnalysis::verdicts`]), from `w`'s merged lists, with the
+/// evidence lines its windows kept and those of the tick storms (`storm_lines`).
+pub fn verdicts(w: &WindowedAnalysis, storm_lines: &[(usize, Event)], ctx: &RemedyContext) -> Vec<Verdict> {
+    let mut lines: BTreeMap<usize, Event> = w.windows.iter().flat_map(|w| w.found.lines.iter().cloned()).collect();
+    lines.extend(storm_lines.iter().cloned());
+    let a = w.as_analysis();
+    let parts = VerdictParts {
+        latency_trace: None,
+        irqs_off: &a.irqs_off,
+        disabled: &a.disabled,
+        reported: a.anchor.and_then(|i| a.reported.get(i)).map(|r| (r, a.anchored_wakeup)),
+        tick_storms: &a.tick_storms,
+        hrtimers: &a.hrtimers,
+        wakeups: &a.wakeups,
+        throttling: a.throttling.as_ref(),
+        funcgraph: None,
+        lost: &a.source.lost,
+        lost_unknown: !a.source.lost_unknown.is_empty(),
+    };
+    verdict::verdicts(&parts, &lines, ctx)
+}
+
+/// Names latscope's own threads where the merged results blame a task, as the whole trace names them (as the
+/// whole-trace analysis does).
+pub fn mark_threads(w: &mut WindowedAnalysis, threads: &LatscopeThreads) {
+    w.verdicts.iter_mut().for_each(|v| threads.mark(&mut v.explanation));
+    for b in &mut w.worst {
+        b.components.iter_mut().chain(b.headline.as_mut()).for_each(|e| threads.mark(e));
+    }
+    w.late_timers.iter_mut().flat_map(|l| &mut l.before).for_each(|e| threads.mark(e));
+}
+
+impl WindowedAnalysis {
+    /// The merged results as a whole-trace [`Analysis`] holds them (its section and timer statistics empty):
+    /// what the verdicts are drawn from and worded with.
+    pub fn as_analysis(&self) -> Analysis {
+        let mut irqs_off = IrqsOffReport::default();
+        for f in &self.irqs_off {
+            match irqs_off.cpus.last_mut() {
+                Some(c) if c.cpu == f.section.cpu => c.longest.push(f.clone()),
+                _ => irqs_off.cpus.push(CpuIrqsOff {
+                    cpu: f.section.cpu,
+                    summary: Summary::default(),
+                    buckets: Vec::new(),
+                    longest: vec![f.clone()],
+                }),
+            }
+        }
+        irqs_off.from_preemptirq =
+            self.irqs_off.iter().any(|f| matches!(f.section.source, IrqsOffSource::Preemptirq { .. }));
+        let mut disabled = DisabledReport::default();
+        for s in &self.disabled {
+            match disabled.cpus.last_mut() {
+                Some(c) if (c.cpu, c.disabled) == (s.cpu, s.disabled) => c.longest.push(s.clone()),
+                _ => disabled.cpus.push(CpuDisabled {
+                    cpu: s.cpu,
+                    disabled: s.disabled,
+                    count: 0,
+                    longest: vec![s.clone()],
+                }),
+            }
+        }
+        Analysis {
+            schema: self.schema,
+            kind: "analysis",
+            source: self.source.clone(),
+            verdicts: self.verdicts.clone(),
+            latency_trace: None,
+            irqs_off,
+            disabled,
+            hrtimers: HrtimerReport { late: self.late_timers.clone(), ..HrtimerReport::default() },
+            wakeups: self.worst.clone(),
+            throttling: self.throttling.clone(),
+            reported: self.reported.clone(),
+            anchor: self.anchor,
+            anchored_wakeup: self.anchored_wakeup,
+            tick_storms: self.tick_storms.clone(),
+            pi: self.pi.clone(),
+            locks: self.locks.clone(),
+            funcgraph: None,
+            diff: None,
+            irq_stats: self.irq_stats.clone(),
+            threshold: self.threshold,
+            exceeded: self.exceeded,
+            rtla: None,
+            hwlat: None,
+            osnoise: None,
+            timerlat: None,
+        }
+    }
+}
+
+/// Keeps the first `top` of `v` of each `key`, in order.
+fn keep_first_per<T, K: std::hash::Hash + Eq>(v: &mut Vec<T>, top: usize, key: impl Fn(&T) -> K) {
+    let mut seen: FxHashMap<K, usize> = FxHashMap::default();
+    v.retain(|x| {
+        let n = seen.entry(key(x)).or_default();
+        *n += 1;
+        *n <= top
+    });
+}
