@@ -2,6 +2,7 @@
 
 use crate::timeline::{Activity, ContextSpan, Timeline};
 use latscope_model::{CpuId, LatencyHistogram, Nanos, Summary};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -35,34 +36,55 @@ pub fn irq_stats(timeline: &Timeline) -> Vec<IrqStat> {
     s.finish()
 }
 
-/// [`irq_stats`] one interrupt context at a time: the state is a histogram per source and CPU.
+/// [`irq_stats`] one interrupt context at a time: the state is a histogram per interrupt and CPU.
 #[derive(Default)]
 pub struct IrqStats {
-    acc: BTreeMap<(&'static str, String, CpuId), (LatencyHistogram, Nanos, Nanos)>,
+    acc: FxHashMap<(Activity, CpuId), (LatencyHistogram, Nanos, Nanos)>,
 }
 
 impl IrqStats {
     /// An interrupt context that ended on `cpu` (anything else is not counted).
     pub fn add(&mut self, cpu: CpuId, c: &ContextSpan) {
-        let (kind, name) = match &c.activity {
-            Activity::Irq { irq, name } => ("irq", format!("{irq}:{name}")),
-            Activity::Vector { name } => ("vector", name.to_string()),
-            Activity::Softirq { name, .. } => ("softirq", name.to_string()),
-            Activity::Nmi { handler } => ("nmi", handler.to_string()),
-            a @ Activity::HardIrq { .. } => ("irq", a.label()),
-            _ => return,
+        if !matches!(
+            c.activity,
+            Activity::Irq { .. }
+                | Activity::Vector { .. }
+                | Activity::Softirq { .. }
+                | Activity::Nmi { .. }
+                | Activity::HardIrq { .. }
+        ) {
+            return;
+        }
+        let e = match self.acc.get_mut(&(c.activity.clone(), cpu)) {
+            Some(e) => e,
+            None => self
+                .acc
+                .entry((c.activity.clone(), cpu))
+                .or_insert_with(|| (LatencyHistogram::new(), Nanos::ZERO, Nanos::ZERO)),
         };
-        let e =
-            self.acc.entry((kind, name, cpu)).or_insert_with(|| (LatencyHistogram::new(), Nanos::ZERO, Nanos::ZERO));
         e.0.record(c.duration());
         e.1 = e.1 + c.duration();
         e.2 = e.2 + c.self_time;
     }
 
-    /// Every source, largest total first.
+    /// Every source (kind and name) per CPU, largest total first.
     pub fn finish(self) -> Vec<IrqStat> {
-        let mut out: Vec<IrqStat> = self
-            .acc
+        let mut by_name: BTreeMap<(&'static str, String, CpuId), (LatencyHistogram, Nanos, Nanos)> = BTreeMap::new();
+        for ((activity, cpu), (h, total, self_total)) in self.acc {
+            let (kind, name) = match &activity {
+                Activity::Irq { irq, name } => ("irq", format!("{irq}:{name}")),
+                Activity::Vector { name } => ("vector", name.to_string()),
+                Activity::Softirq { name, .. } => ("softirq", name.to_string()),
+                Activity::Nmi { handler } => ("nmi", handler.to_string()),
+                a => ("irq", a.label()),
+            };
+            let e =
+                by_name.entry((kind, name, cpu)).or_insert_with(|| (LatencyHistogram::new(), Nanos::ZERO, Nanos::ZERO));
+            e.0.merge(&h);
+            e.1 = e.1 + total;
+            e.2 = e.2 + self_total;
+        }
+        let mut out: Vec<IrqStat> = by_name
             .into_iter()
             .map(|((kind, name, cpu), (h, total, self_total))| IrqStat {
                 kind,

@@ -88,6 +88,13 @@ pub struct ThrottleGaps {
 impl ThrottleGaps {
     /// The trace's event `i`: the gap it ends, if any.
     pub fn step(&mut self, i: usize, e: &Event) -> Option<ThrottleGap> {
+        // Only a switch changes anything while no RT task waits (most events of most traces).
+        if self.open.is_empty()
+            && self.waiting.values().all(Vec::is_empty)
+            && !matches!(e.kind, EventKind::SchedSwitch { .. })
+        {
+            return None;
+        }
         let (waiting, open) = (&mut self.waiting, &mut self.open);
         // A waiting RT task that is current again resumed even if its switch-in is not in the trace.
         let resumed = waiting.get(&e.cpu).is_some_and(|w| w.iter().any(|(_, t)| t.pid == e.pid));

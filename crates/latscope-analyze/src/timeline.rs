@@ -370,7 +370,7 @@ impl Timeline {
         let mut states: BTreeMap<CpuId, CpuState> = BTreeMap::new();
         let mut tl = Timeline::default();
         for (idx, e) in events.iter().enumerate() {
-            let st = states.entry(e.cpu).or_insert_with(|| CpuState::new(e));
+            let st = states.entry(e.cpu).or_insert_with(|| CpuState::new(e, true));
             let out = tl.cpus.entry(e.cpu).or_default();
             st.step(idx, e, out, &mut tl.unmatched_exits);
         }
@@ -403,9 +403,8 @@ pub struct ContextStream {
 impl ContextStream {
     /// The trace's event `idx`; `ended` gets the contexts it closed.
     pub fn step(&mut self, idx: usize, e: &Event, ended: &mut dyn FnMut(CpuId, &ContextSpan)) {
-        let (st, out) = self.cpus.entry(e.cpu).or_insert_with(|| (CpuState::new(e), CpuTimeline::default()));
+        let (st, out) = self.cpus.entry(e.cpu).or_insert_with(|| (CpuState::new(e, false), CpuTimeline::default()));
         st.step(idx, e, out, &mut self.unmatched);
-        st.flags.done.clear();
         out.hand_on(e.cpu, ended);
     }
 
@@ -449,6 +448,8 @@ struct OpenIrqsOff {
 }
 
 struct CpuState {
+    /// Whether it builds the whole timeline (segments, flag sections); else only the interrupt contexts.
+    whole: bool,
     cpu: CpuId,
     task: Activity,
     stack: Vec<OpenContext>,
@@ -536,8 +537,9 @@ fn irq_handler_shown(e: &Event) -> Option<Text> {
 }
 
 impl CpuState {
-    fn new(e: &Event) -> CpuState {
+    fn new(e: &Event, whole: bool) -> CpuState {
         CpuState {
+            whole,
             cpu: e.cpu,
             task: task_activity(&e.comm, e.pid, None),
             stack: Vec::new(),
@@ -559,7 +561,7 @@ impl CpuState {
 
     /// Closes the current segment at `ts` (the innermost activity is about to change).
     fn cut(&mut self, ts: Nanos, out: &mut CpuTimeline) {
-        if ts > self.seg_start {
+        if ts > self.seg_start && self.whole {
             out.segments.close(self.seg_start, ts, self.innermost());
         }
         self.seg_start = self.seg_start.max(ts);
@@ -633,7 +635,9 @@ impl CpuState {
             out.untraced_switches.push(UntracedSwitch { index: idx, pid: e.pid, at });
         }
         self.last_ts = e.ts;
-        self.flags.step(self.cpu, idx, e);
+        if self.whole {
+            self.flags.step(self.cpu, idx, e);
+        }
         let irq_exit = self.irq_exit.take();
         self.infer_hardirq(idx, e, irq_exit, out);
         match &e.kind {
