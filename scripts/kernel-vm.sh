@@ -166,19 +166,41 @@ run() {
     kdir=$(kernel_dir)
     base=$(base_cpio "$kdir")
     work=$(mktemp -d)
-    trap 'rm -rf "${work:-}"' EXIT
+    trap 'kill "${qemu:-}" 2>/dev/null || true; rm -rf "${work:-}"' EXIT
     run_cpio "$script" "$work/run.cpio"
     cat "$base" "$work/run.cpio" >"$work/initrd.cpio"
     truncate -s 128M "$work/out.img"
-    rc=0
-    timeout --foreground -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1024 \
+    # The monitor on a pair of FIFOs (qemu opens both read-write: neither side blocks): a guest that hangs has
+    # its vCPUs' state dumped there before it is killed. nokaslr: the same kernel symbols at the same addresses
+    # in every boot, so a dumped RIP can be looked up in /proc/kallsyms of any boot of the kernel.
+    mkfifo "$work/monitor.in" "$work/monitor.out"
+    qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1024 \
         -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio" \
-        -append "console=ttyS0 panic=-1 loglevel=4 ${LATSCOPE_GUEST_APPEND:-}" \
+        -append "console=ttyS0 panic=-1 loglevel=4 nokaslr ${LATSCOPE_GUEST_APPEND:-}" \
         -drive "file=$work/out.img,format=raw,if=virtio" \
-        -nographic -no-reboot -monitor none -serial stdio </dev/null >"$work/console.log" 2>&1 || rc=$?
+        -nographic -no-reboot -monitor "pipe:$work/monitor" -serial stdio </dev/null >"$work/console.log" 2>&1 &
+    qemu=$!
+    waited=0
+    while kill -0 "$qemu" 2>/dev/null && [ "$waited" -lt "$timeout_s" ]; do
+        sleep 1
+        waited=$((waited + 1))
+    done
+    rc=0
     mkdir -p "$outdir"
+    if kill -0 "$qemu" 2>/dev/null; then
+        printf 'info cpus\ninfo registers -a\n' >"$work/monitor.in"
+        sleep 2
+        timeout 3 cat "$work/monitor.out" >"$outdir/monitor.txt" 2>&1 || true
+        kill "$qemu" 2>/dev/null || true
+        sleep 2
+        kill -9 "$qemu" 2>/dev/null || true
+        wait "$qemu" 2>/dev/null || true
+        rc=124
+    else
+        wait "$qemu" || rc=$?
+    fi
     cp "$work/console.log" "$outdir/console.log"
-    [ $rc = 124 ] || [ $rc = 137 ] && die "guest timed out after ${timeout_s}s (console: $outdir/console.log)"
+    [ $rc = 124 ] && die "guest timed out after ${timeout_s}s (console: $outdir/console.log; vCPU registers: $outdir/monitor.txt)"
     [ $rc = 0 ] || die "qemu exited with $rc (console: $outdir/console.log)"
     grep -q LATSCOPE-GUEST-DONE "$work/console.log" || die "the guest stopped before its script ended (console: $outdir/console.log)"
     tar xf "$work/out.img" -C "$outdir" 2>/dev/null || die "the guest wrote no output (console: $outdir/console.log)"

@@ -3,7 +3,8 @@
 //! script boots once per test binary, one guest at a time on the machine (`live::guest_lock`), e.g.
 //! `tests/guest/kernel-facts.sh`; the tests assert on what it left, decoded and analysed with the
 //! latscope under test. TCG timings mean nothing: only what happened is asserted, never how long it took.
-//! Without qemu (or busybox, cpio, rtla, trace-cmd, chrt) the tests skip, and fail under
+//! A guest's output (`/tmp/latscope-guest-KERNEL-SCRIPT-PID`) is removed when the binary exits, and kept, its path
+//! printed, when a test that read it failed. Without qemu (or busybox, cpio, rtla, trace-cmd, chrt) the tests skip, and fail under
 //! `LATSCOPE_REQUIRE_LIVE=1`.
 
 mod live;
@@ -48,6 +49,7 @@ fn boot(cell: &'static OnceLock<Result<PathBuf, String>>, kernel: &'static str, 
         return None;
     }
     let result = cell.get_or_init(|| {
+        keep_on_failure();
         let _one = BOOTING.lock().unwrap_or_else(|e| e.into_inner());
         // Another guest halves this one's vCPUs (tests/live/guest_lock.rs): one guest on the machine at a time.
         let _guest = live::guest_lock::take();
@@ -65,6 +67,7 @@ fn boot(cell: &'static OnceLock<Result<PathBuf, String>>, kernel: &'static str, 
             .status()
             .map_err(|e| format!("cannot run scripts/kernel-vm.sh: {e}"))?;
         if status.success() {
+            outputs().lock().unwrap_or_else(|e| e.into_inner()).push((out.clone(), false));
             Ok(out)
         } else {
             let log = std::fs::read_to_string(out.join("guest.log")).unwrap_or_default();
@@ -72,9 +75,52 @@ fn boot(cell: &'static OnceLock<Result<PathBuf, String>>, kernel: &'static str, 
         }
     });
     match result {
-        Ok(p) => Some(p.as_path()),
+        Ok(p) => {
+            USED.with(|u| u.borrow_mut().push(p.clone()));
+            Some(p.as_path())
+        }
         Err(e) => panic!("{e}"),
     }
+}
+
+/// The output directories of the guests booted, each with whether a test that read it failed.
+fn outputs() -> &'static Mutex<Vec<(PathBuf, bool)>> {
+    static OUTPUTS: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
+    &OUTPUTS
+}
+
+thread_local! {
+    /// The guest outputs the test on this thread read (with one test thread, those of every test so far).
+    static USED: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A guest's output directory is removed when the test binary exits, unless a test that read it failed: then
+/// it is kept, and its path is printed with the failure. A guest that failed to boot keeps it too (its panic
+/// names it).
+fn keep_on_failure() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let used = USED.with(|u| u.borrow().clone());
+            if let Ok(mut outputs) = outputs().lock() {
+                for (dir, failed) in outputs.iter_mut().filter(|(d, _)| used.contains(d)) {
+                    *failed = true;
+                    eprintln!("guest output kept: {}", dir.display());
+                }
+            }
+            default(info);
+        }));
+        extern "C" fn remove_passed_outputs() {
+            if let Ok(outputs) = outputs().lock() {
+                for (dir, _) in outputs.iter().filter(|(_, failed)| !failed) {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+            }
+        }
+        // SAFETY: registers a function without arguments that libc runs once at exit.
+        unsafe { libc::atexit(remove_passed_outputs) };
+    });
 }
 
 fn read(dir: &Path, name: &str) -> String {
@@ -190,21 +236,36 @@ fn std_top_level_buffer_as_on_a_fresh_boot() {
 }
 
 /// On PREEMPT_RT the serial console's IRQ thread (irq/4-ttyS0, SCHED_FIFO 50) waits on the port lock, an
-/// rt_mutex, that the writing shell holds, and boosts it: `latscope record` records `sched_pi_setprio` and
-/// `analyze` names the boosted task and the real-time priority it inherited.
+/// rt_mutex, that a writing shell holds, and boosts it: `latscope record` records `sched_pi_setprio` and
+/// `analyze` names the boosted task and the real-time priority it inherited. Which writer holds the lock when
+/// irq/4 wants it is the guest's timing: the SCHED_FIFO 10 one alone was boosted (to FIFO 50, 200 times) in
+/// some runs, the normal one in others; either is the mechanism, a task raised above its own priority.
 #[test]
 #[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
 fn rt_priority_inheritance_is_recorded_and_named() {
     let Some(dir) = guest("rt") else { return };
     let a: Value = serde_json::from_str(&read(dir, "rt-scenario.json")).expect("analysis JSON");
     let boosts = a["pi"]["boosts"].as_array().expect("pi.boosts");
-    let rt_boost = boosts.iter().find(|b| {
-        let own = b["task"]["prio"].as_i64().unwrap_or(0);
-        let top = b["top_prio"].as_i64().unwrap_or(999);
-        own >= 100 && top < 100 && b["count"].as_u64().unwrap_or(0) > 0
-    });
-    assert!(rt_boost.is_some(), "no normal task boosted to a real-time priority: {boosts:?}");
-    assert!(read(dir, "analyze.txt").contains("Priority inheritance:"), "{}", read(dir, "analyze.txt"));
+    let rt_boost = boosts
+        .iter()
+        .find(|b| {
+            let own = b["task"]["prio"].as_i64().unwrap_or(0);
+            let top = b["top_prio"].as_i64().unwrap_or(999);
+            top < own && top < 100 && b["count"].as_u64().unwrap_or(0) > 0
+        })
+        .unwrap_or_else(|| panic!("no task boosted to a higher real-time priority: {boosts:?}"));
+    let text = read(dir, "analyze.txt");
+    let named = format!(
+        "{}:{} on CPU {} boosted {} time",
+        rt_boost["task"]["comm"].as_str().unwrap_or("?"),
+        rt_boost["task"]["pid"],
+        rt_boost["cpu"],
+        rt_boost["count"]
+    );
+    let section = text.split_once("Priority inheritance:").map(|(_, r)| r).unwrap_or_else(|| panic!("{text}"));
+    let line =
+        section.lines().find(|l| l.trim_start().starts_with(&named)).unwrap_or_else(|| panic!("{named}: {text}"));
+    assert!(line.contains(&format!("to SCHED_FIFO/RR {}", 99 - rt_boost["top_prio"].as_i64().unwrap_or(0))), "{line}");
 }
 
 /// The audit on PREEMPT_RT reads the kernel threads' priorities: for a SCHED_FIFO 95 thread on CPU 1, the
@@ -246,14 +307,20 @@ fn rt_ktimers_deferral_is_explained_as_the_threads_wait() {
     // (Under TCG the timer interrupts in between take tens of ms too; they are listed, by their own time.)
     let task = before.iter().find(|c| c["cause"] == "blocking_task").expect("a task held the CPU");
     assert_eq!(task["culprit"]["task"]["prio"], 3, "{worst}");
-    // The text's first verdict says the same: a kernel thread (ktimers/N, or rcuc/N when its wait ranks
-    // first in this run) waited behind the FIFO 96 spinner (latscope-inject, named with its pid), not an
-    // irqs-off section.
+    // The text says the same of that wakeup: ktimers/1 waited behind the FIFO 96 spinner, named as the load it
+    // is (latscope-inject with its pid, not "latscope's own main thread"), not an irqs-off section. It need not
+    // be the first verdict: under TCG a wait on CPU 0 can be longer (ktimers/0 419 ms behind the injector's own
+    // execve of the latscope binary once).
     let text = read(dir, "analyze.txt");
-    let first = text.lines().find(|l| l.starts_with("Verdict 1:")).unwrap_or_default();
     let spinner = task["culprit"]["task"]["pid"].as_u64().unwrap_or(0);
-    assert!(first.contains(&format!("pid {spinner}")), "the spinner (pid {spinner}) not named first: {text}");
-    assert!(!first.contains("irqs off") && !first.contains("interrupts were disabled"), "{text}");
+    let block = text
+        .split("\nWakeup #")
+        .find(|b| b.split_once(": ").is_some_and(|(_, r)| r.starts_with("ktimers/1:")) && b.contains("on CPU 1:"))
+        .unwrap_or_else(|| panic!("no wakeup of ktimers/1 in the text: {text}"));
+    let block = block.split("\n\n").next().unwrap_or_default();
+    assert!(block.contains(&format!("latscope-inject (pid {spinner}, SCHED_FIFO/RR prio 96)")), "{block}");
+    assert!(!block.contains("latscope's own"), "the injected load passed off as latscope's own: {block}");
+    assert!(!block.contains("irqs off") && !block.contains("interrupts were disabled"), "{block}");
 }
 
 /// wakeup_rt's context-switch records (`17: 98:I ==> [000] 15: 98:R ktimers/0`) decode as context
@@ -497,15 +564,16 @@ fn rt_osnoise_backend_names_the_injected_thread_with_its_spin() {
     );
     let text = read(dir, "latscope-injected.txt");
     assert!(text.contains("thread latscope-inject (pid "), "{text}");
-    let worst = &cpu["gaps"]["top"][0];
-    let (Some(g_start), Some(g_len)) = (worst["start_ns"].as_u64(), worst["duration_ns"].as_u64()) else {
-        panic!("{worst}")
+    // One of the longest noises the osnoise thread saw covers the spin: it began no later than the spin (1 ms
+    // for the clock reads around it) and ended no earlier. Not necessarily the longest: under TCG the host
+    // stalls the guest for as long (a 177 ms noise of no one source, 450 ms before a 116 ms spin, once), and
+    // those stalls are the guest's noise too.
+    let top = cpu["gaps"]["top"].as_array().expect("gaps.top");
+    let covers = |g: &Value| match (g["start_ns"].as_u64(), g["duration_ns"].as_u64()) {
+        (Some(s), Some(l)) => s <= start + 1_000_000 && s + l + 1_000_000 >= end,
+        _ => false,
     };
-    // The noise began no later than the spin (1 ms for the clock reads around it) and ended no earlier.
-    assert!(
-        g_start <= start + 1_000_000 && g_start + g_len + 1_000_000 >= end,
-        "noise {g_start}+{g_len}, spin {start}..{end}"
-    );
+    assert!(top.iter().any(covers), "no noise covers the spin {start}..{end}: {top:?}");
 }
 
 /// rtla osnoise top, run in the same guest with the same spin, saw it too: its longest single noise is
@@ -820,7 +888,7 @@ fn rt_timerlat_trace_explains_the_worst_irq_latencies() {
     assert!(report.contains("The worst timer IRQ latencies (timerlat)"), "not in the report");
 }
 
-/// With --stop-on-threshold the kernel stops recording at the first thread latency above 50 ms (the spin): the
+/// With --stop-on-threshold the kernel stops recording at the first thread latency above 250 ms (the 400 ms spin): the
 /// run says the trace was frozen there, and the window it kept still explains the spinner.
 #[test]
 #[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
@@ -859,7 +927,7 @@ fn rt_timerlat_trace_leaves_tracing_as_found_also_on_signals() {
     }
 }
 
-/// rtla timerlat top -a 50000 on the same spin stopped at it too, its thread maximum covering the spin (Debian's
+/// rtla timerlat top -a 250000 on the same kind of spin (400 ms) stopped at it too, its thread maximum covering the spin (Debian's
 /// rtla 6.1 has no auto-analysis yet: it came with 6.3): both tools saw the injected delay.
 #[test]
 #[ignore = "guest test: run by make test-kernels; not yet reliable enough for make test (#17, README)"]
@@ -999,16 +1067,18 @@ fn std_timer_trace_graph_compares_the_worst_wakeup_live() {
     assert_eq!(g["cpu"], 1, "no graph comparison of CPU 1: {}\n{text}", r["trace"]["notes"]);
     let wakeups = g["wakeups"].as_u64().unwrap_or(0);
     assert!(wakeups > 100, "only {wakeups} traced wakeups in 3 s at 1 ms");
+    // Both windows hold calls and their trees differ. Which holds more is TCG timing: the worst measured sample
+    // may be a host stall after the switch-in, outside its window (27.5 ms of a 27.8 ms sample once, its window
+    // 317 us with 633 us of calls against the median's 435 us with 870 us).
     let (worst, normal) = (g["worst_calls_ns"].as_u64().unwrap_or(0), g["normal_calls_ns"].as_u64().unwrap_or(0));
-    assert!(normal > 0 && worst > normal, "calls in the windows: worst {worst} ns, normal {normal} ns");
+    assert!(normal > 0 && worst > 0, "calls in the windows: worst {worst} ns, normal {normal} ns");
     assert!(g["entries"].as_array().is_some_and(|e| !e.is_empty()), "no differing call: {g}");
     // The worst wakeup compared is the worst measured sample that the trace holds as a wakeup (the thread asleep
-    // on its timer: one it was preempted out of before sleeping has no window), and later than the normal one.
+    // on its timer: one it was preempted out of before sleeping has no window); the normal one is another.
     let measured: Vec<&Value> =
         r["cpus"][0]["worst"].as_array().into_iter().flatten().map(|w| &w["expected_ns"]).collect();
     assert!(measured.contains(&&g["worst"]["expected_ns"]), "{g}\nmeasured worst: {measured:?}");
-    let late = |w: &Value| w["woke_ns"].as_u64().unwrap_or(0).saturating_sub(w["expected_ns"].as_u64().unwrap_or(0));
-    assert!(late(&g["worst"]) >= late(&g["normal"]), "{g}");
+    assert_ne!(g["worst"]["expected_ns"], g["normal"]["expected_ns"], "{g}");
     assert!(text.contains("Function graph of CPU 1, worst wakeup at"), "{text}");
     assert_eq!(read(dir, "state-after"), read(dir, "state-before"), "top-level tracing state after --graph");
     graph_buffers_kept(dir, "buffers-after");
