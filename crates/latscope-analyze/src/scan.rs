@@ -173,6 +173,8 @@ pub struct ScanResult {
     pub late_timers: Vec<TimerCandidate>,
     /// The whole trace's statistics (tick storms, PI, locks, interrupt durations, RT throttling).
     pub stats: TraceStats,
+    /// Per CPU with sections: their counts and durations.
+    pub section_counts: Vec<SectionCounts>,
 }
 
 /// A task woken and not yet switched in.
@@ -201,6 +203,62 @@ struct CpuState {
     irqs_off: Option<Nanos>,
     saw_preemptirq: bool,
     flags: FlagTracker,
+    counts: Counting,
+}
+
+/// A CPU's sections counted as they end.
+#[derive(Default)]
+struct Counting {
+    /// Durations of the irqs-off sections from `preemptirq` events, and from the flags column.
+    preemptirq: Option<LatencyHistogram>,
+    flags: Option<LatencyHistogram>,
+    bottom_halves: usize,
+    preemption: usize,
+}
+
+impl Counting {
+    fn add(&mut self, c: &SectionCandidate) {
+        let h = match (c.disabled, c.preemptirq) {
+            (Disabled::Irqs, true) => &mut self.preemptirq,
+            (Disabled::Irqs, false) => &mut self.flags,
+            (Disabled::BottomHalves, _) => return self.bottom_halves += 1,
+            (Disabled::Preemption, _) => return self.preemption += 1,
+        };
+        h.get_or_insert_with(LatencyHistogram::new).record(c.duration());
+    }
+
+    /// The CPU's counts, when it had sections: its irqs-off sections are those of `preemptirq` events when it
+    /// had any (`preemptirq`), as the timeline takes them.
+    fn finish(self, cpu: CpuId, preemptirq: bool) -> Option<SectionCounts> {
+        let irqs = if preemptirq { self.preemptirq } else { self.flags }.filter(|h| h.count() > 0);
+        let c = SectionCounts {
+            cpu,
+            irqs_off: irqs.as_ref().map(|h| h.summary(None)).unwrap_or_default(),
+            irqs_off_buckets: irqs.as_ref().map(|h| h.buckets()).unwrap_or_default(),
+            from_preemptirq: preemptirq && irqs.is_some(),
+            bottom_halves: self.bottom_halves,
+            preemption: self.preemption,
+        };
+        (irqs.is_some() || c.bottom_halves > 0 || c.preemption > 0).then_some(c)
+    }
+}
+
+/// One CPU's sections over the whole trace: what the whole-trace reports count ([`crate::irqsoff::CpuIrqsOff`],
+/// [`crate::disabled::CpuDisabled`]).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SectionCounts {
+    /// The CPU.
+    pub cpu: CpuId,
+    /// Durations of its irqs-off sections (count 0: none).
+    pub irqs_off: Summary,
+    /// Their histogram.
+    pub irqs_off_buckets: Vec<latscope_model::Bucket>,
+    /// Whether they are `preemptirq` events' (else the flags column's).
+    pub from_preemptirq: bool,
+    /// Sections with bottom halves disabled (flags column).
+    pub bottom_halves: usize,
+    /// Sections with preemption disabled (flags column).
+    pub preemption: usize,
 }
 
 /// The streamed pass: feed it every event in order with [`Scan::step`], then [`Scan::finish`]. Its state is
@@ -280,6 +338,7 @@ impl Scan {
         cpu.flags.step(e.cpu, index as usize, e);
         for f in cpu.flags.done.drain(..) {
             let c = SectionCandidate::flags(&f);
+            cpu.counts.add(&c);
             let v = self.sections.entry((c.cpu, c.disabled, false)).or_default();
             v.push(c);
             keep_largest(v, self.keep, false, SectionCandidate::rank);
@@ -300,6 +359,7 @@ impl Scan {
                         end: e.ts,
                         dense: true,
                     };
+                    cpu.counts.add(&c);
                     let v = self.sections.entry((e.cpu, Disabled::Irqs, true)).or_default();
                     v.push(c);
                     keep_largest(v, self.keep, false, SectionCandidate::rank);
@@ -474,14 +534,16 @@ impl Scan {
         let mut cpus: Vec<(CpuId, CpuState)> = std::mem::take(&mut self.cpus).into_iter().collect();
         cpus.sort_by_key(|(c, _)| *c);
         self.out.cpus = cpus.iter().map(|(c, _)| *c).collect();
-        for (id, state) in cpus {
+        for (id, mut state) in cpus {
             if state.saw_preemptirq {
                 self.out.preemptirq_cpus.push(id);
             }
             for f in state.flags.finish(id) {
                 let c = SectionCandidate::flags(&f);
+                state.counts.add(&c);
                 self.sections.entry((c.cpu, c.disabled, false)).or_default().push(c);
             }
+            self.out.section_counts.extend(state.counts.finish(id, state.saw_preemptirq));
         }
         let mut sections: Vec<_> = std::mem::take(&mut self.sections).into_iter().collect();
         sections.sort_by_key(|(k, _)| *k);

@@ -14,7 +14,7 @@ use crate::irqsoff::IrqsOffFinding;
 use crate::lock_contention::LockReport;
 use crate::pi_boost::PiReport;
 use crate::reported::{self, ReportedLatency};
-use crate::scan::{Scan, ScanResult, SectionCandidate, TimerCandidate, TimerStart, WakeupCandidate};
+use crate::scan::{Scan, ScanResult, SectionCandidate, SectionCounts, TimerCandidate, TimerStart, WakeupCandidate};
 use crate::throttling::ThrottleSummary;
 use crate::tick_storm::TickStorm;
 use crate::verdict::Verdict;
@@ -127,6 +127,8 @@ pub struct WindowedAnalysis {
     pub irqs_off: Vec<IrqsOffFinding>,
     /// The longest sections with bottom halves or preemption disabled, per CPU and kind as many as asked for.
     pub disabled: Vec<FlagSection>,
+    /// Per CPU with sections: their counts and the irqs-off sections' durations, over the whole trace.
+    pub sections: Vec<SectionCounts>,
     /// The latest hrtimer expiries, latest first, explained.
     pub late_timers: Vec<LateExpiry>,
     /// RT throttling over the whole trace; the longest gaps with what ran instead (from their windows).
@@ -274,6 +276,7 @@ pub fn analyze_scanned<E>(
         worst,
         irqs_off,
         disabled,
+        sections: scan.section_counts.clone(),
         late_timers,
         throttling,
         tick_storms: scan.stats.tick_storms.clone(),

@@ -92,6 +92,7 @@ fn compare(selection: &WakeupSelection) {
         let late_windows = json(&w.late_timers);
         forget_unrevealed_prios(&mut late_whole, &late_windows);
         stats.count(&whole);
+        let view = w.as_analysis();
         // The verdicts, where the whole trace's are all of kinds the windowed path draws.
         if whole.verdicts.iter().all(|v| DRAWN.contains(&v.kind)) {
             verdicts += whole.verdicts.len();
@@ -120,6 +121,8 @@ fn compare(selection: &WakeupSelection) {
             ("lock contention", json(&whole.locks), json(&w.locks)),
             ("IRQ statistics", json(&whole.irq_stats), json(&w.irq_stats)),
             ("RT throttling", json(&whole.throttling), json(&w.throttling)),
+            ("irqs-off report", json(&whole.irqs_off), json(&view.irqs_off)),
+            ("disabled report", json(&whole.disabled), json(&view.disabled)),
             ("irqs-off sections", json(&irqs), json(&w.irqs_off)),
             ("disabled sections", json(&dis), json(&w.disabled)),
             ("late timers", late_whole, late_windows),

@@ -16,7 +16,7 @@ use crate::throttling::{self as throttle, ThrottleGap, ThrottleSummary};
 use crate::timeline::IrqsOffSource;
 use crate::verdict::{self, Verdict, VerdictParts};
 use crate::wakeup::WakeupBreakdown;
-use latscope_model::{Event, Summary};
+use latscope_model::Event;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
@@ -137,33 +137,31 @@ pub fn mark_threads(w: &mut WindowedAnalysis, threads: &LatscopeThreads) {
 }
 
 impl WindowedAnalysis {
-    /// The merged results as a whole-trace [`Analysis`] holds them (its section and timer statistics empty):
-    /// what the verdicts are drawn from and worded with.
+    /// The merged results as a whole-trace [`Analysis`] holds them (its hrtimer statistics empty): what the
+    /// verdicts are drawn from and worded with.
     pub fn as_analysis(&self) -> Analysis {
         let mut irqs_off = IrqsOffReport::default();
-        for f in &self.irqs_off {
-            match irqs_off.cpus.last_mut() {
-                Some(c) if c.cpu == f.section.cpu => c.longest.push(f.clone()),
-                _ => irqs_off.cpus.push(CpuIrqsOff {
-                    cpu: f.section.cpu,
-                    summary: Summary::default(),
-                    buckets: Vec::new(),
-                    longest: vec![f.clone()],
-                }),
-            }
-        }
-        irqs_off.from_preemptirq =
-            self.irqs_off.iter().any(|f| matches!(f.section.source, IrqsOffSource::Preemptirq { .. }));
         let mut disabled = DisabledReport::default();
-        for s in &self.disabled {
-            match disabled.cpus.last_mut() {
-                Some(c) if (c.cpu, c.disabled) == (s.cpu, s.disabled) => c.longest.push(s.clone()),
-                _ => disabled.cpus.push(CpuDisabled {
-                    cpu: s.cpu,
-                    disabled: s.disabled,
-                    count: 0,
-                    longest: vec![s.clone()],
-                }),
+        for c in &self.sections {
+            if c.irqs_off.count > 0 {
+                irqs_off.from_preemptirq |= c.from_preemptirq;
+                irqs_off.cpus.push(CpuIrqsOff {
+                    cpu: c.cpu,
+                    summary: c.irqs_off.clone(),
+                    buckets: c.irqs_off_buckets.clone(),
+                    longest: self.irqs_off.iter().filter(|f| f.section.cpu == c.cpu).cloned().collect(),
+                });
+            }
+            for (kind, count) in [(Disabled::BottomHalves, c.bottom_halves), (Disabled::Preemption, c.preemption)] {
+                if count > 0 {
+                    let longest = self.disabled.iter().filter(|s| (s.cpu, s.disabled) == (c.cpu, kind));
+                    disabled.cpus.push(CpuDisabled {
+                        cpu: c.cpu,
+                        disabled: kind,
+                        count,
+                        longest: longest.cloned().collect(),
+                    });
+                }
             }
         }
         Analysis {
