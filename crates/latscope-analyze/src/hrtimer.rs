@@ -14,7 +14,6 @@ use crate::timeline::{Activity, Timeline};
 use latscope_model::{
     Bucket, CauseKind, CpuId, Culprit, Event, EventKind, Explanation, LatencyHistogram, Nanos, Summary, TaskRef, Text,
 };
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -179,188 +178,7 @@ pub struct HrtimerReport {
     pub printed: Vec<PrintedLateness>,
 }
 
-/// Pairs every `hrtimer_expire_entry` with the last `hrtimer_start` of the same timer; an expiry whose start an
-/// earlier expiry pass on its CPU passed by gets no lateness (see the module's note).
-pub fn expiries(events: &[Event]) -> Vec<HrtimerExpiry> {
-    let mut started: FxHashMap<u64, (Nanos, usize)> = FxHashMap::default();
-    // A cancel inside the interrupt that then runs the timer is __run_hrtimer removing it from the queue; any
-    // other cancel really cancelled the start.
-    let mut cancelled: FxHashMap<u64, (Nanos, usize, Nanos)> = FxHashMap::default();
-    let mut soft_mode: FxHashMap<u64, bool> = FxHashMap::default();
-    let mut irq_entry: FxHashMap<CpuId, Nanos> = FxHashMap::default();
-    let mut softirq_entry: FxHashMap<CpuId, Nanos> = FxHashMap::default();
-    let mut passes: FxHashMap<CpuId, Vec<Pass>> = FxHashMap::default();
-    let periods = tick_periods(events);
-    // Per CPU, the time of its last event in a task (not the idle task).
-    let mut last_busy: FxHashMap<CpuId, Nanos> = FxHashMap::default();
-    let mut out = Vec::new();
-    for (i, e) in events.iter().enumerate() {
-        if e.pid != 0 && !matches!(e.kind, EventKind::Stack { .. } | EventKind::Lost { .. }) {
-            last_busy.insert(e.cpu, e.ts);
-        }
-        match &e.kind {
-            EventKind::VectorEntry { name, .. } => {
-                irq_entry.insert(e.cpu, e.ts);
-                if &**name == "local_timer" {
-                    // hrtimer_interrupt reads its clock after this entry and runs every hard timer due by then.
-                    passes.entry(e.cpu).or_default().push(Pass {
-                        soft: false,
-                        at: Some(e.ts),
-                        id: e.ts,
-                        now: None,
-                        index: i,
-                    });
-                }
-            }
-            EventKind::IrqHandlerEntry { .. } => {
-                irq_entry.insert(e.cpu, e.ts);
-            }
-            EventKind::SoftirqEntry { .. } => {
-                softirq_entry.insert(e.cpu, e.ts);
-            }
-            EventKind::HrtimerStart { hrtimer, expires, mode, .. } => {
-                cancelled.remove(hrtimer);
-                started.insert(*hrtimer, (*expires, i));
-                soft_mode.insert(*hrtimer, mode.contains("SOFT"));
-            }
-            EventKind::HrtimerCancel { hrtimer } => {
-                if let Some((expires, idx)) = started.remove(hrtimer) {
-                    cancelled.insert(*hrtimer, (expires, idx, e.ts));
-                }
-            }
-            EventKind::HrtimerExpireEntry { hrtimer, function, now } => {
-                let soft = expiry_is_soft(e, soft_mode.get(hrtimer).copied());
-                let context = if soft { softirq_entry.get(&e.cpu) } else { irq_entry.get(&e.cpu) };
-                let entry = context.copied().filter(|c| *c <= e.ts);
-                let entry_or_ts = entry.unwrap_or(e.ts);
-                let start = started.remove(hrtimer).or_else(|| {
-                    cancelled.remove(hrtimer).filter(|c| c.2 >= entry_or_ts && c.2 <= e.ts).map(|c| (c.0, c.1))
-                });
-                // Map the timer clock to trace time with this event's own (ts, now) pair: the clock was read
-                // before the event, so the mapped expiry is never earlier than the true one.
-                let offset = e.ts.0 as i128 - now.0 as i128;
-                let cpu_passes = passes.entry(e.cpu).or_default();
-                let skipped_by = start.and_then(|(expires, start_index)| {
-                    let at = Nanos((expires.0 as i128 + offset).max(0) as u64);
-                    skipping_pass(cpu_passes, soft, start_index, expires, at, offset, entry_or_ts)
-                });
-                // The tick of a CPU idle since before the traced expiry, run a period or more late: NOHZ idle
-                // moved it when the CPU went idle.
-                let idle_tick_period = start.filter(|_| skipped_by.is_none() && e.pid == 0).and_then(|(x, _)| {
-                    let period = *periods.get(&e.cpu)?;
-                    let at = Nanos((x.0 as i128 + offset).max(0) as u64);
-                    let idle = last_busy.get(&e.cpu).map_or(true, |b| *b < at);
-                    (is_tick(function) && idle && *now >= x + period).then_some(period)
-                });
-                let (expires_at, lateness) = match start {
-                    Some((expires, _)) if skipped_by.is_none() && idle_tick_period.is_none() => {
-                        let at = (expires.0 as i128 + offset).max(0) as u64;
-                        (Some(Nanos(at)), Some(*now - expires))
-                    }
-                    _ => (None, None),
-                };
-                cpu_passes.push(Pass { soft, at: entry, id: entry_or_ts, now: Some((*now, offset)), index: i });
-                out.push(HrtimerExpiry {
-                    cpu: e.cpu,
-                    ts: e.ts,
-                    hrtimer: *hrtimer,
-                    function: function.clone(),
-                    expires_at,
-                    lateness,
-                    index: i,
-                    start_index: start.map(|s| s.1),
-                    skipped_by,
-                    idle_tick_period,
-                });
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Whether an hrtimer callback is the scheduler tick.
-fn is_tick(function: &str) -> bool {
-    matches!(function, "tick_nohz_handler" | "tick_sched_timer")
-}
-
-/// A tick period shorter than this is not one (HZ is at most a few thousand).
-const MIN_TICK_PERIOD: Nanos = Nanos(100_000);
-
-/// The tick period per CPU: the smallest step between consecutive traced expiries of its tick (the NOHZ code
-/// only ever moves the tick by whole periods).
-fn tick_periods(events: &[Event]) -> FxHashMap<CpuId, Nanos> {
-    let mut last: FxHashMap<u64, Nanos> = FxHashMap::default();
-    let mut out: FxHashMap<CpuId, Nanos> = FxHashMap::default();
-    for e in events {
-        if let EventKind::HrtimerStart { hrtimer, function, expires, .. } = &e.kind {
-            if !is_tick(function) {
-                continue;
-            }
-            if let Some(prev) = last.insert(*hrtimer, *expires) {
-                if *expires >= prev + MIN_TICK_PERIOD {
-                    let step = *expires - prev;
-                    out.entry(e.cpu).and_modify(|p| *p = (*p).min(step)).or_insert(step);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// One run of a CPU's hrtimer queues, as the trace shows it: a timer interrupt's entry or a timer's expiry.
-#[derive(Clone, Copy, Debug)]
-struct Pass {
-    /// Run from the hrtimer softirq (soft timers) rather than the timer interrupt (hard timers).
-    soft: bool,
-    /// Trace time no later than the clock reading the run expired timers against: its context's entry.
-    at: Option<Nanos>,
-    /// Which run it is: the entry of its context (or the event's own time when that is not traced).
-    id: Nanos,
-    /// The clock reading itself (an expiry's `now`) and its offset to trace time, which tells its clock base.
-    now: Option<(Nanos, i128)>,
-    /// Index of the event that shows the run.
-    index: usize,
-}
-
-/// Two offsets between trace time and a timer clock this close belong to one clock base (bases differ by
-/// seconds or more: realtime and TAI from monotonic; boottime by the time suspended).
-const SAME_BASE: i128 = 100_000_000;
-
-/// The first pass on the CPU, after the timer's start and before the run that expired it (`run`), that
-/// would have run it had it still been queued with `expires` (trace time `at`).
-fn skipping_pass(
-    passes: &[Pass],
-    soft: bool,
-    start_index: usize,
-    expires: Nanos,
-    at: Nanos,
-    offset: i128,
-    run: Nanos,
-) -> Option<usize> {
-    // Passes are kept in event order: those after the start are a suffix, found by bisection (scanning
-    // from the trace's first pass made lateness quadratic in the trace: 20 s for 1 M events).
-    let after_start = passes.partition_point(|p| p.index <= start_index);
-    passes[after_start..]
-        .iter()
-        .filter(|p| p.soft == soft && p.id < run)
-        .find(|p| {
-            let by_time = p.at.is_some_and(|t| t > at);
-            let by_clock = p.now.is_some_and(|(now, o)| (o - offset).abs() < SAME_BASE && now > expires);
-            by_time || by_clock
-        })
-        .map(|p| p.index)
-}
-
-/// Whether an expiry ran from the hrtimer softirq: its context flags when the format shows them, else the
-/// timer's mode from its start.
-fn expiry_is_soft(e: &Event, mode_soft: Option<bool>) -> bool {
-    use latscope_model::Flags;
-    if e.flags.bits & Flags::KNOWN != 0 {
-        return e.flags.bits & Flags::HARDIRQ == 0 && e.flags.bits & Flags::SOFTIRQ != 0;
-    }
-    mode_soft.unwrap_or(false)
-}
+pub use crate::hrtimer_expiries::expiries;
 
 /// Parses a module's own lateness print: `… now: X [us] expect_expires: Y [us], delta: 9656 …` and `8 overruns`.
 pub fn printed_lateness(text: &str) -> (Option<Nanos>, Option<u64>) {
@@ -413,47 +231,69 @@ pub fn report(
     top: usize,
     ctx: &crate::remedy::RemedyContext,
 ) -> HrtimerReport {
-    let mut per: BTreeMap<(Text, CpuId), LatencyHistogram> = BTreeMap::new();
-    let mut merged = LatencyHistogram::new();
-    let mut with_lateness = 0;
-    let rearmed = all.iter().filter(|x| x.skipped_by.is_some()).count() as u64;
-    let idle_ticks = all.iter().filter(|x| x.idle_tick_period.is_some()).count() as u64;
-    for x in all {
-        if let Some(l) = x.lateness {
-            with_lateness += 1;
-            per.entry((x.function.clone(), x.cpu)).or_default().record(l);
-            merged.record(l);
-        }
-    }
-    let mut stats: Vec<HrtimerStats> =
-        per.into_iter().map(|((function, cpu), h)| HrtimerStats { function, cpu, summary: h.summary(None) }).collect();
-    stats.sort_by_key(|s| std::cmp::Reverse(s.summary.max_ns));
+    let mut stats = ExpiryStats::default();
+    all.iter().for_each(|x| stats.add(x));
+    let printed = events.iter().enumerate().filter_map(|(i, e)| printed_at(i, e)).collect();
     let mut late: Vec<&HrtimerExpiry> = all.iter().filter(|x| x.lateness.is_some_and(|l| l > Nanos::ZERO)).collect();
     late.sort_by_key(|x| std::cmp::Reverse(x.lateness));
     let late = late.into_iter().take(top).map(|x| explain_late(timeline, events, x, ctx)).collect();
-    let printed = events
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| {
-            let (lateness, overruns) = printed_lateness(printed_text(&e.kind)?);
-            (lateness.is_some() || overruns.is_some()).then_some(PrintedLateness {
-                cpu: e.cpu,
-                ts: e.ts,
-                lateness,
-                overruns,
-                index: i,
-            })
-        })
-        .collect();
-    HrtimerReport {
-        expiries: all.len() as u64,
-        with_lateness,
-        rearmed,
-        idle_ticks,
-        stats,
-        buckets: if merged.count() > 0 { merged.buckets() } else { Vec::new() },
-        late,
-        printed,
+    HrtimerReport { late, printed, ..stats.finish() }
+}
+
+/// The lateness the trace's event `i` prints, if it does.
+pub fn printed_at(i: usize, e: &Event) -> Option<PrintedLateness> {
+    let (lateness, overruns) = printed_lateness(printed_text(&e.kind)?);
+    (lateness.is_some() || overruns.is_some()).then_some(PrintedLateness {
+        cpu: e.cpu,
+        ts: e.ts,
+        lateness,
+        overruns,
+        index: i,
+    })
+}
+
+/// The statistics of [`HrtimerReport`] one expiry at a time: a histogram per function and CPU.
+#[derive(Default)]
+pub struct ExpiryStats {
+    per: BTreeMap<(Text, CpuId), LatencyHistogram>,
+    merged: LatencyHistogram,
+    expiries: u64,
+    with_lateness: u64,
+    rearmed: u64,
+    idle_ticks: u64,
+}
+
+impl ExpiryStats {
+    /// The next expiry.
+    pub fn add(&mut self, x: &HrtimerExpiry) {
+        self.expiries += 1;
+        self.rearmed += u64::from(x.skipped_by.is_some());
+        self.idle_ticks += u64::from(x.idle_tick_period.is_some());
+        if let Some(l) = x.lateness {
+            self.with_lateness += 1;
+            self.per.entry((x.function.clone(), x.cpu)).or_default().record(l);
+            self.merged.record(l);
+        }
+    }
+
+    /// The report's counts, statistics and histogram (no late expiries, nothing printed).
+    pub fn finish(self) -> HrtimerReport {
+        let mut stats: Vec<HrtimerStats> = self
+            .per
+            .into_iter()
+            .map(|((function, cpu), h)| HrtimerStats { function, cpu, summary: h.summary(None) })
+            .collect();
+        stats.sort_by_key(|s| std::cmp::Reverse(s.summary.max_ns));
+        HrtimerReport {
+            expiries: self.expiries,
+            with_lateness: self.with_lateness,
+            rearmed: self.rearmed,
+            idle_ticks: self.idle_ticks,
+            stats,
+            buckets: if self.merged.count() > 0 { self.merged.buckets() } else { Vec::new() },
+            late: Vec::new(),
+            printed: Vec::new(),
+        }
     }
 }
 

@@ -10,6 +10,7 @@ pub mod flag_sections;
 pub mod funcgraph;
 pub mod held_back;
 pub mod hrtimer;
+pub mod hrtimer_expiries;
 pub mod hwlat;
 pub mod irq_stats;
 pub mod irqsoff;

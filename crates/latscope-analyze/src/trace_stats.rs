@@ -1,8 +1,9 @@
 //! [`TraceStats`]: the whole trace's statistics that one pass finds in state bounded by its CPUs, tasks,
 //! locks and interrupt sources (tick storms, priority inheritance, lock contention, interrupt durations, RT
-//! throttling, latscope's own threads), taken by the streamed pass over a trace too large to hold with the same code the whole-trace
+//! throttling, latscope's own threads, the tick periods), taken by the streamed pass over a trace too large to hold with the same code the whole-trace
 //! analysis runs over its events.
 
+use crate::hrtimer_expiries::TickPeriods;
 use crate::irq_stats::{IrqStat, IrqStats};
 use crate::latscope_threads::{LatscopeThreads, ThreadsNamed};
 use crate::lock_contention::{LockContention, LockReport};
@@ -10,7 +11,8 @@ use crate::pi_boost::{PiBoosts, PiReport};
 use crate::throttling::{ThrottleGap, ThrottleGaps};
 use crate::tick_storm::{TickStorm, TickStorms};
 use crate::timeline::ContextStream;
-use latscope_model::{Event, Nanos};
+use latscope_model::{CpuId, Event, Nanos};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// What the pass found.
@@ -36,6 +38,9 @@ pub struct TraceStats {
     /// latscope's own threads, as the trace names them.
     #[serde(skip)]
     pub threads: LatscopeThreads,
+    /// The tick period per CPU (what the hrtimer expiries need before they are paired).
+    #[serde(skip)]
+    pub tick_periods: FxHashMap<CpuId, Nanos>,
 }
 
 /// The pass: feed it every record in order with [`StatsStream::step`], then [`StatsStream::finish`].
@@ -48,6 +53,7 @@ pub struct StatsStream {
     irqs: IrqStats,
     throttle: ThrottleGaps,
     threads: ThreadsNamed,
+    periods: TickPeriods,
     spans: Vec<(Nanos, Nanos)>,
     longest: Vec<ThrottleGap>,
 }
@@ -64,6 +70,7 @@ impl StatsStream {
             irqs: IrqStats::default(),
             throttle: ThrottleGaps::default(),
             threads: ThreadsNamed::default(),
+            periods: TickPeriods::default(),
             spans: Vec::new(),
             longest: Vec::new(),
         }
@@ -75,6 +82,7 @@ impl StatsStream {
         self.pi.step(i, e);
         self.locks.step(i, e);
         self.threads.step(e);
+        self.periods.step(e);
         let irqs = &mut self.irqs;
         self.contexts.step(i, e, &mut |cpu, c| irqs.add(cpu, c));
         if let Some(g) = self.throttle.step(i, e) {
@@ -102,6 +110,7 @@ impl StatsStream {
             tick_storms,
             storm_lines,
             threads: self.threads.finish(),
+            tick_periods: self.periods.finish(),
             pi: self.pi.finish(),
             locks: self.locks.finish(),
             irq_stats: irqs.finish(),

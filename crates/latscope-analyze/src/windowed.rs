@@ -8,7 +8,8 @@ use crate::analysis::{analyze, Analysis, AnalyzeOptions, SourceInfo};
 mod merge;
 
 use crate::flag_sections::FlagSection;
-use crate::hrtimer::LateExpiry;
+use crate::hrtimer::HrtimerReport;
+use crate::hrtimer_expiries::HrtimerStream;
 use crate::irq_stats::IrqStat;
 use crate::irqsoff::IrqsOffFinding;
 use crate::lock_contention::LockReport;
@@ -129,8 +130,9 @@ pub struct WindowedAnalysis {
     pub disabled: Vec<FlagSection>,
     /// Per CPU with sections: their counts and the irqs-off sections' durations, over the whole trace.
     pub sections: Vec<SectionCounts>,
-    /// The latest hrtimer expiries, latest first, explained.
-    pub late_timers: Vec<LateExpiry>,
+    /// hrtimer lateness over the whole trace (the second pass pairs every expiry as the whole-trace analysis
+    /// does); its latest expiries, latest first, explained in their windows.
+    pub hrtimers: HrtimerReport,
     /// RT throttling over the whole trace; the longest gaps with what ran instead (from their windows).
     pub throttling: Option<ThrottleSummary>,
     /// The whole trace's tick storms, most expiries first.
@@ -257,7 +259,15 @@ pub fn analyze_scanned<E>(
     reason: String,
 ) -> Result<WindowedAnalysis, E> {
     let Scanned { scan, info, warnings } = scanned;
-    let windows = analyze_windows(name, &info, opts, plan(&scan), stream, workers())?;
+    // The second pass also pairs every hrtimer expiry for the whole trace's statistics.
+    let mut timers = HrtimerStream::new(scan.stats.tick_periods.clone());
+    let mut both = |visit: &mut dyn FnMut(&Event)| {
+        stream(&mut |e| {
+            timers.step(e);
+            visit(e)
+        })
+    };
+    let windows = analyze_windows(name, &info, opts, plan(&scan), &mut both, workers())?;
     let top = opts.selection.top.max(1);
     let (worst, anchored_wakeup) = merge::worst(&windows, &scan, top);
     let (irqs_off, disabled, late_timers) = merge::findings(&windows, &scan, top);
@@ -277,7 +287,7 @@ pub fn analyze_scanned<E>(
         irqs_off,
         disabled,
         sections: scan.section_counts.clone(),
-        late_timers,
+        hrtimers: HrtimerReport { late: late_timers, ..timers.finish() },
         throttling,
         tick_storms: scan.stats.tick_storms.clone(),
         pi: scan.stats.pi.clone(),

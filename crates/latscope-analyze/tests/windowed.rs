@@ -2,6 +2,7 @@
 //! every real event trace in fixtures/: the same worst wakeups, decomposed the same way, with the same indices.
 
 use latscope_analyze::analysis::{analyze, AnalyzeOptions};
+use latscope_analyze::hrtimer::HrtimerReport;
 use latscope_analyze::scan::Scan;
 use latscope_analyze::verdict::{Verdict, VerdictKind};
 use latscope_analyze::wakeup::{TaskFilter, WakeupBreakdown, WakeupSelection};
@@ -89,7 +90,7 @@ fn compare(selection: &WakeupSelection) {
         // whole trace shows only through a `sched_switch` outside the window (the timeline gives a task the
         // priority a switch reveals; a window without one says none).
         let mut late_whole = json(&whole.hrtimers.late);
-        let late_windows = json(&w.late_timers);
+        let late_windows = json(&w.hrtimers.late);
         forget_unrevealed_prios(&mut late_whole, &late_windows);
         stats.count(&whole);
         let view = w.as_analysis();
@@ -122,6 +123,11 @@ fn compare(selection: &WakeupSelection) {
             ("IRQ statistics", json(&whole.irq_stats), json(&w.irq_stats)),
             ("RT throttling", json(&whole.throttling), json(&w.throttling)),
             ("irqs-off report", json(&whole.irqs_off), json(&view.irqs_off)),
+            (
+                "hrtimer statistics",
+                json(&HrtimerReport { late: Vec::new(), ..whole.hrtimers.clone() }),
+                json(&HrtimerReport { late: Vec::new(), ..w.hrtimers.clone() }),
+            ),
             ("disabled report", json(&whole.disabled), json(&view.disabled)),
             ("irqs-off sections", json(&irqs), json(&w.irqs_off)),
             ("disabled sections", json(&dis), json(&w.disabled)),

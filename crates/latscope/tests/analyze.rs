@@ -431,3 +431,29 @@ fn a_trace_over_max_memory_is_analysed_in_windows_or_refused_with_its_size_and_w
     let out = latscope(&["analyze", "--max-memory", "lots", trace]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("'lots' is not a size (like 512M, 4G)"));
 }
+
+/// A trace analysed in windows reads as the whole trace's analysis before its windows: the same verdicts,
+/// evidence and details, word for word, then each window's own analysis.
+#[test]
+fn the_windowed_text_leads_with_the_whole_traces_verdicts_and_details() {
+    for rel in [
+        "fixtures/dat/local-6.18-x86_64-printk-stacks-v6.dat",
+        "fixtures/dat/local-6.18-x86_64-lock-contention-zstd-v7.dat",
+    ] {
+        let trace = root().join(rel);
+        let trace = trace.to_str().expect("utf-8 path");
+        let whole = String::from_utf8_lossy(&latscope(&["analyze", trace]).stdout).into_owned();
+        let windowed = String::from_utf8_lossy(&latscope(&["analyze", "--windows", trace]).stdout).into_owned();
+        // The whole trace's text after its header; the windowed text after its header, reason and wakeup
+        // statistics, up to its first window.
+        let body = |t: &str, skip: &str| -> String {
+            let from = t.find(skip).map(|i| i + skip.len()).unwrap_or(0);
+            let to = t.find("\n=== Window 1 of ").unwrap_or(t.len());
+            t[from..to].trim().to_string()
+        };
+        let w = body(&windowed, "\n\n");
+        assert!(w.starts_with("Verdict 1: "), "{rel}: {windowed}");
+        assert_eq!(body(&whole, "\n\n"), w, "{rel}");
+        assert!(windowed.contains("\n=== Window 1 of "), "{rel}: {windowed}");
+    }
+}

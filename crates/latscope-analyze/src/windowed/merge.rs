@@ -6,7 +6,7 @@ use super::{Window, WindowReason, WindowedAnalysis};
 use crate::analysis::Analysis;
 use crate::disabled::{CpuDisabled, DisabledReport};
 use crate::flag_sections::{Disabled, FlagSection};
-use crate::hrtimer::{HrtimerReport, LateExpiry};
+use crate::hrtimer::LateExpiry;
 use crate::irqsoff::{CpuIrqsOff, IrqsOffFinding, IrqsOffReport};
 use crate::latscope_threads::LatscopeThreads;
 use crate::remedy::RemedyContext;
@@ -133,12 +133,12 @@ pub fn mark_threads(w: &mut WindowedAnalysis, threads: &LatscopeThreads) {
     for b in &mut w.worst {
         b.components.iter_mut().chain(b.headline.as_mut()).for_each(|e| threads.mark(e));
     }
-    w.late_timers.iter_mut().flat_map(|l| &mut l.before).for_each(|e| threads.mark(e));
+    w.hrtimers.late.iter_mut().flat_map(|l| &mut l.before).for_each(|e| threads.mark(e));
 }
 
 impl WindowedAnalysis {
-    /// The merged results as a whole-trace [`Analysis`] holds them (its hrtimer statistics empty): what the
-    /// verdicts are drawn from and worded with.
+    /// The merged results as a whole-trace [`Analysis`] holds them: what the verdicts are drawn from and worded
+    /// with.
     pub fn as_analysis(&self) -> Analysis {
         let mut irqs_off = IrqsOffReport::default();
         let mut disabled = DisabledReport::default();
@@ -172,7 +172,7 @@ impl WindowedAnalysis {
             latency_trace: None,
             irqs_off,
             disabled,
-            hrtimers: HrtimerReport { late: self.late_timers.clone(), ..HrtimerReport::default() },
+            hrtimers: self.hrtimers.clone(),
             wakeups: self.worst.clone(),
             throttling: self.throttling.clone(),
             reported: self.reported.clone(),

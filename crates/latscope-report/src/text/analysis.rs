@@ -123,7 +123,9 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
     write_details(out, a)
 }
 
-fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
+/// The details after the verdicts: latency trace, wakeup breakdowns, priority inheritance, locks, throttling,
+/// sections, hrtimers, function graph, interrupt time.
+pub fn write_details(out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
     if let Some(h) = &a.hwlat {
         super::hwlat::write_report(out, h)?;
         writeln!(out)?;

@@ -1,8 +1,7 @@
-//! Text report of `latscope analyze` on a trace analysed in windows: why, what the streamed pass found in the
-//! whole trace, the worst wakeups with what explains each, then each window's own analysis.
+//! Text report of `latscope analyze` on a trace analysed in windows: why, the whole trace's verdicts and
+//! details as a whole-trace analysis words them, then each window's own analysis.
 
-use super::analysis::{write_analysis, write_verdicts};
-use super::trace_stats::{write_irq_stats, write_locks, write_pi, write_throttling};
+use super::analysis::{write_analysis, write_details, write_verdicts};
 use crate::events::format_ts;
 use crate::human::{counted, human};
 use latscope_analyze::windowed::{WindowReason, WindowedAnalysis};
@@ -29,10 +28,11 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
     writeln!(
         out,
         "  A first streamed pass measured every wakeup of the selected tasks, section with interrupts, bottom halves or \
-         preemption disabled and hrtimer expiry, and kept the worst; the second held the events around them, one \
-         window at a time ({} before, {} after). The whole trace's interrupt time, RT throttling, tick storms, \
-         priority inheritance and lock contention are the first pass's; the counts and histograms of sections and \
-         timers are not computed.",
+         preemption disabled and hrtimer expiry, kept the worst and took the whole trace's statistics; the second \
+         paired every hrtimer expiry and held the events around the worst, one window at a time ({} before, {} \
+         after). The verdicts and details below are the whole trace's, drawn from the windows as from a whole \
+         trace; function-graph, latency-tracer and kernel-tracer (timerlat, osnoise, hwlat) reports are each \
+         window's.",
         human(latscope_analyze::windowed::LEAD),
         human(latscope_analyze::windowed::TAIL),
     )?;
@@ -65,100 +65,12 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
         )?;
     }
     writeln!(out)?;
-    write_verdicts(out, &w.as_analysis())?;
-    if !w.worst.is_empty() {
-        writeln!(out, "Worst wakeups")?;
-        for b in &w.worst {
-            writeln!(
-                out,
-                "  {:>10}  {}:{} on CPU {}, switched in at {}",
-                human(b.latency),
-                b.task.comm,
-                b.task.pid,
-                b.cpu,
-                format_ts(b.switch_in)
-            )?;
-            if let Some(h) = b.headline.as_ref().filter(|h| !h.sentence.is_empty()) {
-                writeln!(out, "              {}", h.sentence)?;
-            }
-        }
+    // The merged results read as a whole trace's: the same verdicts and details.
+    let view = w.as_analysis();
+    write_verdicts(out, &view)?;
+    if details {
+        write_details(out, &view)?;
     }
-    if !w.irqs_off.is_empty() {
-        writeln!(out, "\nLongest irqs-off sections")?;
-        for f in &w.irqs_off {
-            let s = &f.section;
-            writeln!(
-                out,
-                "  {:>10}  CPU {} in {}:{} at {}{}",
-                human(s.duration()),
-                s.cpu,
-                s.comm,
-                s.pid,
-                format_ts(s.start),
-                f.delayed.as_ref().map(|d| format!(", delayed {}", d.name)).unwrap_or_default()
-            )?;
-        }
-    }
-    if !w.disabled.is_empty() {
-        writeln!(out, "\nLongest sections with bottom halves or preemption disabled (flags column)")?;
-        for s in &w.disabled {
-            let what = match s.disabled {
-                latscope_analyze::flag_sections::Disabled::Irqs => "irqs off",
-                latscope_analyze::flag_sections::Disabled::BottomHalves => "bottom halves off",
-                latscope_analyze::flag_sections::Disabled::Preemption => "preemption off",
-            };
-            // Dense sections come first, as in the whole-trace report: the sparse ones are said as what they are.
-            let sampled = match s.dense() {
-                true => String::new(),
-                false => format!(
-                    " (sparse: {} showing it, up to {} apart)",
-                    counted(u64::from(s.sampled.events), "event", "events"),
-                    human(s.sampled.max_gap)
-                ),
-            };
-            writeln!(
-                out,
-                "  {:>10}  {what}, CPU {} in {}:{} at {}{sampled}",
-                human(s.end - s.start),
-                s.cpu,
-                s.comm,
-                s.pid,
-                format_ts(s.start)
-            )?;
-        }
-    }
-    if !w.late_timers.is_empty() {
-        writeln!(out, "\nLatest hrtimer expiries")?;
-        for l in &w.late_timers {
-            let x = &l.expiry;
-            writeln!(
-                out,
-                "  {:>10}  {} on CPU {} at {}",
-                human(x.lateness.unwrap_or_default()),
-                x.function,
-                x.cpu,
-                format_ts(x.ts)
-            )?;
-        }
-    }
-    writeln!(out)?;
-    for s in &w.tick_storms {
-        writeln!(
-            out,
-            "Tick storm on CPU {}: {} expired {} in {}, every {} (about {} per second), at {}",
-            s.cpu.0,
-            s.function,
-            counted(u64::from(s.expiries), "time", "times"),
-            human(s.end - s.start),
-            human(s.median_interval),
-            s.rate_hz(),
-            format_ts(s.start)
-        )?;
-    }
-    write_pi(out, &w.pi)?;
-    write_locks(out, &w.locks)?;
-    write_throttling(out, w.throttling.as_ref())?;
-    write_irq_stats(out, &w.irq_stats)?;
     for (n, win) in w.windows.iter().enumerate() {
         let wakeups: Vec<&latscope_analyze::scan::WakeupCandidate> = win
             .plan
