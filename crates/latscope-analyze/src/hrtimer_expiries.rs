@@ -185,15 +185,16 @@ impl Expiries {
         }
     }
 
-    /// Forgets the passes before the oldest start still pending (only passes after a start are looked at),
-    /// and cancels older than a second before `now` (one is looked at only in the interrupt that cancelled it).
+    /// Forgets the passes before the oldest start still pending (only passes after a start are looked at), all
+    /// but the last [`MAX_PASSES`] of a CPU, and cancels older than a second before `now` (one is looked at only
+    /// in the interrupt that cancelled it).
     fn trim(&mut self, now: Nanos) {
         self.since_trim = 0;
         self.cancelled.retain(|_, c| c.2 + CANCEL_HORIZON >= now);
         let oldest = self.started.values().map(|s| s.1).chain(self.cancelled.values().map(|c| c.1)).min();
         for p in self.passes.values_mut() {
-            let keep = oldest.map_or(p.len(), |o| p.partition_point(|x| x.index <= o));
-            p.drain(..keep);
+            let before = oldest.map_or(p.len(), |o| p.partition_point(|x| x.index <= o));
+            p.drain(..before.max(p.len().saturating_sub(MAX_PASSES)));
         }
     }
 }
@@ -230,6 +231,11 @@ impl HrtimerStream {
 
 /// Expiries between two trims of the passes.
 const TRIM_EVERY: usize = 4096;
+
+/// Most expiry passes kept per CPU (1 MB; a CPU makes a few thousand a second). A start older than them
+/// (a timer pending for tens of seconds) is judged on the passes kept: every pass after its expiry passed it by,
+/// so only which of them `skipped_by` names can change.
+const MAX_PASSES: usize = 20_000;
 
 /// How long a cancel is kept: longer than any interrupt runs.
 const CANCEL_HORIZON: Nanos = Nanos::from_ms(1000);

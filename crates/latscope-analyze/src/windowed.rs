@@ -1,7 +1,9 @@
 //! [`WindowedAnalysis`]: a trace too large to hold, analysed in two streamed passes. The first
-//! ([`crate::scan`]) finds the worst wakeups and the latencies the trace states; the second keeps the events
-//! of one time window around them at a time, analyses that window whole ([`analyze`]) and lets it go, so
-//! memory holds one window, whatever the trace's length.
+//! ([`crate::scan`]) finds the worst wakeups, sections and late timers, the latencies the trace states and the
+//! whole trace's statistics; the second pairs every hrtimer expiry and cuts the events of one time window around
+//! each finding at a time, analyses that window whole ([`analyze`]) on a thread of its own and lets it go, so
+//! memory holds a few windows, whatever the trace's length. The windows' findings are merged into the whole
+//! trace's lists and verdicts (`windowed/merge.rs`).
 
 use crate::analysis::{analyze, Analysis, AnalyzeOptions, SourceInfo};
 
