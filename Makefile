@@ -28,12 +28,9 @@ lint:
 
 # Live tests that cannot run (no root, tracefs, CPU 1 or a tool) fail here instead of skipping.
 # The guest tests (crates/latscope/tests/kernels.rs: Debian's 6.1 RT and standard kernels under qemu TCG, one
-# guest at a time, about 5 minutes here) run with make test-kernels; they are ignored in make test because they
-# are not reliable yet (#17, README "Other kernels"): 4 of 5 runs on 2026-11-26 failed, five different failures
-# (live --graph hung the std guest; the RT wakeup-tracer guest froze; a timerlat IRQ sample unmatched as a
-# wakeup; an osnoise gap beside the spin longer than it; no normal task boosted by PI). The std guest's hang
-# under the FIFO spinner was not seen again in 12 boots. They take /tmp/latscope-guest.lock and /tmp/latscope-live.lock
-# themselves: do not wrap them in flock.
+# guest at a time) run with make test-kernels; they are ignored in make test for time: about 4.5 minutes alone
+# (270 s, 2026-11-26 20:00) and 8 to 11 with the host loaded, on top of make test's 13 (#17, README "Other
+# kernels"). They take /tmp/latscope-guest.lock and /tmp/latscope-live.lock themselves: do not wrap them in flock.
 # --no-fail-fast and the loom models run whatever failed before them: one run shows every failing test, not only
 # the first failing binary's; the exit status is still the failure.
 test: deps lint
