@@ -27,10 +27,10 @@ pub fn wakeups(events: &[Event], cpu: CpuId, tid: Pid) -> Vec<GraphWindow> {
 }
 
 /// Compares the function graph of `cpu` during the worst wakeup of `tid` the trace holds with the median one.
-/// `measured` are the thread's worst samples' expected times, worst first: the first the trace holds is the
-/// worst wakeup (a sample the trace does not hold, e.g. one before tracing reached the thread, is passed
-/// over); when it holds none of them, the trace's own worst. `Err` says why the trace cannot compare.
-pub fn compare(events: &[Event], cpu: CpuId, tid: Pid, measured: &[Nanos]) -> Result<WakeupGraph, String> {
+/// `measured` are the thread's worst samples, (expected time, measured latency), worst first: the first the
+/// trace holds is the worst wakeup (a sample the trace does not hold, e.g. one before tracing reached the thread,
+/// is passed over); when it holds none of them, the trace's own worst. `Err` says why the trace cannot compare.
+pub fn compare(events: &[Event], cpu: CpuId, tid: Pid, measured: &[(Nanos, Nanos)]) -> Result<WakeupGraph, String> {
     let mut all = wakeups(events, cpu, tid);
     if all.is_empty() {
         return Err(format!(
@@ -38,9 +38,12 @@ pub fn compare(events: &[Event], cpu: CpuId, tid: Pid, measured: &[Nanos]) -> Re
         ));
     }
     let count = all.len() as u64;
-    let held = measured.iter().find_map(|m| all.iter().find(|w| w.expected_ns == m.0));
-    let Some(worst) =
-        held.or_else(|| all.iter().max_by_key(|w| (w.latency_ns(), std::cmp::Reverse(w.expected_ns)))).copied()
+    let held = measured.iter().find_map(|m| all.iter().find(|w| w.expected_ns == m.0 .0).map(|w| (w, m.1)));
+    let measured_ns = held.map(|(_, latency)| latency.0);
+    let Some(worst) = held
+        .map(|(w, _)| w)
+        .or_else(|| all.iter().max_by_key(|w| (w.latency_ns(), std::cmp::Reverse(w.expected_ns))))
+        .copied()
     else {
         return Err("no wakeup to compare".into());
     };
@@ -65,6 +68,7 @@ pub fn compare(events: &[Event], cpu: CpuId, tid: Pid, measured: &[Nanos]) -> Re
         worst,
         normal,
         wakeups: count,
+        measured_ns,
         worst_calls_ns: calls(&a),
         normal_calls_ns: calls(&n),
         entries,
@@ -165,8 +169,8 @@ mod tests {
         }
         let w = wakeups(&events, CpuId(1), 50);
         assert_eq!(w.iter().map(|w| w.latency_ns()).collect::<Vec<_>>(), [20, 30, 460]);
-        let g = compare(&events, CpuId(1), 50, &[Nanos(3000)]).expect("compared");
-        assert_eq!((g.worst.expected_ns, g.worst.woke_ns), (3000, 3460));
+        let g = compare(&events, CpuId(1), 50, &[(Nanos(3000), Nanos(460))]).expect("compared");
+        assert_eq!((g.worst.expected_ns, g.worst.woke_ns, g.measured_ns), (3000, 3460, Some(460)));
         assert_eq!(g.normal.expected_ns, 1000, "the median of the two others (20 and 30 ns) is the lower");
         assert_eq!(g.wakeups, 3);
         let top = &g.entries[0];
@@ -180,7 +184,7 @@ mod tests {
         // The interrupt of the normal wakeup is not in the worst window at the same place: it is listed, negative.
         assert!(g.entries.iter().all(|e| e.extra_ns <= 450));
         // A sample the trace does not hold is passed over for the next the trace holds.
-        let g = compare(&events, CpuId(1), 50, &[Nanos(99), Nanos(2000)]).expect("compared");
+        let g = compare(&events, CpuId(1), 50, &[(Nanos(99), Nanos(1)), (Nanos(2000), Nanos(5))]).expect("compared");
         assert_eq!(g.worst.expected_ns, 2000);
         // No wakeup of that thread: said, not guessed.
         assert!(compare(&events, CpuId(1), 51, &[])

@@ -78,7 +78,7 @@ fn a_wakeup_behind_a_console_write_names_it_with_the_time_the_trace_shows() {
         .find(|w| inside(&ev, "serial8250_console_write", w) > 0)
         .expect("a wakeup of the fixture overlaps the console write");
     // Passed as the measured worst: the comparison takes the first measured sample the trace holds.
-    let g = compare(&ev, CpuId(1), tid, &[Nanos(behind.expected_ns)]).expect("compared");
+    let g = compare(&ev, CpuId(1), tid, &[(Nanos(behind.expected_ns), Nanos(behind.latency_ns()))]).expect("compared");
     assert_eq!(g.worst, *behind);
     assert_names(&ev, &g, "serial8250_console_write");
     assert!(g.worst.latency_ns() > g.normal.latency_ns());

@@ -39,6 +39,15 @@ pub struct GraphDiffEntry {
     pub hot_path: Vec<(Text, u64)>,
 }
 
+impl WakeupGraph {
+    /// The part of the worst wakeup's measured latency after its window (after the switch-in), when it is most
+    /// of it: the window's calls then do not show where the measured time went.
+    pub fn measured_after_window(&self) -> Option<u64> {
+        let window = self.worst.latency_ns();
+        self.measured_ns.filter(|&m| m > window.saturating_mul(2)).map(|m| m - window)
+    }
+}
+
 /// The worst wakeup's function graph against a normal one's.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct WakeupGraph {
@@ -50,6 +59,10 @@ pub struct WakeupGraph {
     pub normal: GraphWindow,
     /// Wakeups of the measuring thread the trace holds (the normal one is their median by latency).
     pub wakeups: u64,
+    /// The latency latscope measured for the worst wakeup, when it is a measured sample: its part beyond the
+    /// window's came after the switch-in (the thread's clock read follows it), which the window does not hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_ns: Option<u64>,
     /// Time the traced calls took inside each window.
     pub worst_calls_ns: u64,
     /// Same, normal window.

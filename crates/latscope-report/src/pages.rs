@@ -171,7 +171,7 @@ pub fn timer_sections(r: &TimerResult, prefix: &str) -> Vec<Section> {
 /// `--graph`: the function-graph diff of the worst wakeup against the median one, as the text shows it.
 fn graph_blocks(g: &WakeupGraph) -> Vec<Block> {
     let at = |w: &GraphWindow| format!("{:.6} s ({} late)", w.expected_ns as f64 / 1e9, us(w.latency_ns()));
-    let intro = format!(
+    let mut intro = format!(
         "Function graph of CPU {}: the worst wakeup, due at {}, against the median of the {} traced wakeups, due \
          at {}. The calls in the worst wakeup's window took {}, in the normal one's {}.",
         g.cpu,
@@ -181,6 +181,14 @@ fn graph_blocks(g: &WakeupGraph) -> Vec<Block> {
         us(g.worst_calls_ns),
         us(g.normal_calls_ns)
     );
+    if let (Some(after), Some(m)) = (g.measured_after_window(), g.measured_ns) {
+        intro.push_str(&format!(
+            " latscope measured {} for the worst wakeup: {} of it came after the switch-in, outside the window, so \
+             these calls do not show where it went.",
+            us(m),
+            us(after)
+        ));
+    }
     let rows: Vec<Vec<String>> = g
         .entries
         .iter()

@@ -556,11 +556,14 @@ fn rt_osnoise_backend_names_the_injected_thread_with_its_spin() {
         .iter()
         .find(|s| s["kind"] == "thread" && s["name"] == "latscope-inject")
         .unwrap_or_else(|| panic!("latscope-inject not named: {sources:?}"));
-    // The thread's noise excludes the IRQs nested in it; the injector's spin includes them (15 %).
-    let max = spinner["max_ns"].as_u64().unwrap_or(0);
+    // The thread's noise excludes the IRQs nested in it; the injector's spin includes them (15 %). osnoise
+    // records a thread's noise per stretch it ran: a task above FIFO 97 cuts the spin in two (once migration/1,
+    // FIFO 99, ran 62 us in it: 83.5 ms the longest piece, 108 ms in 47 noises with the injector's start and end
+    // for a 100 ms spin). So the injector's noise in all covers the spin, and its longest piece is most of it.
+    let (max, total) = (spinner["max_ns"].as_u64().unwrap_or(0), spinner["total_ns"].as_u64().unwrap_or(0));
     assert!(
-        max.abs_diff(spin_ns) <= spin_ns * 15 / 100,
-        "longest latscope-inject noise {max} ns for a {spin_ns} ns spin"
+        total + spin_ns * 15 / 100 >= spin_ns && total <= spin_ns * 13 / 10 && max * 2 > spin_ns,
+        "latscope-inject's noise {total} ns in all, its longest {max} ns, for a {spin_ns} ns spin"
     );
     let text = read(dir, "latscope-injected.txt");
     assert!(text.contains("thread latscope-inject (pid "), "{text}");
@@ -1076,6 +1079,15 @@ fn std_timer_trace_graph_compares_the_worst_wakeup_live() {
         r["cpus"][0]["worst"].as_array().into_iter().flatten().map(|w| &w["expected_ns"]).collect();
     assert!(measured.contains(&&g["worst"]["expected_ns"]), "{g}\nmeasured worst: {measured:?}");
     assert_ne!(g["worst"]["expected_ns"], g["normal"]["expected_ns"], "{g}");
+    // Its measured latency is kept, and when most of it came after the switch-in the text says the window does
+    // not hold it.
+    let sample =
+        r["cpus"][0]["worst"].as_array().into_iter().flatten().find(|w| w["expected_ns"] == g["worst"]["expected_ns"]);
+    let measured_ns = sample.and_then(|w| w["latency_ns"].as_u64()).expect("the measured worst sample");
+    assert_eq!(g["measured_ns"].as_u64(), Some(measured_ns), "{g}");
+    let window =
+        g["worst"]["woke_ns"].as_u64().unwrap_or(0).saturating_sub(g["worst"]["expected_ns"].as_u64().unwrap_or(0));
+    assert_eq!(measured_ns > window * 2, text.contains("of it came after the switch-in, outside the window"), "{text}");
     assert!(text.contains("Function graph of CPU 1, worst wakeup at"), "{text}");
     assert_eq!(read(dir, "state-after"), read(dir, "state-before"), "top-level tracing state after --graph");
     graph_buffers_kept(dir, "buffers-after");

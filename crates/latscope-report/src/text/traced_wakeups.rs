@@ -245,6 +245,15 @@ fn write_graph(out: &mut dyn Write, g: &WakeupGraph) -> io::Result<()> {
         g.wakeups,
         at(&g.normal)
     )?;
+    if let (Some(after), Some(m)) = (g.measured_after_window(), g.measured_ns) {
+        writeln!(
+            out,
+            "     latscope measured {} for this wakeup: {} of it came after the switch-in, outside the window, so \
+             these calls do not show where it went",
+            ns(m),
+            ns(after)
+        )?;
+    }
     writeln!(out, "     calls in the window: worst {}, normal {}", ns(g.worst_calls_ns), ns(g.normal_calls_ns))?;
     let shown: Vec<_> = g.entries.iter().filter(|e| e.extra_ns > 0).take(8).collect();
     if shown.is_empty() {
@@ -331,6 +340,30 @@ fn write_one(out: &mut dyn Write, rank: usize, w: &TracedWakeup) -> io::Result<(
 mod tests {
     use super::*;
     use latscope_model::{CpuId, Culprit, Hint, TaskRef};
+
+    /// The guest's live `--graph` run: the worst measured sample (27.8 ms) was 317 us late at its switch-in, the
+    /// rest came after it: the text says the window does not hold it; a sample the window holds says nothing.
+    #[test]
+    fn a_worst_wakeup_measured_mostly_after_its_window_is_said() {
+        use latscope_model::{GraphWindow, WakeupGraph};
+        let mut g = WakeupGraph {
+            cpu: CpuId(1),
+            worst: GraphWindow { expected_ns: 8_054_500_000, woke_ns: 8_054_816_646 },
+            normal: GraphWindow { expected_ns: 8_330_500_000, woke_ns: 8_330_934_896 },
+            wakeups: 802,
+            measured_ns: Some(27_823_776),
+            ..WakeupGraph::default()
+        };
+        let text = |g: &WakeupGraph| {
+            let mut out = Vec::new();
+            write_graph(&mut out, g).expect("written");
+            String::from_utf8(out).expect("utf-8")
+        };
+        let t = text(&g);
+        assert!(t.contains("latscope measured 27.8ms for this wakeup: 27.5ms of it came after the switch-in"), "{t}");
+        g.measured_ns = Some(400_000);
+        assert!(!text(&g).contains("came after the switch-in"), "{}", text(&g));
+    }
 
     /// timerlat's worst timer IRQ sample of a real guest buffer (Debian 6.1 PREEMPT_RT under qemu TCG,
     /// fixtures/README.md): activation #444, IRQ latency 5.255 ms, the interrupt entering 5.239 ms after the

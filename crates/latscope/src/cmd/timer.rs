@@ -405,7 +405,7 @@ fn explain(
         let kept = m.cpus.iter().find(|c| c.cpu == s.cpu).map(|c| c.worst.as_slice()).unwrap_or_default();
         let mut kept: Vec<_> = kept.iter().collect();
         kept.sort_by(|a, b| b.latency_ns.cmp(&a.latency_ns).then(a.seq.cmp(&b.seq)));
-        let measured: Vec<Nanos> = kept.iter().map(|w| Nanos(w.expected_ns)).collect();
+        let measured: Vec<(Nanos, Nanos)> = kept.iter().map(|w| (Nanos(w.expected_ns), Nanos(w.latency_ns))).collect();
         match wakeup_graph::compare(&events, s.cpu, s.tid, &measured) {
             Ok(g) => t.graph = Some(g),
             Err(why) => t.notes.push(format!("--graph: no comparison of the worst wakeup's calls: {why}")),
