@@ -59,7 +59,8 @@ pub struct Expiries {
     softirq_entry: FxHashMap<CpuId, Nanos>,
     passes: FxHashMap<CpuId, Vec<Pass>>,
     /// Per CPU, the time of its last event in a task (not the idle task).
-    last_busy: FxHashMap<CpuId, Nanos>,
+    /// (By CPU number: this is written on every event.)
+    last_busy: Vec<Option<Nanos>>,
     /// Expiries since the passes were last trimmed.
     since_trim: usize,
 }
@@ -75,7 +76,7 @@ impl Expiries {
             irq_entry: FxHashMap::default(),
             softirq_entry: FxHashMap::default(),
             passes: FxHashMap::default(),
-            last_busy: FxHashMap::default(),
+            last_busy: Vec::new(),
             since_trim: 0,
         }
     }
@@ -83,7 +84,14 @@ impl Expiries {
     /// The trace's event `i`: the expiry it is, if any.
     pub fn step(&mut self, i: usize, e: &Event) -> Option<HrtimerExpiry> {
         if e.pid != 0 && !matches!(e.kind, EventKind::Stack { .. } | EventKind::Lost { .. }) {
-            self.last_busy.insert(e.cpu, e.ts);
+            // A CPU number past any machine's (a corrupted trace's) is not followed.
+            let cpu = e.cpu.0 as usize;
+            if cpu >= self.last_busy.len() && cpu < MAX_CPUS {
+                self.last_busy.resize(cpu + 1, None);
+            }
+            if let Some(b) = self.last_busy.get_mut(cpu) {
+                *b = Some(e.ts);
+            }
         }
         match &e.kind {
             EventKind::VectorEntry { name, .. } => {
@@ -160,7 +168,7 @@ impl Expiries {
         let idle_tick_period = start.filter(|_| skipped_by.is_none() && e.pid == 0).and_then(|(x, _)| {
             let period = *self.periods.get(&e.cpu)?;
             let at = Nanos((x.0 as i128 + offset).max(0) as u64);
-            let idle = self.last_busy.get(&e.cpu).map_or(true, |b| *b < at);
+            let idle = self.last_busy.get(e.cpu.0 as usize).copied().flatten().map_or(true, |b| b < at);
             (is_tick(function) && idle && now >= x + period).then_some(period)
         });
         let (expires_at, lateness) = match start {
@@ -228,6 +236,9 @@ impl HrtimerStream {
         HrtimerReport { printed: self.printed, ..self.stats.finish() }
     }
 }
+
+/// CPU numbers followed for [`Expiries`]'s last busy time.
+const MAX_CPUS: usize = 1 << 16;
 
 /// Expiries between two trims of the passes.
 const TRIM_EVERY: usize = 4096;
