@@ -28,9 +28,9 @@ lint:
 
 # Live tests that cannot run (no root, tracefs, CPU 1 or a tool) fail here instead of skipping.
 # The guest tests (crates/latscope/tests/kernels.rs: Debian's 6.1 RT and standard kernels under qemu TCG, one
-# guest at a time) run with make test-kernels; they are ignored in make test for time: about 4.5 minutes alone
-# (270 s, 2026-11-26 20:00) and 8 to 11 with the host loaded, on top of make test's 13 (#17, README "Other
-# kernels"). They take /tmp/latscope-guest.lock and /tmp/latscope-live.lock themselves: do not wrap them in flock.
+# guest at a time) run with make test-kernels; they are ignored in make test for time: 4 to 6.5 minutes (236-387 s
+# of tests in 5 runs, 2026-11-26 evening) and 8 to 11 with the host loaded, on top of make test's 13 (#17, README
+# "Other kernels"). They take /tmp/latscope-guest.lock and /tmp/latscope-live.lock themselves: do not wrap them in flock.
 # --no-fail-fast and the loom models run whatever failed before them: one run shows every failing test, not only
 # the first failing binary's; the exit status is still the failure.
 test: deps lint

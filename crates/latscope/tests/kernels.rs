@@ -180,7 +180,7 @@ fn dat_flags_agree_with_the_kernel_text(dir: &Path) -> u64 {
 }
 
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_dat_flags_agree_with_the_kernel_text() {
     let Some(dir) = guest("rt") else { return };
     assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
@@ -191,7 +191,7 @@ fn rt_dat_flags_agree_with_the_kernel_text() {
 }
 
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn std_dat_flags_agree_with_the_kernel_text() {
     let Some(dir) = guest("std") else { return };
     assert!(!read(dir, "uname").contains("PREEMPT_RT"), "the std guest runs the standard kernel");
@@ -222,14 +222,14 @@ fn tracing_state_as_found(dir: &Path) {
 }
 
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_top_level_buffer_as_on_a_fresh_boot() {
     let Some(dir) = guest("rt") else { return };
     tracing_state_as_found(dir);
 }
 
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn std_top_level_buffer_as_on_a_fresh_boot() {
     let Some(dir) = guest("std") else { return };
     tracing_state_as_found(dir);
@@ -241,7 +241,7 @@ fn std_top_level_buffer_as_on_a_fresh_boot() {
 /// irq/4 wants it is the guest's timing: the SCHED_FIFO 10 one alone was boosted (to FIFO 50, 200 times) in
 /// some runs, the normal one in others; either is the mechanism, a task raised above its own priority.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_priority_inheritance_is_recorded_and_named() {
     let Some(dir) = guest("rt") else { return };
     let a: Value = serde_json::from_str(&read(dir, "rt-scenario.json")).expect("analysis JSON");
@@ -271,7 +271,7 @@ fn rt_priority_inheritance_is_recorded_and_named() {
 /// The audit on PREEMPT_RT reads the kernel threads' priorities: for a SCHED_FIFO 95 thread on CPU 1, the
 /// CPU's ktimers, rcuc and IRQ threads are deferred work below it; the standard kernel has none of that.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_audit_judges_kernel_thread_priorities() {
     let Some(dir) = guest("rt") else { return };
     let a: Value = serde_json::from_str(&read(dir, "audit.json")).expect("audit JSON");
@@ -291,7 +291,7 @@ fn rt_audit_judges_kernel_thread_priorities() {
 /// 96 spinner holds CPU 1 for 400 ms, so the timer is late because that thread waited behind it, which
 /// `analyze` must say instead of blaming a short irqs-off section.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_ktimers_deferral_is_explained_as_the_threads_wait() {
     let Some(dir) = guest("rt") else { return };
     let a: Value = serde_json::from_str(&read(dir, "rt-scenario.json")).expect("analysis JSON");
@@ -330,7 +330,7 @@ fn rt_ktimers_deferral_is_explained_as_the_threads_wait() {
 /// wakeup_rt's context-switch records (`17: 98:I ==> [000] 15: 98:R ktimers/0`) decode as context
 /// switches and wakeups, none as a print event.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_wakeup_rt_records_decode_as_switches() {
     let Some(dir) = guest("rt") else { return };
     let text = read(dir, "wakeup_rt.txt");
@@ -391,7 +391,7 @@ fn state_kept(dir: &Path, run: &str) {
 }
 
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_timerlat_backend_measures_and_leaves_tracing_as_found() {
     let Some(dir) = timerlat_guest() else { return };
     assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
@@ -421,7 +421,7 @@ fn rt_timerlat_backend_measures_and_leaves_tracing_as_found() {
 /// Ground truth: a SCHED_FIFO 97 thread spins 100 ms on CPU 1 while the timerlat/1 thread (FIFO 95) waits;
 /// the worst thread latency is that spin (it was due during the spin and ran after it, on the same clock).
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_timerlat_backend_measures_the_injected_spin() {
     let Some(dir) = timerlat_guest() else { return };
     let (spin_ns, start, end) = spin(dir, "inject-latscope.txt");
@@ -443,7 +443,7 @@ fn rt_timerlat_backend_measures_the_injected_spin() {
 /// rtla timerlat hist, run in the same guest with the same spin, saw it too: both tools agree on the
 /// injected delay (TCG allows no comparison of the rest).
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_rtla_and_latscope_both_see_the_injected_spin() {
     let Some(dir) = timerlat_guest() else { return };
     let text = read(dir, "rtla-injected.txt");
@@ -468,7 +468,7 @@ fn rt_rtla_and_latscope_both_see_the_injected_spin() {
 /// SIGINT and SIGTERM end a timerlat run cleanly: the partial result is written, the exit status is 128 +
 /// the signal, and the tracing state is as before (checked in the first test).
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_timerlat_backend_stops_cleanly_on_signals() {
     let Some(dir) = timerlat_guest() else { return };
     for (sig, rc) in [("INT", 130), ("TERM", 143)] {
@@ -524,7 +524,7 @@ fn rtla_osnoise_row(text: &str) -> (u64, u64, u64, u64, u64, u64) {
 }
 
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_osnoise_backend_measures_and_leaves_tracing_as_found() {
     let Some(dir) = osnoise_guest() else { return };
     assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
@@ -548,7 +548,7 @@ fn rt_osnoise_backend_measures_and_leaves_tracing_as_found() {
 /// measures; latscope names it as thread noise of latscope-inject with about the spin's time, and the longest
 /// noise the osnoise thread saw covers the spin on the same clock.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_osnoise_backend_names_the_injected_thread_with_its_spin() {
     let Some(dir) = osnoise_guest() else { return };
     assert!(read(dir, "latscope-injected.txt").contains("rc=0"), "{}", read(dir, "latscope-injected.txt"));
@@ -586,7 +586,7 @@ fn rt_osnoise_backend_names_the_injected_thread_with_its_spin() {
 /// rtla osnoise top, run in the same guest with the same spin, saw it too: its longest single noise is
 /// about the spin, as latscope's is (TCG allows no comparison of the rest).
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_rtla_osnoise_and_latscope_both_see_the_injected_spin() {
     let Some(dir) = osnoise_guest() else { return };
     let text = read(dir, "rtla-injected.txt");
@@ -609,7 +609,7 @@ fn rt_rtla_osnoise_and_latscope_both_see_the_injected_spin() {
 /// `--stop-above 50ms` is the kernel's stop_tracing_us: the 100 ms spin stops the run, exit code 2, the CPU
 /// marked, the result kept.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_osnoise_backend_stops_at_the_kernels_stop_condition() {
     let Some(dir) = osnoise_guest() else { return };
     let text = read(dir, "latscope-stop.txt");
@@ -629,7 +629,7 @@ fn rt_osnoise_backend_stops_at_the_kernels_stop_condition() {
 /// SIGINT and SIGTERM end an osnoise run cleanly: the partial result is written, the exit status is 128 +
 /// the signal, and the tracing state is as before (checked in the first test).
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_osnoise_backend_stops_cleanly_on_signals() {
     let Some(dir) = osnoise_guest() else { return };
     for (sig, rc) in [("INT", 130), ("TERM", 143)] {
@@ -677,7 +677,7 @@ fn hwlat_samples(r: &Value) -> Vec<(u64, u64, u64, u64, u64)> {
 /// gaps are said to be the host's or the firmware's (a VM), the SMI counter's absence is said; the run
 /// leaves tracing as it found it.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_hwlat_samples_in_its_instance_and_leaves_tracing_as_found() {
     let Some(dir) = hwlat_guest("rt") else { return };
     assert!(read(dir, "uname").contains("PREEMPT_RT"), "the rt guest runs a PREEMPT_RT kernel");
@@ -714,7 +714,7 @@ fn rt_hwlat_samples_in_its_instance_and_leaves_tracing_as_found() {
 
 /// SIGINT and SIGTERM end a hwlat run cleanly: the partial result written, 128 + the signal, the state kept.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_hwlat_stops_cleanly_on_signals() {
     let Some(dir) = hwlat_guest("rt") else { return };
     for (sig, rc) in [("INT", 130), ("TERM", 143)] {
@@ -730,7 +730,7 @@ fn rt_hwlat_stops_cleanly_on_signals() {
 /// The kernel runs one hwlat at a time: with the top level running it, latscope says who has it, exits 1 and
 /// touches nothing.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_hwlat_refuses_while_the_tracer_runs_elsewhere() {
     let Some(dir) = hwlat_guest("rt") else { return };
     let text = read(dir, "latscope-busy.txt");
@@ -745,7 +745,7 @@ fn rt_hwlat_refuses_while_the_tracer_runs_elsewhere() {
 /// Ground truth in the same guest: the raw tracer's records read as the kernel's text and as raw pages
 /// (`trace-cmd extract`) give latscope the same samples as the kernel printed, line by line.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_hwlat_records_decode_as_the_kernel_prints_them() {
     let Some(dir) = hwlat_guest("rt") else { return };
     assert!(read(dir, "trace-cmd.txt").contains("rc=0"), "{}", read(dir, "trace-cmd.txt"));
@@ -780,7 +780,7 @@ fn rt_hwlat_records_decode_as_the_kernel_prints_them() {
 /// Debian's standard 6.1 kernel has no hwlat tracer (CONFIG_HWLAT_TRACER is not set): latscope says what is
 /// missing and what to do, exits 1, and changes nothing.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn std_hwlat_says_what_the_kernel_lacks() {
     let Some(dir) = hwlat_guest("std") else { return };
     assert!(!read(dir, "uname").contains("PREEMPT_RT"));
@@ -805,7 +805,7 @@ fn timerlat_trace_guest() -> Option<&'static Path> {
 /// with its thread id, for most of the spin (the rest is the timer interrupts cutting into it, slow under
 /// TCG), with the stack where it gave up the CPU; `--backend auto` took timerlat with --trace and said so.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_timerlat_trace_names_the_injected_spinner_with_its_stack() {
     let Some(dir) = timerlat_trace_guest() else { return };
     let text = read(dir, "latscope-injected.txt");
@@ -855,7 +855,7 @@ fn rt_timerlat_trace_names_the_injected_spinner_with_its_stack() {
 /// timer callback the trace shows make up the IRQ latency timerlat measured (same clock, TCG or not); the text
 /// and the report say what held the interrupt.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_timerlat_trace_explains_the_worst_irq_latencies() {
     let Some(dir) = timerlat_trace_guest() else { return };
     let r = json(dir, "latscope-injected.json");
@@ -897,7 +897,7 @@ fn rt_timerlat_trace_explains_the_worst_irq_latencies() {
 /// spin: TCG stalls of 50-180 ms came before a 100 ms one): the run says the trace was frozen there, and the
 /// window it kept still explains the spinner.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_timerlat_trace_stop_on_threshold_keeps_the_window_of_the_spin() {
     let Some(dir) = timerlat_trace_guest() else { return };
     let text = read(dir, "latscope-stop.txt");
@@ -913,7 +913,7 @@ fn rt_timerlat_trace_stop_on_threshold_keeps_the_window_of_the_spin() {
 /// With --trace too, the tracing state is as found after the run and after SIGINT/SIGTERM (instance removed,
 /// stack triggers gone, osnoise/* written back), and the partial result is written.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_timerlat_trace_leaves_tracing_as_found_also_on_signals() {
     let Some(dir) = timerlat_trace_guest() else { return };
     let before = read(dir, "state-before-injected");
@@ -936,7 +936,7 @@ fn rt_timerlat_trace_leaves_tracing_as_found_also_on_signals() {
 /// rtla timerlat top -a 250000 on the same kind of spin (400 ms) stopped at it too, its thread maximum covering
 /// the spin (Debian's rtla 6.1 has no auto-analysis yet: it came with 6.3): both tools saw the injected delay.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_rtla_top_auto_stops_at_the_same_spin() {
     let Some(dir) = timerlat_trace_guest() else { return };
     let text = read(dir, "rtla-injected.txt");
@@ -969,7 +969,7 @@ fn wakeup_state_kept(dir: &Path, before: &str, after: &str) {
 /// kernel's probe_wakeup), so the measuring thread woken under the spinner is not its worst: the run says what
 /// the tracer measured, that it is not latscope's thread when it is not, and why a held-off thread is absent.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_wakeup_tracer_beside_a_higher_priority_spin() {
     let Some(dir) = wakeup_tracer_guest() else { return };
     let text = read(dir, "above.txt");
@@ -1002,7 +1002,7 @@ fn rt_wakeup_tracer_beside_a_higher_priority_spin() {
 /// task: every real-time task was throttled), switched in at most one throttled stretch later, and about as
 /// late as latscope measured it.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_wakeup_tracer_measures_the_thread_woken_under_rt_throttling() {
     let Some(dir) = wakeup_tracer_guest() else { return };
     let text = read(dir, "below.txt");
@@ -1033,7 +1033,7 @@ fn rt_wakeup_tracer_measures_the_thread_woken_under_rt_throttling() {
 /// SIGINT and SIGTERM mid-run: the partial result keeps the tracer's worst wakeup, and the tracer, its options,
 /// tracing_max_latency and the instance are as found.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn rt_wakeup_tracer_leaves_tracing_as_found_on_signals() {
     let Some(dir) = wakeup_tracer_guest() else { return };
     for (sig, rc) in [("INT", 130), ("TERM", 143)] {
@@ -1060,7 +1060,7 @@ fn graph_guest() -> Option<&'static Path> {
 /// of CPU 1, its worst window is the run's worst traced wakeup and holds more call time than the normal one,
 /// with at least one call path that differs; the top-level tracing state is as found after it.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn std_timer_trace_graph_compares_the_worst_wakeup_live() {
     let Some(dir) = graph_guest() else { return };
     assert!(!read(dir, "uname").contains("-rt-"), "the std guest runs the standard kernel");
@@ -1099,7 +1099,7 @@ fn std_timer_trace_graph_compares_the_worst_wakeup_live() {
 
 /// SIGINT mid-run: exit 130, the partial result written, the top-level tracing state as found.
 #[test]
-#[ignore = "guest test (qemu TCG, 4.5-11 min in all): run by make test-kernels, too long for make test (#17)"]
+#[ignore = "guest test (qemu TCG, 4-11 min in all): run by make test-kernels, too long for make test (#17)"]
 fn std_timer_trace_graph_leaves_tracing_as_found_on_sigint() {
     let Some(dir) = graph_guest() else { return };
     let text = read(dir, "graph-sigINT.txt");
