@@ -14,7 +14,7 @@ use crate::reported::{self, ReportedLatency};
 use crate::throttling::{self, ThrottleSummary};
 use crate::tick_storm::{tick_storms, TickStorm};
 use crate::timeline::Timeline;
-use crate::verdict::{self, Verdict, VerdictKind, VerdictParts};
+use crate::verdict::{self, Verdict, VerdictParts};
 use crate::wakeup::{self, WakeupBreakdown, WakeupContext, WakeupSelection};
 use latscope_model::{CpuId, Nanos};
 use latscope_model::{DecodedTrace, TraceInfo, Warning};
@@ -130,12 +130,7 @@ pub struct Analysis {
 impl Analysis {
     /// The largest finding.
     pub fn worst(&self) -> Nanos {
-        self.verdicts
-            .iter()
-            .filter(|v| v.kind != VerdictKind::LostEvents)
-            .map(|v| v.magnitude)
-            .max()
-            .unwrap_or_default()
+        verdict::worst(&self.verdicts)
     }
 }
 

@@ -45,23 +45,13 @@ pub struct IrqStats {
 impl IrqStats {
     /// An interrupt context that ended on `cpu` (anything else is not counted).
     pub fn add(&mut self, cpu: CpuId, c: &ContextSpan) {
-        if !matches!(
-            c.activity,
-            Activity::Irq { .. }
-                | Activity::Vector { .. }
-                | Activity::Softirq { .. }
-                | Activity::Nmi { .. }
-                | Activity::HardIrq { .. }
-        ) {
+        if !c.activity.is_interrupt() {
             return;
         }
-        let e = match self.acc.get_mut(&(c.activity.clone(), cpu)) {
-            Some(e) => e,
-            None => self
-                .acc
-                .entry((c.activity.clone(), cpu))
-                .or_insert_with(|| (LatencyHistogram::new(), Nanos::ZERO, Nanos::ZERO)),
-        };
+        let e = self
+            .acc
+            .entry((c.activity.clone(), cpu))
+            .or_insert_with(|| (LatencyHistogram::new(), Nanos::ZERO, Nanos::ZERO));
         e.0.record(c.duration());
         e.1 = e.1 + c.duration();
         e.2 = e.2 + c.self_time;

@@ -14,6 +14,7 @@ pub mod hrtimer_expiries;
 pub mod hwlat;
 pub mod irq_stats;
 pub mod irqsoff;
+mod keep;
 pub mod kernel_wakeup;
 pub mod latency_report;
 pub mod latscope_threads;

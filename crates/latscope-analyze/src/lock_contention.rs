@@ -3,6 +3,7 @@
 //! interrupt delays everything on its CPU; a task's wait delays that task (on PREEMPT_RT most spinlocks
 //! are rt_mutexes, so a real-time thread can sleep there behind a lower-priority holder).
 
+use crate::keep::keep_largest;
 use latscope_model::event::lock_flags;
 use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, TaskRef};
 use serde::Serialize;
@@ -59,6 +60,13 @@ pub struct LockWait {
     pub acquired: bool,
     /// Index of its `contention_begin` event.
     pub index: usize,
+}
+
+impl LockWait {
+    /// Longest first; of two as long, the first begun.
+    fn rank(&self) -> (Nanos, std::cmp::Reverse<usize>) {
+        (self.duration, std::cmp::Reverse(self.index))
+    }
 }
 
 /// The waits for one lock.
@@ -175,20 +183,12 @@ impl LockContention {
         }
         l.in_interrupt += u64::from(w.context != WaitContext::Task);
         self.longest.push(w);
-        if self.longest.len() >= 2 * LONGEST {
-            self.cut_longest();
-        }
-    }
-
-    /// Keeps the [`LONGEST`] longest waits (ties: the first begun).
-    fn cut_longest(&mut self) {
-        self.longest.sort_by_key(|w| (std::cmp::Reverse(w.duration), w.index));
-        self.longest.truncate(LONGEST);
+        keep_largest(&mut self.longest, LONGEST, false, LockWait::rank);
     }
 
     /// The contended locks, the most waited-for first, and the longest waits.
     pub fn finish(mut self) -> LockReport {
-        self.cut_longest();
+        keep_largest(&mut self.longest, LONGEST, true, LockWait::rank);
         let mut report = self.report;
         report.unmatched += self.open.values().map(|s| s.len() as u64).sum::<u64>();
         report.locks = self.by_lock.into_values().collect();

@@ -3,6 +3,7 @@
 //! trace's statistics ([`crate::trace_stats`]), in state bounded by the tasks and CPUs, not the events.
 
 use crate::flag_sections::{Disabled, FlagTracker};
+use crate::keep::keep_largest;
 use crate::reported::{self, ReportedLatency};
 use crate::trace_stats::{StatsStream, TraceStats};
 use crate::wakeup::{WakeupSelection, RETURN_PREEMPT_WINDOW};
@@ -282,15 +283,6 @@ pub struct Scan {
     last_mark: Option<ReportedLatency>,
     sections: FxHashMap<(CpuId, Disabled, bool), Vec<SectionCandidate>>,
     stats: StatsStream,
-}
-
-/// Keeps the `keep` largest of `v` by `key` (ties: the earliest first), once `v` holds twice as many: amortised,
-/// and the kept set is the same as sorting all.
-fn keep_largest<T, K: Ord>(v: &mut Vec<T>, keep: usize, force: bool, key: impl Fn(&T) -> K) {
-    if force || v.len() >= 2 * keep {
-        v.sort_by_key(|x| std::cmp::Reverse(key(x)));
-        v.truncate(keep);
-    }
 }
 
 impl Scan {

@@ -5,6 +5,7 @@
 
 use crate::hrtimer_expiries::TickPeriods;
 use crate::irq_stats::{IrqStat, IrqStats};
+use crate::keep::keep_largest;
 use crate::latscope_threads::{LatscopeThreads, ThreadsNamed};
 use crate::lock_contention::{LockContention, LockReport};
 use crate::pi_boost::{PiBoosts, PiReport};
@@ -88,21 +89,14 @@ impl StatsStream {
         if let Some(g) = self.throttle.step(i, e) {
             self.spans.push((g.start, g.end));
             self.longest.push(g);
-            if self.longest.len() >= 2 * self.top {
-                self.cut_longest();
-            }
+            // As [`crate::throttling::summary`] orders them: of two as long, the first ended.
+            keep_largest(&mut self.longest, self.top, false, ThrottleGap::duration);
         }
-    }
-
-    /// The longest gaps, as [`crate::throttling::summary`] orders them (of two as long, the first ended).
-    fn cut_longest(&mut self) {
-        self.longest.sort_by_key(|g| std::cmp::Reverse(g.duration()));
-        self.longest.truncate(self.top);
     }
 
     /// What the pass found.
     pub fn finish(mut self) -> TraceStats {
-        self.cut_longest();
+        keep_largest(&mut self.longest, self.top, true, ThrottleGap::duration);
         let mut irqs = self.irqs;
         self.contexts.finish(&mut |cpu, c| irqs.add(cpu, c));
         let (tick_storms, storm_lines) = self.storms.finish_with_lines();

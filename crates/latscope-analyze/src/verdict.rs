@@ -194,6 +194,11 @@ fn finished(mut e: Explanation, evidence: Vec<usize>, pattern: Option<Pattern>, 
     remedy::with_hint(e, pattern, ctx)
 }
 
+/// The largest finding among `verdicts` (lost events are not one).
+pub fn worst(verdicts: &[Verdict]) -> Nanos {
+    verdicts.iter().filter(|v| v.kind != VerdictKind::LostEvents).map(|v| v.magnitude).max().unwrap_or_default()
+}
+
 /// All verdicts of the analysis `p` (computed from `events`).
 pub fn verdicts(p: &VerdictParts<'_>, events: &dyn Evidence, ctx: &RemedyContext) -> Vec<Verdict> {
     let mut out = Vec::new();

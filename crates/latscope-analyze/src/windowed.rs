@@ -301,7 +301,7 @@ pub fn analyze_scanned<E>(
     };
     w.verdicts = merge::verdicts(&w, &scan.stats.storm_lines, &opts.remedy);
     merge::mark_threads(&mut w, &scan.stats.threads);
-    let worst_verdict = w.as_analysis().worst();
+    let worst_verdict = crate::verdict::worst(&w.verdicts);
     w.exceeded = opts.threshold.is_some_and(|t| {
         worst_verdict > t || w.windows.iter().any(|w| w.analysis.exceeded) || Nanos(scan.wakeups.max_ns) > t
     });
