@@ -125,6 +125,10 @@ pub struct Analysis {
     /// The timerlat tracer's samples, when the trace has them (`crate::timerlat_report`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timerlat: Option<crate::timerlat_report::TimerlatReport>,
+    /// When the trace was too large to hold and was analysed in windows (`crate::windowed`): why, and the
+    /// windows; the rest of the analysis is then the whole trace's all the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windowed: Option<crate::windowed::Windowed>,
 }
 
 impl Analysis {
@@ -284,6 +288,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         hwlat,
         osnoise,
         timerlat,
+        windowed: None,
     };
     threads.mark_analysis(&mut a);
     finish(&mut a);

@@ -1,4 +1,4 @@
-//! [`WindowedAnalysis`]: a trace too large to hold, analysed in two streamed passes. The first
+//! [`Windowed`]: a trace too large to hold, analysed in two streamed passes. The first
 //! ([`crate::scan`]) finds the worst wakeups, sections and late timers, the latencies the trace states and the
 //! whole trace's statistics; the second pairs every hrtimer expiry and cuts the events of one time window around
 //! each finding at a time, analyses that window whole ([`analyze`]) on a thread of its own and lets it go, so
@@ -9,19 +9,10 @@ use crate::analysis::{analyze, Analysis, AnalyzeOptions, SourceInfo};
 
 mod merge;
 
-use crate::flag_sections::FlagSection;
 use crate::hrtimer::HrtimerReport;
 use crate::hrtimer_expiries::HrtimerStream;
-use crate::irq_stats::IrqStat;
-use crate::irqsoff::IrqsOffFinding;
-use crate::lock_contention::LockReport;
-use crate::pi_boost::PiReport;
 use crate::reported::{self, ReportedLatency};
-use crate::scan::{Scan, ScanResult, SectionCandidate, SectionCounts, TimerCandidate, TimerStart, WakeupCandidate};
-use crate::throttling::ThrottleSummary;
-use crate::tick_storm::TickStorm;
-use crate::verdict::Verdict;
-use crate::wakeup::WakeupBreakdown;
+use crate::scan::{Scan, ScanResult, SectionCandidate, TimerCandidate, TimerStart, WakeupCandidate};
 use crate::window_found::Found;
 use latscope_model::{CpuId, DecodedTrace, Event, Nanos, Pid, Summary, TaskName, TraceInfo, Warning};
 use rustc_hash::FxHashMap;
@@ -100,58 +91,17 @@ pub struct Window {
     pub found: Found,
 }
 
-/// Everything found in a trace analysed in windows.
+/// How a trace too large to hold was analysed: why, the whole trace's wakeup statistics and the windows. The
+/// [`Analysis`] that holds it ([`Analysis::windowed`]) has the whole trace's verdicts, lists and statistics,
+/// merged from the windows and the streamed passes as the whole-trace analysis would give them.
 #[derive(Clone, Debug, Serialize)]
-pub struct WindowedAnalysis {
-    /// Always [`latscope_model::wire::SCHEMA`].
-    pub schema: &'static str,
-    /// Always `windowed_analysis`.
-    pub kind: &'static str,
-    /// The whole trace, from the streamed pass.
-    pub source: SourceInfo,
+pub struct Windowed {
     /// Why it was not analysed whole (the memory it would need), as the caller says.
     pub reason: String,
-    /// The conclusions over the whole trace, most important first: drawn from the merged lists and the
-    /// streamed statistics as the whole-trace analysis draws them from its own, with the evidence lines the
-    /// windows kept. Not drawn on this path: function-graph, latency-tracer and kernel-tracer (timerlat,
-    /// osnoise, hwlat) verdicts, which are each window's.
-    pub verdicts: Vec<Verdict>,
     /// Waking to switch-in of every wakeup of the selected tasks in the whole trace.
     pub wakeups: Summary,
-    /// The latencies the trace states itself (the largest, and the last threshold mark).
-    pub reported: Vec<ReportedLatency>,
-    /// The one the explanation is anchored on (an index into `reported`), as in the whole-trace analysis.
-    pub anchor: Option<usize>,
-    /// Whether the first of `worst` is the anchor's wakeup.
-    pub anchored_wakeup: bool,
-    /// The worst wakeups, decomposed in their windows, worst first; their indices are the whole trace's.
-    pub worst: Vec<WakeupBreakdown>,
-    /// The longest irqs-off sections, per CPU as many as asked for, longest first, with what they delayed.
-    pub irqs_off: Vec<IrqsOffFinding>,
-    /// The longest sections with bottom halves or preemption disabled, per CPU and kind as many as asked for.
-    pub disabled: Vec<FlagSection>,
-    /// Per CPU with sections: their counts and the irqs-off sections' durations, over the whole trace.
-    pub sections: Vec<SectionCounts>,
-    /// hrtimer lateness over the whole trace (the second pass pairs every expiry as the whole-trace analysis
-    /// does); its latest expiries, latest first, explained in their windows.
-    pub hrtimers: HrtimerReport,
-    /// RT throttling over the whole trace; the longest gaps with what ran instead (from their windows).
-    pub throttling: Option<ThrottleSummary>,
-    /// The whole trace's tick storms, most expiries first.
-    pub tick_storms: Vec<TickStorm>,
-    /// The whole trace's priority inheritance boosts.
-    pub pi: PiReport,
-    /// The whole trace's kernel lock contention.
-    pub locks: LockReport,
-    /// The whole trace's interrupt, vector, softirq and NMI durations.
-    pub irq_stats: Vec<IrqStat>,
     /// The windows, in time order.
     pub windows: Vec<Window>,
-    /// The threshold the findings were checked against.
-    #[serde(rename = "threshold_ns")]
-    pub threshold: Option<Nanos>,
-    /// Whether a finding exceeded it.
-    pub exceeded: bool,
 }
 
 /// The windows to analyse: around each wakeup the scan kept and around the anchor, merged where they overlap,
@@ -236,7 +186,7 @@ pub fn analyze_windowed<E>(
     stream: &mut Restream<'_, E>,
     opts: &AnalyzeOptions,
     reason: String,
-) -> Result<WindowedAnalysis, E> {
+) -> Result<Analysis, E> {
     let mut scan = Scan::new(&opts.selection);
     let (info, warnings) = stream(&mut |e| scan.step(e))?;
     analyze_scanned(name, Scanned { scan: scan.finish(), info, warnings }, stream, opts, reason)
@@ -259,7 +209,7 @@ pub fn analyze_scanned<E>(
     stream: &mut Restream<'_, E>,
     opts: &AnalyzeOptions,
     reason: String,
-) -> Result<WindowedAnalysis, E> {
+) -> Result<Analysis, E> {
     let Scanned { scan, info, warnings } = scanned;
     // The second pass also pairs every hrtimer expiry for the whole trace's statistics.
     let mut timers = HrtimerStream::new(scan.stats.tick_periods.clone());
@@ -271,41 +221,47 @@ pub fn analyze_scanned<E>(
     };
     let windows = analyze_windows(name, &info, opts, plan(&scan), &mut both, workers())?;
     let top = opts.selection.top.max(1);
-    let (worst, anchored_wakeup) = merge::worst(&windows, &scan, top);
+    let (wakeups, anchored_wakeup) = merge::worst(&windows, &scan, top);
     let (irqs_off, disabled, late_timers) = merge::findings(&windows, &scan, top);
+    let (irqs_off, disabled) = merge::section_reports(&scan.section_counts, irqs_off, disabled);
     let throttling = merge::throttling(&windows, &scan, top);
     let anchor = reported::anchor(&scan.reported).and_then(|a| scan.reported.iter().position(|r| r == a));
-    let mut w = WindowedAnalysis {
+    let mut a = Analysis {
         schema: latscope_model::wire::SCHEMA,
-        kind: "windowed_analysis",
+        kind: "analysis",
         source: source_info(name, &scan, &info, &warnings),
-        reason,
         verdicts: Vec::new(),
-        wakeups: scan.wakeups.clone(),
+        latency_trace: None,
+        irqs_off,
+        disabled,
+        hrtimers: HrtimerReport { late: late_timers, ..timers.finish() },
+        wakeups,
+        throttling,
         reported: scan.reported.clone(),
         anchor,
         anchored_wakeup,
-        worst,
-        irqs_off,
-        disabled,
-        sections: scan.section_counts.clone(),
-        hrtimers: HrtimerReport { late: late_timers, ..timers.finish() },
-        throttling,
         tick_storms: scan.stats.tick_storms.clone(),
         pi: scan.stats.pi.clone(),
         locks: scan.stats.locks.clone(),
+        funcgraph: None,
+        diff: None,
         irq_stats: scan.stats.irq_stats.clone(),
-        windows,
         threshold: opts.threshold,
         exceeded: false,
+        rtla: None,
+        hwlat: None,
+        osnoise: None,
+        timerlat: None,
+        windowed: None,
     };
-    w.verdicts = merge::verdicts(&w, &scan.stats.storm_lines, &opts.remedy);
-    merge::mark_threads(&mut w, &scan.stats.threads);
-    let worst_verdict = crate::verdict::worst(&w.verdicts);
-    w.exceeded = opts.threshold.is_some_and(|t| {
-        worst_verdict > t || w.windows.iter().any(|w| w.analysis.exceeded) || Nanos(scan.wakeups.max_ns) > t
+    a.verdicts = merge::verdicts(&a, &windows, &scan.stats.storm_lines, &opts.remedy);
+    scan.stats.threads.mark_analysis(&mut a);
+    let worst_verdict = a.worst();
+    a.exceeded = opts.threshold.is_some_and(|t| {
+        worst_verdict > t || windows.iter().any(|w| w.analysis.exceeded) || Nanos(scan.wakeups.max_ns) > t
     });
-    Ok(w)
+    a.windowed = Some(Windowed { reason, wakeups: scan.wakeups, windows });
+    Ok(a)
 }
 
 fn source_info(name: &str, scan: &ScanResult, info: &TraceInfo, warnings: &[Warning]) -> SourceInfo {

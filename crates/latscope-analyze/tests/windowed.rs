@@ -1,12 +1,13 @@
 //! The windowed analysis (two streamed passes, one window held at a time) against the whole-trace analysis on
 //! every real event trace in fixtures/: the same worst wakeups, decomposed the same way, with the same indices.
 
+use latscope_analyze::analysis::Analysis;
 use latscope_analyze::analysis::{analyze, AnalyzeOptions};
 use latscope_analyze::hrtimer::HrtimerReport;
 use latscope_analyze::scan::Scan;
 use latscope_analyze::verdict::{Verdict, VerdictKind};
 use latscope_analyze::wakeup::{TaskFilter, WakeupBreakdown, WakeupSelection};
-use latscope_analyze::windowed::{analyze_windowed, analyze_windows, plan, WindowedAnalysis};
+use latscope_analyze::windowed::{analyze_windowed, analyze_windows, plan};
 use latscope_model::{Event, TraceInfo, Warning};
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,7 @@ fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
 }
 
-fn windowed(path: &Path, opts: &AnalyzeOptions) -> WindowedAnalysis {
+fn windowed(path: &Path, opts: &AnalyzeOptions) -> Analysis {
     let mut stream = |visit: &mut dyn FnMut(&Event)| -> Result<(TraceInfo, Vec<Warning>), String> {
         let s = latscope_decode::visit_file(path, visit).map_err(|e| e.to_string())?;
         Ok((s.info, s.warnings))
@@ -76,15 +77,9 @@ fn compare(selection: &WakeupSelection) {
         compared += 1;
         wakeups += whole.wakeups.len();
         let a: Vec<_> = whole.wakeups.iter().map(json).collect();
-        let b: Vec<_> = w.worst.iter().map(json).collect();
-        // The longest sections per CPU (and kind) and the latest timers, in the windowed analysis's order.
-        let mut irqs: Vec<_> = whole.irqs_off.cpus.iter().flat_map(|c| c.longest.clone()).collect();
-        irqs.sort_by_key(|f| (f.section.cpu, std::cmp::Reverse(f.section.duration()), f.section.start_index));
-        let mut dis: Vec<_> = whole.disabled.cpus.iter().flat_map(|c| c.longest.clone()).collect();
-        dis.sort_by_key(|s| {
-            (s.cpu, s.disabled, std::cmp::Reverse(s.dense()), std::cmp::Reverse(s.end - s.start), s.start_index)
-        });
-        sections += irqs.len() + dis.len();
+        let b: Vec<_> = w.wakeups.iter().map(json).collect();
+        sections += whole.irqs_off.cpus.iter().map(|c| c.longest.len()).sum::<usize>()
+            + whole.disabled.cpus.iter().map(|c| c.longest.len()).sum::<usize>();
         timers += whole.hrtimers.late.len();
         // One difference is allowed, and only in what held a late timer back: the priority of a task the
         // whole trace shows only through a `sched_switch` outside the window (the timeline gives a task the
@@ -93,7 +88,6 @@ fn compare(selection: &WakeupSelection) {
         let late_windows = json(&w.hrtimers.late);
         forget_unrevealed_prios(&mut late_whole, &late_windows);
         stats.count(&whole);
-        let view = w.as_analysis();
         // The verdicts, where the whole trace's are all of kinds the windowed path draws.
         if whole.verdicts.iter().all(|v| DRAWN.contains(&v.kind)) {
             verdicts += whole.verdicts.len();
@@ -122,15 +116,13 @@ fn compare(selection: &WakeupSelection) {
             ("lock contention", json(&whole.locks), json(&w.locks)),
             ("IRQ statistics", json(&whole.irq_stats), json(&w.irq_stats)),
             ("RT throttling", json(&whole.throttling), json(&w.throttling)),
-            ("irqs-off report", json(&whole.irqs_off), json(&view.irqs_off)),
+            ("irqs-off report", json(&whole.irqs_off), json(&w.irqs_off)),
             (
                 "hrtimer statistics",
                 json(&HrtimerReport { late: Vec::new(), ..whole.hrtimers.clone() }),
                 json(&HrtimerReport { late: Vec::new(), ..w.hrtimers.clone() }),
             ),
-            ("disabled report", json(&whole.disabled), json(&view.disabled)),
-            ("irqs-off sections", json(&irqs), json(&w.irqs_off)),
-            ("disabled sections", json(&dis), json(&w.disabled)),
+            ("disabled report", json(&whole.disabled), json(&w.disabled)),
             ("late timers", late_whole, late_windows),
         ] {
             if x != y {
@@ -141,7 +133,12 @@ fn compare(selection: &WakeupSelection) {
             let brief = |v: &[WakeupBreakdown]| {
                 v.iter().map(|b| format!("{}@{}={}", b.task.pid, b.switch_in, b.latency)).collect::<Vec<_>>().join(" ")
             };
-            wrong.push(format!("{}: whole [{}] windows [{}]", path.display(), brief(&whole.wakeups), brief(&w.worst)));
+            wrong.push(format!(
+                "{}: whole [{}] windows [{}]",
+                path.display(),
+                brief(&whole.wakeups),
+                brief(&w.wakeups)
+            ));
         }
     }
     assert!(wrong.is_empty(), "{selection:?}: {} of {compared} traces differ:\n{}", wrong.len(), wrong.join("\n"));
@@ -239,8 +236,8 @@ fn a_truncated_trace_is_analysed_in_windows_as_far_as_it_goes() {
     assert!(!w.source.warnings.is_empty(), "no warning for the cut trace");
     assert!(w.source.events > 10_000 && w.source.events < 40_769, "{} events", w.source.events);
     assert_eq!(w.source.events, whole.source.events);
-    assert!(!w.worst.is_empty());
-    assert_eq!(json(&w.worst[0]), json(&whole.wakeups[0]));
+    assert!(!w.wakeups.is_empty());
+    assert_eq!(json(&w.wakeups[0]), json(&whole.wakeups[0]));
 }
 
 /// The windows analysed on four threads beside the reading come back as on the reading thread alone: the

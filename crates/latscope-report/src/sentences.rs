@@ -37,7 +37,7 @@ pub fn run(r: &mut RunResult) {
     }
 }
 
-/// The sentences of an analysis' verdicts and decomposed wakeups.
+/// The sentences of an analysis' verdicts and decomposed wakeups, and of its windows' when it has them.
 pub fn analysis(a: &mut Analysis) {
     let words: Vec<String> = a.verdicts.iter().map(|v| analysis_verdicts::sentence(a, v)).collect();
     for (v, s) in a.verdicts.iter_mut().zip(words) {
@@ -49,22 +49,8 @@ pub fn analysis(a: &mut Analysis) {
             h.sentence = s;
         }
     }
-}
-
-/// [`analysis`] for each window of a windowed analysis, and the sentences of its verdicts and worst wakeups.
-pub fn windowed(w: &mut latscope_analyze::windowed::WindowedAnalysis) {
-    for win in &mut w.windows {
+    for win in a.windowed.iter_mut().flat_map(|w| &mut w.windows) {
         analysis(&mut win.analysis);
-    }
-    let view = w.as_analysis();
-    for v in &mut w.verdicts {
-        v.explanation.sentence = analysis_verdicts::sentence(&view, v);
-    }
-    for b in &mut w.worst {
-        let s = analysis_verdicts::wakeup_sentence(b);
-        if let Some(h) = &mut b.headline {
-            h.sentence = s;
-        }
     }
 }
 

@@ -410,9 +410,14 @@ fn a_trace_over_max_memory_is_analysed_in_windows_or_refused_with_its_size_and_w
     assert!(stdout.contains("=== Window 1 of "), "{stdout}");
     let (windowed, _) = json_of(&["analyze", "--max-memory", "2M", trace]);
     let (whole, _) = json_of(&["analyze", trace]);
-    assert_eq!(windowed["kind"], "windowed_analysis");
+    // The same document as the whole trace's, with how it was analysed beside.
+    assert_eq!(windowed["kind"], "analysis");
+    assert!(windowed["windowed"]["reason"].as_str().is_some_and(|r| r.contains("need about 9.4 MiB")), "{windowed}");
+    assert!(windowed["windowed"]["windows"].as_array().is_some_and(|w| !w.is_empty()), "{windowed}");
+    assert_eq!(whole.get("windowed"), None);
     assert_eq!(windowed["source"]["events"], whole["source"]["events"]);
-    assert_eq!(windowed["worst"], whole["wakeups"], "the worst wakeups, their breakdowns and indices");
+    assert_eq!(windowed["wakeups"], whole["wakeups"], "the worst wakeups, their breakdowns and indices");
+    assert_eq!(windowed["verdicts"], whole["verdicts"], "the verdicts, their sentences and evidence");
     let dir = std::env::temp_dir().join(format!("latscope-windowed-report-{}", std::process::id()));
     let out = latscope(&["analyze", "--max-memory", "2M", "--report", dir.to_str().expect("utf-8"), trace]);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -1,17 +1,16 @@
-//! Merging the windows' findings into the whole trace's lists, verdicts and an [`Analysis`] view of them: the
-//! worst wakeups, the longest sections, the latest timers and the longest throttling gaps, each as the
-//! whole-trace analysis would list it, with the file's event indices.
+//! Merging the windows' findings into the whole trace's [`Analysis`]: the worst wakeups, the longest sections,
+//! the latest timers and the longest throttling gaps, each as the whole-trace analysis would list it, with the
+//! file's event indices, and the verdicts drawn from them.
 
-use super::{Window, WindowReason, WindowedAnalysis};
+use super::{Window, WindowReason};
 use crate::analysis::Analysis;
 use crate::disabled::{CpuDisabled, DisabledReport};
 use crate::flag_sections::{Disabled, FlagSection};
 use crate::hrtimer::LateExpiry;
 use crate::irqsoff::{CpuIrqsOff, IrqsOffFinding, IrqsOffReport};
-use crate::latscope_threads::LatscopeThreads;
 use crate::remedy::RemedyContext;
 use crate::reported;
-use crate::scan::ScanResult;
+use crate::scan::{ScanResult, SectionCounts};
 use crate::throttling::{self as throttle, ThrottleGap, ThrottleSummary};
 use crate::timeline::IrqsOffSource;
 use crate::verdict::{self, Verdict, VerdictParts};
@@ -104,14 +103,47 @@ pub fn throttling(windows: &[Window], scan: &ScanResult, top: usize) -> Option<T
     throttle::summary_of(&scan.stats.throttle_spans, longest.collect(), top)
 }
 
-/// The verdicts over the whole trace (see [`WindowedAnalysis::verdicts`]), from `w`'s merged lists, with the
-/// evidence lines its windows kept and those of the tick storms (`storm_lines`).
-pub fn verdicts(w: &WindowedAnalysis, storm_lines: &[(usize, Event)], ctx: &RemedyContext) -> Vec<Verdict> {
-    let mut lines: BTreeMap<usize, Event> = w.windows.iter().flat_map(|w| w.found.lines.iter().cloned()).collect();
+/// The irqs-off and disabled reports of the whole trace: per CPU the streamed pass's counts and durations
+/// (`counts`), with the merged longest sections.
+pub fn section_reports(
+    counts: &[SectionCounts],
+    irqs_off_longest: Vec<IrqsOffFinding>,
+    disabled_longest: Vec<FlagSection>,
+) -> (IrqsOffReport, DisabledReport) {
+    let mut irqs_off = IrqsOffReport::default();
+    let mut disabled = DisabledReport::default();
+    for c in counts {
+        if c.irqs_off.count > 0 {
+            irqs_off.from_preemptirq |= c.from_preemptirq;
+            irqs_off.cpus.push(CpuIrqsOff {
+                cpu: c.cpu,
+                summary: c.irqs_off.clone(),
+                buckets: c.irqs_off_buckets.clone(),
+                longest: irqs_off_longest.iter().filter(|f| f.section.cpu == c.cpu).cloned().collect(),
+            });
+        }
+        for (kind, count) in [(Disabled::BottomHalves, c.bottom_halves), (Disabled::Preemption, c.preemption)] {
+            if count > 0 {
+                let longest = disabled_longest.iter().filter(|s| (s.cpu, s.disabled) == (c.cpu, kind));
+                disabled.cpus.push(CpuDisabled {
+                    cpu: c.cpu,
+                    disabled: kind,
+                    count,
+                    longest: longest.cloned().collect(),
+                });
+            }
+        }
+    }
+    (irqs_off, disabled)
+}
+
+/// The verdicts over the whole trace, drawn from `a`'s merged lists as the whole-trace analysis draws them
+/// from its own, with the evidence lines the `windows` kept and those of the tick storms (`storm_lines`).
+pub fn verdicts(a: &Analysis, windows: &[Window], storm_lines: &[(usize, Event)], ctx: &RemedyContext) -> Vec<Verdict> {
+    let mut lines: BTreeMap<usize, Event> = windows.iter().flat_map(|w| w.found.lines.iter().cloned()).collect();
     lines.extend(storm_lines.iter().cloned());
-    let a = w.as_analysis();
     let parts = VerdictParts {
-        latency_trace: None,
+        latency_trace: a.latency_trace.as_ref(),
         irqs_off: &a.irqs_off,
         disabled: &a.disabled,
         reported: a.anchor.and_then(|i| a.reported.get(i)).map(|r| (r, a.anchored_wakeup)),
@@ -119,79 +151,11 @@ pub fn verdicts(w: &WindowedAnalysis, storm_lines: &[(usize, Event)], ctx: &Reme
         hrtimers: &a.hrtimers,
         wakeups: &a.wakeups,
         throttling: a.throttling.as_ref(),
-        funcgraph: None,
+        funcgraph: a.funcgraph.as_ref(),
         lost: &a.source.lost,
         lost_unknown: !a.source.lost_unknown.is_empty(),
     };
     verdict::verdicts(&parts, &lines, ctx)
-}
-
-/// Names latscope's own threads where the merged results blame a task, as the whole trace names them (as the
-/// whole-trace analysis does).
-pub fn mark_threads(w: &mut WindowedAnalysis, threads: &LatscopeThreads) {
-    w.verdicts.iter_mut().for_each(|v| threads.mark(&mut v.explanation));
-    for b in &mut w.worst {
-        b.components.iter_mut().chain(b.headline.as_mut()).for_each(|e| threads.mark(e));
-    }
-    w.hrtimers.late.iter_mut().flat_map(|l| &mut l.before).for_each(|e| threads.mark(e));
-}
-
-impl WindowedAnalysis {
-    /// The merged results as a whole-trace [`Analysis`] holds them: what the verdicts are drawn from and worded
-    /// with.
-    pub fn as_analysis(&self) -> Analysis {
-        let mut irqs_off = IrqsOffReport::default();
-        let mut disabled = DisabledReport::default();
-        for c in &self.sections {
-            if c.irqs_off.count > 0 {
-                irqs_off.from_preemptirq |= c.from_preemptirq;
-                irqs_off.cpus.push(CpuIrqsOff {
-                    cpu: c.cpu,
-                    summary: c.irqs_off.clone(),
-                    buckets: c.irqs_off_buckets.clone(),
-                    longest: self.irqs_off.iter().filter(|f| f.section.cpu == c.cpu).cloned().collect(),
-                });
-            }
-            for (kind, count) in [(Disabled::BottomHalves, c.bottom_halves), (Disabled::Preemption, c.preemption)] {
-                if count > 0 {
-                    let longest = self.disabled.iter().filter(|s| (s.cpu, s.disabled) == (c.cpu, kind));
-                    disabled.cpus.push(CpuDisabled {
-                        cpu: c.cpu,
-                        disabled: kind,
-                        count,
-                        longest: longest.cloned().collect(),
-                    });
-                }
-            }
-        }
-        Analysis {
-            schema: self.schema,
-            kind: "analysis",
-            source: self.source.clone(),
-            verdicts: self.verdicts.clone(),
-            latency_trace: None,
-            irqs_off,
-            disabled,
-            hrtimers: self.hrtimers.clone(),
-            wakeups: self.worst.clone(),
-            throttling: self.throttling.clone(),
-            reported: self.reported.clone(),
-            anchor: self.anchor,
-            anchored_wakeup: self.anchored_wakeup,
-            tick_storms: self.tick_storms.clone(),
-            pi: self.pi.clone(),
-            locks: self.locks.clone(),
-            funcgraph: None,
-            diff: None,
-            irq_stats: self.irq_stats.clone(),
-            threshold: self.threshold,
-            exceeded: self.exceeded,
-            rtla: None,
-            hwlat: None,
-            osnoise: None,
-            timerlat: None,
-        }
-    }
 }
 
 /// Keeps the first `top` of `v` of each `key`, in order.

@@ -90,6 +90,9 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
             human(s.span)
         )?;
     }
+    if let Some(w) = &a.windowed {
+        super::windowed::write_intro(out, a, w)?;
+    }
     if s.cycles {
         writeln!(
             out,
@@ -117,10 +120,13 @@ pub fn write_analysis(out: &mut dyn Write, a: &Analysis, details: bool) -> io::R
     }
     writeln!(out)?;
     write_verdicts(out, a)?;
-    if !details {
-        return Ok(());
+    if details {
+        write_details(out, a)?;
     }
-    write_details(out, a)
+    match &a.windowed {
+        Some(w) => super::windowed::write_windows(out, w, details),
+        None => Ok(()),
+    }
 }
 
 /// The details after the verdicts: latency trace, wakeup breakdowns, priority inheritance, locks, throttling,

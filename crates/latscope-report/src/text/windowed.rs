@@ -1,30 +1,17 @@
-//! Text report of `latscope analyze` on a trace analysed in windows: why, the whole trace's verdicts and
-//! details as a whole-trace analysis words them, then each window's own analysis.
+//! The parts of `latscope analyze`'s text that only a trace analysed in windows has: why and how, after the
+//! header, and each window's own analysis, after the whole trace's verdicts and details.
 
-use super::analysis::{write_analysis, write_details, write_verdicts};
+use super::analysis::write_analysis;
 use crate::events::format_ts;
 use crate::human::{counted, human};
-use latscope_analyze::windowed::{WindowReason, WindowedAnalysis};
+use latscope_analyze::analysis::Analysis;
+use latscope_analyze::windowed::{WindowReason, Windowed};
 use std::io::{self, Write};
 
-/// Writes the windowed analysis as text; `details` as for the whole-trace analysis, per window.
-pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) -> io::Result<()> {
-    let s = &w.source;
-    writeln!(
-        out,
-        "latscope analyze: {} ({}), {}{} on {} over {}, analysed in {}",
-        s.name,
-        s.format.as_deref().unwrap_or("unknown format"),
-        counted(s.events, "event", "events"),
-        match s.stacks {
-            0 => String::new(),
-            n => format!(" and {}", counted(n, "kernel stack", "kernel stacks")),
-        },
-        counted(s.cpus.len() as u64, "CPU", "CPUs"),
-        human(s.span),
-        counted(w.windows.len() as u64, "window", "windows"),
-    )?;
-    writeln!(out, "  Not analysed whole: {}.", w.reason)?;
+/// Writes what a whole-trace text has not for a trace analysed in windows, after its header: why, how, and
+/// the whole trace's wakeup statistics.
+pub fn write_intro(out: &mut dyn Write, a: &Analysis, w: &Windowed) -> io::Result<()> {
+    writeln!(out, "  Analysed in {}: not whole, {}.", counted(w.windows.len() as u64, "window", "windows"), w.reason)?;
     writeln!(
         out,
         "  A first streamed pass measured every wakeup of the selected tasks, section with interrupts, bottom halves or \
@@ -36,10 +23,6 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
         human(latscope_analyze::windowed::LEAD),
         human(latscope_analyze::windowed::TAIL),
     )?;
-    let lost: u64 = s.lost.values().sum();
-    if lost > 0 || !s.lost_unknown.is_empty() {
-        writeln!(out, "  The trace lost {}: conclusions may be incomplete.", counted(lost, "event", "events"))?;
-    }
     let ws = &w.wakeups;
     if ws.count > 0 {
         writeln!(
@@ -53,7 +36,7 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
     } else {
         writeln!(out, "  No wakeup of the selected tasks in the whole trace.")?;
     }
-    for r in &w.reported {
+    for r in &a.reported {
         writeln!(
             out,
             "  The trace states a latency of {} at {} ({}:{}, event #{})",
@@ -64,13 +47,11 @@ pub fn write_windowed(out: &mut dyn Write, w: &WindowedAnalysis, details: bool) 
             r.index
         )?;
     }
-    writeln!(out)?;
-    // The merged results read as a whole trace's: the same verdicts and details.
-    let view = w.as_analysis();
-    write_verdicts(out, &view)?;
-    if details {
-        write_details(out, &view)?;
-    }
+    Ok(())
+}
+
+/// Writes each window's own analysis; `details` as for the whole-trace analysis.
+pub fn write_windows(out: &mut dyn Write, w: &Windowed, details: bool) -> io::Result<()> {
     for (n, win) in w.windows.iter().enumerate() {
         let wakeups: Vec<&latscope_analyze::scan::WakeupCandidate> = win
             .plan

@@ -15,7 +15,6 @@ use latscope_decode::DecodedTrace;
 use latscope_model::Nanos;
 use latscope_report::json::write_json;
 use latscope_report::text::analysis::write_analysis;
-use latscope_report::text::windowed::write_windowed;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `latscope analyze`.
@@ -113,12 +112,14 @@ pub fn run(args: Args) -> CmdResult {
                 Some(r) => (analyze_rtla(&input.name(), r, &opts), DecodedTrace::default()),
                 None => {
                     if args.windows {
-                        return run_windowed(&args, &input, &opts, "--windows asked for the windows".into(), None);
-                    }
-                    match crate::budget::fit(&input, &budget, &opts.selection)? {
-                        Fit::Whole(t) => (analyze(&input.name(), &t, &opts), *t),
-                        Fit::TooLarge(reason, scanned) => {
-                            return run_windowed(&args, &input, &opts, reason, Some(*scanned))
+                        let reason = "--windows asked for the windows".into();
+                        (windowed(&args, &input, &opts, reason, None)?, DecodedTrace::default())
+                    } else {
+                        match crate::budget::fit(&input, &budget, &opts.selection)? {
+                            Fit::Whole(t) => (analyze(&input.name(), &t, &opts), *t),
+                            Fit::TooLarge(reason, scanned) => {
+                                (windowed(&args, &input, &opts, reason, Some(*scanned))?, DecodedTrace::default())
+                            }
                         }
                     }
                 }
@@ -151,14 +152,14 @@ pub fn run(args: Args) -> CmdResult {
 }
 
 /// `analyze` of a trace in windows ([`analyze_windowed`]): two streamed passes, one window held at a time; the
-/// first may be done already (`scanned`).
-fn run_windowed(
+/// first may be done already (`scanned`). Refused when --report or --perfetto asks for every event.
+fn windowed(
     args: &Args,
     input: &Input,
     opts: &AnalyzeOptions,
     reason: String,
     scanned: Option<Scanned>,
-) -> CmdResult {
+) -> Result<latscope_analyze::analysis::Analysis, CliError> {
     let o = &args.outputs;
     if o.report.is_some() || o.perfetto.is_some() {
         let name = input.name();
@@ -168,21 +169,11 @@ fn run_windowed(
             crate::budget::split_advice(&name)
         )));
     }
-    let outputs = o.outputs();
-    outputs.check()?;
     let mut stream = |visit: &mut dyn FnMut(&latscope_model::Event)| {
         input.visit(visit).map(|s| (s.info, s.warnings)).map_err(|e| CliError(format!("cannot analyse the trace: {e}")))
     };
-    let mut w = match scanned {
-        Some(s) => analyze_scanned(&input.name(), s, &mut stream, opts, reason)?,
-        None => analyze_windowed(&input.name(), &mut stream, opts, reason)?,
-    };
-    latscope_report::sentences::windowed(&mut w);
-    if !args.quiet {
-        write_text(|out| write_windowed(out, &w, !args.brief), outputs.takes_stdout())?;
+    match scanned {
+        Some(s) => analyze_scanned(&input.name(), s, &mut stream, opts, reason),
+        None => analyze_windowed(&input.name(), &mut stream, opts, reason),
     }
-    if let Some(path) = &o.json {
-        write_file(Kind::Json, path, |wr| write_json(wr, &w))?;
-    }
-    Ok(if w.exceeded { Outcome::ThresholdExceeded } else { Outcome::Ok })
 }
