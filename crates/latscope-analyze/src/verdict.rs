@@ -171,15 +171,6 @@ impl Evidence for Vec<Event> {
     }
 }
 
-impl Evidence for BTreeMap<usize, Event> {
-    fn event(&self, i: usize) -> Option<&Event> {
-        self.get(&i)
-    }
-    fn all(&self) -> &[Event] {
-        &[]
-    }
-}
-
 /// A verdict whose evidence lines are its explanation's evidence.
 fn verdict(kind: VerdictKind, explanation: Explanation, events: &dyn Evidence) -> Verdict {
     let evidence = lines(events, explanation.evidence.iter().copied());

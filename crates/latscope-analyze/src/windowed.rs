@@ -6,6 +6,7 @@
 //! trace's lists and verdicts (`windowed/merge.rs`).
 
 use crate::analysis::{analyze, Analysis, AnalyzeOptions, SourceInfo};
+use crate::latency_report::latency_report;
 
 mod merge;
 
@@ -211,15 +212,23 @@ pub fn analyze_scanned<E>(
     reason: String,
 ) -> Result<Analysis, E> {
     let Scanned { scan, info, warnings } = scanned;
-    // The second pass also pairs every hrtimer expiry for the whole trace's statistics.
+    // The second pass also pairs every hrtimer expiry for the whole trace's statistics, and holds the entries of
+    // a latency-tracer trace: the tracer's snapshot of one section, bounded by its buffer, not by the capture's
+    // length, every entry of which its report lists.
     let mut timers = HrtimerStream::new(scan.stats.tick_periods.clone());
+    let mut section: Option<Vec<Event>> = info.latency.is_some().then(Vec::new);
     let mut both = |visit: &mut dyn FnMut(&Event)| {
         stream(&mut |e| {
             timers.step(e);
+            if let Some(s) = section.as_mut() {
+                s.push(e.clone());
+            }
             visit(e)
         })
     };
     let windows = analyze_windows(name, &info, opts, plan(&scan), &mut both, workers())?;
+    let section = section.unwrap_or_default();
+    let latency_trace = info.latency.as_ref().map(|h| latency_report(h, &section, &info.elisions));
     let top = opts.selection.top.max(1);
     let (wakeups, anchored_wakeup) = merge::worst(&windows, &scan, top);
     let (irqs_off, disabled, late_timers) = merge::findings(&windows, &scan, top);
@@ -231,7 +240,7 @@ pub fn analyze_scanned<E>(
         kind: "analysis",
         source: source_info(name, &scan, &info, &warnings),
         verdicts: Vec::new(),
-        latency_trace: None,
+        latency_trace,
         irqs_off,
         disabled,
         hrtimers: HrtimerReport { late: late_timers, ..timers.finish() },
@@ -254,7 +263,7 @@ pub fn analyze_scanned<E>(
         timerlat: None,
         windowed: None,
     };
-    a.verdicts = merge::verdicts(&a, &windows, &scan.stats.storm_lines, &opts.remedy);
+    a.verdicts = merge::verdicts(&a, &windows, &scan.stats.storm_lines, section, &opts.remedy);
     scan.stats.threads.mark_analysis(&mut a);
     let worst_verdict = a.worst();
     a.exceeded = opts.threshold.is_some_and(|t| {

@@ -29,10 +29,12 @@ fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or_default()
 }
 
-/// The traces with SCHED_FIFO/RR wakeups, sorted time stamps, and no latency-tracer header.
+/// The event traces and latency-tracer reports in fixtures/.
 fn event_traces() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in ["dat", "events", "explain", "tracecmd-report", "live", "systrace", "seeds", "funcgraph", "pasted"] {
+    for dir in
+        ["dat", "events", "explain", "tracecmd-report", "live", "systrace", "seeds", "funcgraph", "pasted", "latency"]
+    {
         let Ok(rd) = std::fs::read_dir(fixtures().join(dir)) else { continue };
         for f in rd.flatten() {
             let p = f.path();
@@ -67,9 +69,7 @@ fn compare(selection: &WakeupSelection) {
     let mut wrong = Vec::new();
     for path in event_traces() {
         let Ok(trace) = latscope_decode::decode_file(&path) else { continue };
-        if trace.info.latency.is_some() || !trace.events.windows(2).all(|w| w[0].ts <= w[1].ts) {
-            continue;
-        }
+        assert!(trace.events.windows(2).all(|w| w[0].ts <= w[1].ts), "{}: decoded out of order", path.display());
         let whole = analyze("t", &trace, &opts);
         let w = windowed(&path, &opts);
         assert_eq!(w.source.events, whole.source.events, "{}", path.display());
@@ -111,6 +111,7 @@ fn compare(selection: &WakeupSelection) {
             }
         }
         for (what, x, y) in [
+            ("latency-tracer report", json(&whole.latency_trace), json(&w.latency_trace)),
             ("tick storms", json(&whole.tick_storms), json(&w.tick_storms)),
             ("PI boosts", json(&whole.pi), json(&w.pi)),
             ("lock contention", json(&whole.locks), json(&w.locks)),
@@ -157,7 +158,8 @@ fn compare(selection: &WakeupSelection) {
 }
 
 /// The verdict kinds the windowed path draws over the whole trace.
-const DRAWN: [VerdictKind; 8] = [
+const DRAWN: [VerdictKind; 9] = [
+    VerdictKind::LatencyTrace,
     VerdictKind::Reported,
     VerdictKind::TickStorm,
     VerdictKind::IrqsOff,
@@ -176,6 +178,7 @@ struct Counted {
     lock_waits: u64,
     irq_sources: usize,
     throttling_gaps: usize,
+    latency_traces: usize,
 }
 
 impl Counted {
@@ -185,13 +188,18 @@ impl Counted {
         self.lock_waits += a.locks.locks.iter().map(|l| l.waits).sum::<u64>();
         self.irq_sources += a.irq_stats.len();
         self.throttling_gaps += a.throttling.as_ref().map_or(0, |t| t.count);
+        self.latency_traces += usize::from(a.latency_trace.is_some());
     }
 
     /// The fixtures hold each kind but PI boosts (no fixture has `sched_pi_setprio` events; both paths run the
     /// same `PiBoosts`): a comparison of empty lists would prove nothing.
     fn enough(&self) {
         assert!(
-            self.tick_storms > 0 && self.lock_waits > 0 && self.irq_sources >= 50 && self.throttling_gaps >= 5,
+            self.tick_storms > 0
+                && self.lock_waits > 0
+                && self.irq_sources >= 50
+                && self.throttling_gaps >= 5
+                && self.latency_traces >= 30,
             "too few of some statistic compared: {self:?}"
         );
     }

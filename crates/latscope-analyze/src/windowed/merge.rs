@@ -138,10 +138,18 @@ pub fn section_reports(
 }
 
 /// The verdicts over the whole trace, drawn from `a`'s merged lists as the whole-trace analysis draws them
-/// from its own, with the evidence lines the `windows` kept and those of the tick storms (`storm_lines`).
-pub fn verdicts(a: &Analysis, windows: &[Window], storm_lines: &[(usize, Event)], ctx: &RemedyContext) -> Vec<Verdict> {
+/// from its own, with the evidence lines the `windows` kept, those of the tick storms (`storm_lines`) and, for
+/// a latency-tracer trace, its whole `section` (the tracer's snapshot), by the file's indices.
+pub fn verdicts(
+    a: &Analysis,
+    windows: &[Window],
+    storm_lines: &[(usize, Event)],
+    section: Vec<Event>,
+    ctx: &RemedyContext,
+) -> Vec<Verdict> {
     let mut lines: BTreeMap<usize, Event> = windows.iter().flat_map(|w| w.found.lines.iter().cloned()).collect();
     lines.extend(storm_lines.iter().cloned());
+    let held = Held { lines, section };
     let parts = VerdictParts {
         latency_trace: a.latency_trace.as_ref(),
         irqs_off: &a.irqs_off,
@@ -155,7 +163,24 @@ pub fn verdicts(a: &Analysis, windows: &[Window], storm_lines: &[(usize, Event)]
         lost: &a.source.lost,
         lost_unknown: !a.source.lost_unknown.is_empty(),
     };
-    verdict::verdicts(&parts, &lines, ctx)
+    verdict::verdicts(&parts, &held, ctx)
+}
+
+/// The events the windowed path holds for the verdicts' evidence.
+struct Held {
+    /// Lines kept by index.
+    lines: BTreeMap<usize, Event>,
+    /// Every event of a latency-tracer trace (none otherwise).
+    section: Vec<Event>,
+}
+
+impl verdict::Evidence for Held {
+    fn event(&self, i: usize) -> Option<&Event> {
+        self.lines.get(&i).or_else(|| self.section.get(i))
+    }
+    fn all(&self) -> &[Event] {
+        &self.section
+    }
 }
 
 /// Keeps the first `top` of `v` of each `key`, in order.
