@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Benchmark: `latscope analyze` (whole, and `--windows`: two streamed passes, one window held) against `trace-cmd report` on the same .dat files of ~1 M, ~6 M and >= 20 M
-# events, in one run: wall time, CPU time (user + system) and peak RSS of each, and the ratios. The traces are
+# Benchmark: `latscope analyze` (as by default: traces of more than 2^19 records in windows, two streamed passes,
+# one window held; and whole, with --max-memory 64G) against `trace-cmd report` on the same .dat files of ~1 M,
+# ~6 M and >= 20 M events, in one run: wall time, CPU time (user + system) and peak RSS of each, and the ratios. The traces are
 # recorded on this machine with `latscope record` under `stress-ng --cpu 2 --io 1 --timer 1` (root, tracefs)
 # and cached under ~/.cache/latscope-bench (reused while they hold the target count). Targets (issue #18):
 # analyze peak RSS <= 150 MB on the 6 M file and <= +10 % from 6 M to 20 M; analyze >= 3x faster than
@@ -56,8 +57,8 @@ measure() {
 }
 best() { sort -n -k1,1 | head -1; }
 
-printf '%-8s %10s %8s | %-26s | %-26s | %-26s | %s\n' size events MB "analyze wall/cpu/RSS" "--windows wall/cpu/RSS" \
-    "trace-cmd wall/cpu/RSS" "ratio to trace-cmd: whole wall, cpu; windows wall, cpu"
+printf '%-8s %10s %8s | %-26s | %-26s | %-26s | %s\n' size events MB "analyze wall/cpu/RSS" "whole wall/cpu/RSS" \
+    "trace-cmd wall/cpu/RSS" "ratio to trace-cmd: analyze wall, cpu; whole wall, cpu"
 declare -A arss wrss
 for m in $SIZES; do
     target=$(( m * 1000000 ))
@@ -69,7 +70,7 @@ for m in $SIZES; do
         # shellcheck disable=SC2086
         a+=("$(measure "$LATSCOPE" analyze $ANALYZE_ARGS "$file")")
         # shellcheck disable=SC2086
-        w+=("$(measure "$LATSCOPE" analyze --windows $ANALYZE_ARGS "$file")")
+        w+=("$(measure "$LATSCOPE" analyze --max-memory 64G $ANALYZE_ARGS "$file")")
         t+=("$(measure trace-cmd report -i "$file")")
     done
     read -r aw ac ar < <(printf '%s\n' "${a[@]}" | best)
@@ -82,8 +83,8 @@ for m in $SIZES; do
         "$(awk -v aw="$aw" -v ac="$ac" -v ww="$ww" -v wc="$wc" -v tw="$tw" -v tc="$tc" \
         'function r(t, x) { return t / (x > 0 ? x : 0.01) } BEGIN { printf "%.1fx, %.1fx; %.1fx, %.1fx", r(tw, aw), r(tc, ac), r(tw, ww), r(tc, wc) }')"
 done
-for kind in whole windows; do
-    if [ "$kind" = whole ]; then a=${arss[6]:-}; b=${arss[20]:-}; else a=${wrss[6]:-}; b=${wrss[20]:-}; fi
+for kind in default whole; do
+    if [ "$kind" = default ]; then a=${arss[6]:-}; b=${arss[20]:-}; else a=${wrss[6]:-}; b=${wrss[20]:-}; fi
     [ -n "$a" ] && [ -n "$b" ] && awk -v k="$kind" -v a="$a" -v b="$b" 'BEGIN { printf "analyze (%s) peak RSS from 6M to 20M: %+.0f %% (target <= +10 %%); 6M: %d MB (target <= 150 MB)\n", k, (b - a) * 100 / a, a / 1024 }'
 done
 echo "(wall and CPU: best of $ROUNDS alternated round(s); analyze args: $ANALYZE_ARGS; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"

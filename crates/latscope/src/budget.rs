@@ -1,6 +1,7 @@
-//! The memory a whole-trace analysis may use (`analyze --max-memory`, by default most of the memory
-//! available), and what a trace that needs more gets: the analysis in windows, or, for what needs every event,
-//! a refusal with the trace's real size and what to do; never the out-of-memory killer.
+//! The memory a whole-trace analysis may use (`analyze --max-memory`; by default 120 MiB, or most of the memory
+//! available for what needs every event), and what a trace that needs more gets: the analysis in windows, or,
+//! for what needs every event, a refusal with the trace's real size and what to do; never the out-of-memory
+//! killer.
 
 use crate::error::CliError;
 use crate::input::Input;
@@ -15,8 +16,14 @@ use latscope_model::Event;
 /// events: 1,345 MB for 6,054,700 events, 262 MB for 1,062,654), rounded up.
 pub const BYTES_PER_EVENT: u64 = 240;
 
-/// Share of the available memory the analysis may take by default: the rest is the machine's.
+/// Share of the available memory an analysis that needs every event (`--report`, `--perfetto`, `--diff`) may
+/// take by default: the rest is the machine's.
 const AVAILABLE_SHARE: f64 = 0.8;
+
+/// The memory a whole-trace analysis takes by default before the trace is analysed in windows, which give the
+/// same results in bounded memory: 120 MiB, 524,288 records (2^19: the held events' vector is then full, not
+/// doubled, when the trace turns out larger, c. 70 MB).
+pub const WHOLE_BY_DEFAULT: u64 = 120 << 20;
 
 /// How much memory the analysis may use, and where the figure came from (for the refusal).
 #[derive(Clone, Debug)]
@@ -28,17 +35,29 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// `--max-memory` when given, else 80 % of `MemAvailable` in /proc/meminfo (no limit when unreadable).
-    pub fn new(max_memory: Option<u64>) -> Budget {
+    /// `--max-memory` when given; else [`WHOLE_BY_DEFAULT`] (at most 80 % of `MemAvailable` in /proc/meminfo),
+    /// or, when the output needs `every_event`, 80 % of `MemAvailable` (no limit when unreadable).
+    pub fn new(max_memory: Option<u64>, every_event: bool) -> Budget {
         if let Some(b) = max_memory {
             return Budget { bytes: Some(b), source: "set with --max-memory".into() };
         }
-        match available() {
-            Some(a) => Budget {
-                bytes: Some((a as f64 * AVAILABLE_SHARE) as u64),
+        let share = available().map(|a| ((a as f64 * AVAILABLE_SHARE) as u64, a));
+        match (every_event, share) {
+            (true, Some((b, a))) => Budget {
+                bytes: Some(b),
                 source: format!("80 % of the {} available; raise it with --max-memory SIZE", human(a)),
             },
-            None => Budget { bytes: None, source: "no limit: /proc/meminfo unreadable".into() },
+            (true, None) => Budget { bytes: None, source: "no limit: /proc/meminfo unreadable".into() },
+            (false, Some((b, a))) if b < WHOLE_BY_DEFAULT => Budget {
+                bytes: Some(b),
+                source: format!("80 % of the {} available; raise it with --max-memory SIZE", human(a)),
+            },
+            (false, _) => Budget {
+                bytes: Some(WHOLE_BY_DEFAULT),
+                source: "larger traces are analysed in windows by default, with the same results; --max-memory SIZE \
+                         analyses them whole"
+                    .into(),
+            },
         }
     }
 
@@ -183,7 +202,7 @@ mod tests {
 
     #[test]
     fn the_budget_bounds_the_events() {
-        let b = Budget::new(Some(240 * 1000));
+        let b = Budget::new(Some(240 * 1000), false);
         assert_eq!(b.max_events(), 1000);
         assert_eq!(b.source, "set with --max-memory");
         assert_eq!(
@@ -191,5 +210,11 @@ mod tests {
             ("234 KiB".into(), "1.5 MiB".into(), "1.5 GiB".into())
         );
         assert_eq!(Budget { bytes: None, source: String::new() }.max_events(), usize::MAX);
+        // By default a trace of more than 2^19 records is analysed in windows (unless memory is short).
+        let default = Budget::new(None, false);
+        assert!(default.max_events() <= 1 << 19, "{default:?}");
+        assert_eq!(Budget { bytes: Some(WHOLE_BY_DEFAULT), source: String::new() }.max_events(), 1 << 19);
+        // What needs every event may take most of the memory available.
+        assert!(Budget::new(None, true).max_events() >= default.max_events());
     }
 }

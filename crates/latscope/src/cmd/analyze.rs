@@ -48,9 +48,10 @@ pub struct Args {
     /// was exceeded)
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// The memory a whole-trace analysis may use (`4G`, `512M`; default: 80 % of the memory available): a
-    /// larger trace is analysed in windows (see --windows), and what needs every event (--report, --perfetto,
-    /// --diff) is refused with its size
+    /// The memory a whole-trace analysis may use (`4G`, `512M`; default: 120M, about 520 k records, or 80 % of
+    /// the memory available with --report, --perfetto or --diff): a larger trace is analysed in windows (see
+    /// --windows), with the same results, and what needs every event (--report, --perfetto, --diff) is refused
+    /// with its size
     #[arg(long, value_name = "SIZE", value_parser = crate::budget::parse_size)]
     pub max_memory: Option<u64>,
     /// Analyse in windows around the worst wakeups, in two streamed passes that hold one window at a time (what
@@ -95,7 +96,9 @@ pub fn run(args: Args) -> CmdResult {
     };
     let outputs = args.outputs.outputs();
     outputs.check()?;
-    let budget = Budget::new(args.max_memory);
+    let o = &args.outputs;
+    let every_event = args.diff.is_some() || o.report.is_some() || o.perfetto.is_some();
+    let budget = Budget::new(args.max_memory, every_event);
     let (mut analysis, trace) = match (&args.diff, &args.trace) {
         (Some(pair), _) if pair.len() == 2 => {
             if pair.iter().all(|p| p == Path::new("-")) {
@@ -131,7 +134,6 @@ pub fn run(args: Args) -> CmdResult {
     if !args.quiet {
         write_text(|out| write_analysis(out, &analysis, !args.brief), outputs.takes_stdout())?;
     }
-    let o = &args.outputs;
     if let Some(path) = &o.json {
         write_file(Kind::Json, path, |w| write_json(w, &analysis))?;
     }
