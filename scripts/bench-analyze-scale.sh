@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: `latscope analyze` (as by default: traces of more than 2^19 records in windows, two streamed passes,
+# Benchmark: `latscope analyze` (as by default: traces of more than 2^17 records in windows, two streamed passes,
 # one window held; and whole, with --max-memory 64G) against `trace-cmd report` on the same .dat files of ~1 M,
 # ~6 M and >= 20 M events, in one run: wall time, CPU time (user + system) and peak RSS of each, and the ratios. The traces are
 # recorded on this machine with `latscope record` under `stress-ng --cpu 2 --io 1 --timer 1` (root, tracefs)

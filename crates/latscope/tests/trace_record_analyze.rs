@@ -109,7 +109,7 @@ fn recorded_capture_analysed_offline_matches_the_live_explanation() {
         assert!(out.status.success(), "analyze {extra:?} failed: {}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice(&out.stdout).expect("analysis json")
     };
-    // Whole whatever its size (by default a recording of more than 2^19 records is analysed in windows too).
+    // Whole whatever its size (by default a recording of more than 2^17 records is analysed in windows too).
     let (whole, windowed) = (json_of(&["--max-memory", "64G"]), json_of(&["--windows"]));
     assert_eq!(whole.get("windowed"), None, "the recording was not analysed whole");
     assert!(windowed["windowed"]["windows"].as_array().is_some_and(|w| !w.is_empty()), "not analysed in windows");

@@ -48,7 +48,7 @@ pub struct Args {
     /// was exceeded)
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// The memory a whole-trace analysis may use (`4G`, `512M`; default: 120M, about 520 k records, or 80 % of
+    /// The memory a whole-trace analysis may use (`4G`, `512M`; default: 30M, about 130 k records, or 80 % of
     /// the memory available with --report, --perfetto or --diff): a larger trace is analysed in windows (see
     /// --windows), with the same results, and what needs every event (--report, --perfetto, --diff) is refused
     /// with its size
