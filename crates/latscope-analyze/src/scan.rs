@@ -176,6 +176,9 @@ pub struct ScanResult {
     pub stats: TraceStats,
     /// Per CPU with sections: their counts and durations.
     pub section_counts: Vec<SectionCounts>,
+    /// Records earlier than the one before them, and the index of the first: the windowed analysis reads a
+    /// stream in its order, the whole-trace analysis sorts it, so they can differ where this is not zero.
+    pub out_of_order: (u64, u64),
 }
 
 /// A task woken and not yet switched in.
@@ -311,8 +314,14 @@ impl Scan {
         self.out.records += 1;
         if index == 0 {
             self.out.first = e.ts;
+        } else if e.ts < self.out.last {
+            self.out.first = self.out.first.min(e.ts);
+            if self.out.out_of_order.0 == 0 {
+                self.out.out_of_order.1 = index;
+            }
+            self.out.out_of_order.0 += 1;
         }
-        self.out.last = e.ts;
+        self.out.last = self.out.last.max(e.ts);
         self.stats.step(index as usize, e);
         self.cpus.entry(e.cpu).or_default();
         match e.kind {

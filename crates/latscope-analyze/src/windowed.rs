@@ -274,13 +274,21 @@ pub fn analyze_scanned<E>(
 }
 
 fn source_info(name: &str, scan: &ScanResult, info: &TraceInfo, warnings: &[Warning]) -> SourceInfo {
-    SourceInfo {
+    let mut source = SourceInfo {
         events: scan.events,
         stacks: scan.stacks,
         cpus: scan.cpus.clone(),
         span: scan.last - scan.first,
         ..SourceInfo::described(name, info, warnings)
+    };
+    if let (n @ 1.., first) = scan.out_of_order {
+        source.warnings.push(format!(
+            "{name}: record #{first}: {n} of its records come earlier than the record before them; the analysis in \
+             windows reads them in the input's order, where a whole-trace analysis sorts them: analyse it whole (--max-memory \
+             SIZE) for exact results"
+        ));
     }
+    source
 }
 
 impl Window {

@@ -113,7 +113,8 @@ pub fn decode_bytes(name: &str, bytes: &[u8]) -> Result<DecodedTrace, DecodeErro
     Ok(collected(s, events))
 }
 
-fn collected(s: Streamed, mut events: Vec<Event>) -> DecodedTrace {
+/// The trace a stream gave (`s`) with its `events` in time order: sorted, stably, when the input was not.
+pub fn collected(s: Streamed, mut events: Vec<Event>) -> DecodedTrace {
     if !events.windows(2).all(|w| w[0].ts <= w[1].ts) {
         events.sort_by_key(|e| e.ts);
     }

@@ -99,14 +99,7 @@ pub fn fit(input: &Input, budget: &Budget, selection: &WakeupSelection) -> Resul
         })
         .map_err(|e| CliError(format!("cannot analyse the trace: {e}")))?;
     let Some(scan) = scan else {
-        if !held.windows(2).all(|w| w[0].ts <= w[1].ts) {
-            held.sort_by_key(|e| e.ts);
-        }
-        return Ok(Fit::Whole(Box::new(DecodedTrace {
-            info: streamed.info,
-            events: held,
-            warnings: streamed.warnings,
-        })));
+        return Ok(Fit::Whole(Box::new(latscope_decode::collected(streamed, held))));
     };
     let scan = scan.finish();
     let reason = too_large(scan.records, budget);
