@@ -231,9 +231,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
     let throttling = throttling::summary(gaps, top);
     let funcgraph = (!trees.is_empty()).then(|| funcgraph::report(&trees, top));
     let latency_trace = trace.info.latency.as_ref().map(|h| latency_report(h, events, &trace.info.elisions));
-    let hwlat = crate::hwlat::report(events);
-    let osnoise = crate::osnoise_report::report(events);
-    let timerlat = crate::timerlat_report::report(events);
+    let kernel = crate::kernel_tracers::KernelReports::of(events);
     let mut verdicts = verdict::verdicts(
         &VerdictParts {
             latency_trace: latency_trace.as_ref(),
@@ -251,17 +249,7 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         events,
         &opts.remedy,
     );
-    if let Some(v) = hwlat.as_ref().and_then(|h| crate::hwlat::verdict(h, events, &opts.remedy)) {
-        verdicts.insert(0, v);
-    }
-    // In a timerlat trace the osnoise events explain its samples: the verdict is about the samples.
-    let osnoise_verdict = osnoise.as_ref().filter(|_| timerlat.is_none());
-    if let Some(v) = osnoise_verdict.and_then(|o| crate::osnoise_report::verdict(o, events, &opts.remedy)) {
-        verdicts.insert(0, v);
-    }
-    if let Some(v) = timerlat.as_ref().and_then(|t| crate::timerlat_report::verdict(t, events, &opts.remedy)) {
-        verdicts.insert(0, v);
-    }
+    kernel.lead_verdicts(&mut verdicts, events, &opts.remedy);
     let mut a = Analysis {
         schema: latscope_model::wire::SCHEMA,
         kind: "analysis",
@@ -285,9 +273,9 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         threshold: opts.threshold,
         exceeded: false,
         rtla: None,
-        hwlat,
-        osnoise,
-        timerlat,
+        hwlat: kernel.hwlat,
+        osnoise: kernel.osnoise,
+        timerlat: kernel.timerlat,
         windowed: None,
     };
     threads.mark_analysis(&mut a);

@@ -4,8 +4,9 @@
 //! trace with hwlat samples. A sample is time the CPU did not run the kernel while interrupts were off;
 //! never a kernel culprit.
 
+use crate::keep::keep_largest;
 use crate::remedy;
-use crate::verdict::{EvidenceLine, Verdict, VerdictKind};
+use crate::verdict::{Evidence, EvidenceLine, Verdict, VerdictKind};
 use latscope_model::{
     CauseKind, Culprit, Event, EventKind, Explanation, HwlatSample, HwlatSource, HwlatSummary, Nanos, SmiCounts,
 };
@@ -36,14 +37,37 @@ pub fn sample(e: &Event) -> Option<HwlatSample> {
 /// The summary of `samples`; `threshold` counts those above it (every sample when `None`: the kernel
 /// records only the widths over its own threshold).
 pub fn summarize(samples: &[HwlatSample], threshold: Option<Nanos>) -> HwlatSummary {
-    let mut s = HwlatSummary { samples: samples.len() as u64, ..HwlatSummary::default() };
-    let mut last_seq: Option<u32> = None;
+    let mut t = HwlatTally::new(threshold);
     for x in samples {
+        t.add(x);
+    }
+    t.summary
+}
+
+/// A [`HwlatSummary`] taken one sample at a time.
+#[derive(Clone, Debug, Default)]
+pub struct HwlatTally {
+    threshold: Option<Nanos>,
+    summary: HwlatSummary,
+    last_seq: Option<u32>,
+}
+
+impl HwlatTally {
+    /// No sample yet; `threshold` as [`summarize`]'s.
+    pub fn new(threshold: Option<Nanos>) -> HwlatTally {
+        HwlatTally { threshold, ..HwlatTally::default() }
+    }
+
+    /// Takes the next sample; returns whether it is the worst so far (of two as bad, the first).
+    pub fn add(&mut self, x: &HwlatSample) -> bool {
+        let s = &mut self.summary;
+        s.samples += 1;
         let lat = x.latency();
-        if threshold.map_or(true, |t| lat > t) {
+        if self.threshold.map_or(true, |t| lat > t) {
             s.over_threshold += 1;
         }
-        if s.worst.is_none() || lat > s.max {
+        let worst = s.worst.is_none() || lat > s.max;
+        if worst {
             s.max = lat;
             s.worst = Some((x.seqnum, x.cpu));
         }
@@ -53,12 +77,17 @@ pub fn summarize(samples: &[HwlatSample], threshold: Option<Nanos>) -> HwlatSumm
             s.with_nmi += 1;
             s.nmis += u64::from(x.nmi_count);
         }
-        if let Some(p) = last_seq {
+        if let Some(p) = self.last_seq {
             s.seq_gaps += u64::from(x.seqnum.saturating_sub(p).saturating_sub(1));
         }
-        last_seq = Some(x.seqnum);
+        self.last_seq = Some(x.seqnum);
+        worst
     }
-    s
+
+    /// The summary so far.
+    pub fn summary(&self) -> &HwlatSummary {
+        &self.summary
+    }
 }
 
 /// What `samples` can be blamed on, given the hypervisor (`RunMetadata::hypervisor`) and the SMI counts.
@@ -76,37 +105,90 @@ pub fn source(summary: &HwlatSummary, hypervisor: Option<&str>, smi: Option<&Smi
     }
 }
 
+/// Most samples an [`HwlatReport`] lists: the tracer records at most one a sampling window (a second by
+/// default), so hours of records are listed whole; past it, the worst are listed (the summary counts all).
+pub const MAX_LISTED: usize = 10_000;
+
 /// The hwlat samples of an analysed trace.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HwlatReport {
-    /// Every sample, in order.
+    /// Every sample, in order (past [`MAX_LISTED`], the worst of them, in order).
     pub samples: Vec<HwlatSample>,
+    /// Samples not listed (past [`MAX_LISTED`]), counted in the summary.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unlisted: u64,
     /// Their summary.
     pub summary: HwlatSummary,
+    /// The worst sample's record: its index in the trace and the sample (the verdict's evidence).
+    #[serde(skip)]
+    pub worst: Option<(usize, HwlatSample)>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The report on `events`' hwlat samples, or `None` when it has none.
 pub fn report(events: &[Event]) -> Option<HwlatReport> {
-    let samples = samples(events);
-    if samples.is_empty() {
-        return None;
+    let mut s = HwlatStream::default();
+    for (i, e) in events.iter().enumerate() {
+        s.step(i, e);
     }
-    let summary = summarize(&samples, None);
-    Some(HwlatReport { samples, summary })
+    s.finish()
+}
+
+/// The hwlat samples of a trace, fed one record at a time: the summary, the worst record and the samples
+/// listed, in at most 2 × [`MAX_LISTED`] samples of 80 bytes (1.6 MB), whatever the trace's length.
+#[derive(Clone, Debug, Default)]
+pub struct HwlatStream {
+    tally: HwlatTally,
+    /// The samples listed, with their record's index.
+    listed: Vec<(usize, HwlatSample)>,
+    worst: Option<(usize, HwlatSample)>,
+    /// The worst record itself (what the verdict shows).
+    worst_event: Option<Event>,
+}
+
+impl HwlatStream {
+    /// The trace's record `index`.
+    pub fn step(&mut self, index: usize, e: &Event) {
+        let Some(x) = sample(e) else { return };
+        if self.tally.add(&x) {
+            self.worst = Some((index, x.clone()));
+            self.worst_event = Some(e.clone());
+        }
+        self.listed.push((index, x));
+        keep_largest(&mut self.listed, MAX_LISTED, false, |(_, x)| x.latency());
+    }
+
+    /// The worst sample's record, by index (the verdict's evidence line).
+    pub fn worst_line(&self) -> Option<(usize, Event)> {
+        Some((self.worst.as_ref()?.0, self.worst_event.clone()?))
+    }
+
+    /// The report, or `None` without samples.
+    pub fn finish(&self) -> Option<HwlatReport> {
+        self.worst.as_ref()?;
+        let mut listed = self.listed.clone();
+        keep_largest(&mut listed, MAX_LISTED, true, |(_, x)| x.latency());
+        listed.sort_by_key(|(i, _)| *i);
+        let summary = self.tally.summary().clone();
+        Some(HwlatReport {
+            unlisted: summary.samples - listed.len() as u64,
+            samples: listed.into_iter().map(|(_, x)| x).collect(),
+            summary,
+            worst: self.worst.clone(),
+        })
+    }
 }
 
 /// The verdict on the worst sample: time no kernel event accounts for (the hardware, firmware or a
 /// hypervisor), with the NMIs of its width counted when there were any.
 /// `events` are those the report was made from: the worst sample's record is the evidence.
-pub fn verdict(r: &HwlatReport, events: &[Event], remedy_ctx: &remedy::RemedyContext) -> Option<Verdict> {
-    let (seq, cpu) = r.summary.worst?;
-    let worst = r.samples.iter().find(|s| s.seqnum == seq && s.cpu == cpu)?;
-    let evidence = events
-        .iter()
-        .position(|e| {
-            e.cpu == cpu && e.ts == worst.time && matches!(e.kind, EventKind::Hwlat { seqnum, .. } if seqnum == seq)
-        })
-        .map(|index| EvidenceLine { index, event: events[index].clone() });
+pub fn verdict(r: &HwlatReport, events: &dyn Evidence, remedy_ctx: &remedy::RemedyContext) -> Option<Verdict> {
+    let (index, worst) = r.worst.as_ref()?;
+    let cpu = worst.cpu;
+    let evidence = events.event(*index).map(|e| EvidenceLine { index: *index, event: e.clone() });
     let mut e = Explanation::new(CauseKind::NoKernelEvent, Culprit::default(), worst.latency(), Some(cpu));
     if worst.nmi_count > 0 {
         let nmi = worst.nmi_total.unwrap_or_default();
@@ -150,6 +232,44 @@ mod tests {
         assert_eq!((sum.max_inner, sum.max_outer), (Nanos::from_us(16), Nanos::from_us(30)));
         assert_eq!((sum.with_nmi, sum.nmis, sum.seq_gaps), (2, 3, 2));
         assert_eq!(summarize(&xs, None).over_threshold, 3);
+    }
+
+    #[test]
+    fn lists_the_worst_samples_past_the_limit_and_counts_them_all() {
+        let mut stream = HwlatStream::default();
+        let n = 2 * MAX_LISTED + 7;
+        // Latencies 10 to 19 us in turn; the 42nd sample is the worst and the 43rd as bad (the first is kept).
+        let record = |i: usize| {
+            let inner = Nanos::from_us(if i == 42 || i == 43 { 100 } else { 10 + (i % 10) as u64 });
+            let kind = EventKind::Hwlat {
+                seqnum: i as u32 + 1,
+                count: 1,
+                nmi_count: 0,
+                inner,
+                outer: Nanos::ZERO,
+                nmi_total: None,
+                wall: None,
+            };
+            crate::testing::ev(1_000_000 * i as u64, (i % 2) as u32, "<idle>", 0, kind)
+        };
+        for i in 0..n {
+            stream.step(i, &record(i));
+            assert!(stream.listed.len() < 2 * MAX_LISTED, "{} samples held at {i}", stream.listed.len());
+        }
+        let r = stream.finish().expect("report");
+        assert_eq!((r.summary.samples, r.samples.len(), r.unlisted), (n as u64, MAX_LISTED, (n - MAX_LISTED) as u64));
+        assert_eq!(r.summary.worst, Some((43, CpuId(0))));
+        assert_eq!(r.worst.as_ref().map(|(i, x)| (*i, x.seqnum)), Some((42, 43)));
+        assert_eq!(stream.worst_line().map(|(i, e)| (i, e.ts)), Some((42, Nanos(42_000_000))));
+        // The worst listed, in time order: every sample of 15 us or more, none below.
+        assert!(r.samples.windows(2).all(|w| w[0].time < w[1].time));
+        assert!(r.samples.iter().all(|x| x.latency() >= Nanos::from_us(15)));
+        // Fewer samples than the limit are all listed, as `samples` reads them.
+        let events: Vec<Event> = (0..50).map(record).collect();
+        let r = report(&events).expect("report");
+        assert_eq!((&r.samples, r.unlisted), (&samples(&events), 0));
+        let v = verdict(&r, &events, &remedy::RemedyContext::default()).expect("verdict");
+        assert_eq!((v.magnitude, v.evidence[0].index), (Nanos::from_us(100), 42));
     }
 
     #[test]

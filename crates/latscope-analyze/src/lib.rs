@@ -15,6 +15,7 @@ pub mod hwlat;
 pub mod irq_stats;
 pub mod irqsoff;
 mod keep;
+pub mod kernel_tracers;
 pub mod kernel_wakeup;
 pub mod latency_report;
 pub mod latscope_threads;

@@ -3,9 +3,10 @@
 //! counts them), the worst period, the longest single noise with the interferences inside it, and the
 //! verdict that leads the report: the longest single noise and the source that made most of it.
 
+use crate::kernel_tracers::{KernelSample, KernelTracer};
 use crate::osnoise_samples::{OsnoiseCpu, OsnoiseSamples, OsnoiseSetup};
 use crate::remedy;
-use crate::verdict::{EvidenceLine, Verdict, VerdictKind};
+use crate::verdict::{Evidence, EvidenceLine, Verdict, VerdictKind};
 use latscope_model::event::OsnoiseKind;
 use latscope_model::noise_result::NoiseSourceKind;
 use latscope_model::{CauseKind, CpuId, Culprit, Event, EventKind, Explanation, Nanos, Pid, TaskRef};
@@ -83,53 +84,102 @@ pub struct SingleNoise {
 
 /// The report on `events`' osnoise records, or `None` when it has none.
 pub fn report(events: &[Event]) -> Option<OsnoiseReport> {
-    let mut cpus: Vec<CpuId> = events.iter().filter(|e| is_osnoise(e)).map(|e| e.cpu).collect();
-    if cpus.is_empty() {
-        return None;
+    let mut s = OsnoiseStream::default();
+    for (i, e) in events.iter().enumerate() {
+        s.step(i, e);
     }
-    cpus.sort_unstable();
-    cpus.dedup();
-    let mut samples = OsnoiseSamples::new(OsnoiseSetup { cpus, end: None, gap_capacity: 0, stop_above: None });
-    let mut worst_period: Option<WorstPeriod> = None;
-    let mut longest: Option<(usize, Nanos)> = None;
-    let mut longest_interference: Option<Interference> = None;
-    for (index, e) in events.iter().enumerate() {
-        samples.add(e);
+    s.report(s.longest().and_then(|l| single_noise(events, l.index as usize)))
+}
+
+/// The osnoise records of a trace, fed one at a time: each CPU's accounting ([`OsnoiseSamples`], bounded
+/// as its text says), the worst period and the longest interference with their records, and the longest
+/// single noise's record.
+#[derive(Clone, Debug)]
+pub struct OsnoiseStream {
+    samples: OsnoiseSamples,
+    seen: bool,
+    worst_period: Option<(WorstPeriod, Event)>,
+    longest: Option<KernelSample>,
+    longest_interference: Option<(Interference, Event)>,
+}
+
+impl Default for OsnoiseStream {
+    fn default() -> OsnoiseStream {
+        let setup = OsnoiseSetup { cpus: Vec::new(), end: None, gap_capacity: 0, stop_above: None };
+        OsnoiseStream {
+            samples: OsnoiseSamples::new(setup),
+            seen: false,
+            worst_period: None,
+            longest: None,
+            longest_interference: None,
+        }
+    }
+}
+
+impl OsnoiseStream {
+    /// The trace's record `index`.
+    pub fn step(&mut self, index: usize, e: &Event) {
+        if !is_osnoise(e) {
+            return;
+        }
+        self.seen = true;
+        self.samples.measure(e.cpu);
+        self.samples.add(e);
         match &e.kind {
             EventKind::OsnoiseSample { runtime, noise, max_single, .. }
-                if worst_period.as_ref().map_or(true, |w| *noise > w.noise) =>
+                if self.worst_period.as_ref().map_or(true, |(w, _)| *noise > w.noise) =>
             {
                 let available_pct = if runtime.0 > 0 { 100.0 * (1.0 - noise.0 as f64 / runtime.0 as f64) } else { 0.0 };
-                worst_period = Some(WorstPeriod {
+                let w = WorstPeriod {
                     index,
                     cpu: e.cpu,
                     runtime: *runtime,
                     noise: *noise,
                     available_pct,
                     max_single: *max_single,
-                });
+                };
+                self.worst_period = Some((w, e.clone()));
             }
             EventKind::Osnoise { kind: OsnoiseKind::SampleThreshold, duration, .. }
-                if longest.map_or(true, |(_, d)| *duration > d) =>
+                if self.longest.map_or(true, |l| *duration > l.length) =>
             {
-                longest = Some((index, *duration));
+                self.longest = Some(KernelSample::new(KernelTracer::Osnoise, index, e, *duration));
             }
             EventKind::Osnoise { .. } => {
-                if let Some(i) = interference(index, e)
-                    .filter(|i| longest_interference.as_ref().map_or(true, |l| i.duration > l.duration))
-                {
-                    longest_interference = Some(i);
+                let longer = |i: &Interference| {
+                    self.longest_interference.as_ref().map_or(true, |(l, _)| i.duration > l.duration)
+                };
+                if let Some(i) = interference(index, e).filter(longer) {
+                    self.longest_interference = Some((i, e.clone()));
                 }
             }
             _ => {}
         }
     }
-    Some(OsnoiseReport {
-        cpus: samples.accounting(),
-        worst_period,
-        longest: longest.and_then(|(index, _)| single_noise(events, index)),
-        longest_interference,
-    })
+
+    /// The longest single noise's record so far (its length: the noise's).
+    pub fn longest(&self) -> Option<KernelSample> {
+        self.longest
+    }
+
+    /// The records the verdict may show that the stream kept (the worst period's, the longest
+    /// interference's), by index.
+    pub fn lines(&self) -> Vec<(usize, Event)> {
+        let period = self.worst_period.as_ref().map(|(w, e)| (w.index, e.clone()));
+        let interference = self.longest_interference.as_ref().map(|(i, e)| (i.index, e.clone()));
+        period.into_iter().chain(interference).collect()
+    }
+
+    /// The report, with the longest single noise as explained from the events before it ([`single_noise`]);
+    /// `None` without osnoise records.
+    pub fn report(&self, longest: Option<SingleNoise>) -> Option<OsnoiseReport> {
+        self.seen.then(|| OsnoiseReport {
+            cpus: self.samples.accounting(),
+            worst_period: self.worst_period.as_ref().map(|(w, _)| w.clone()),
+            longest,
+            longest_interference: self.longest_interference.as_ref().map(|(i, _)| i.clone()),
+        })
+    }
 }
 
 fn is_osnoise(e: &Event) -> bool {
@@ -152,8 +202,8 @@ pub fn interference(index: usize, e: &Event) -> Option<Interference> {
 /// The single noise recorded at `index`, with the interference events that began inside it: those of its
 /// CPU since the CPU's previous single noise (the tracer writes each interference as it ends, and the
 /// single noise when the osnoise thread runs again), their `start` and its own on the tracer's clock.
-fn single_noise(events: &[Event], index: usize) -> Option<SingleNoise> {
-    let e = &events[index];
+pub fn single_noise(events: &[Event], index: usize) -> Option<SingleNoise> {
+    let e = events.get(index)?;
     let EventKind::Osnoise { kind: OsnoiseKind::SampleThreshold, start, duration, number, .. } = &e.kind else {
         return None;
     };
@@ -177,6 +227,21 @@ fn single_noise(events: &[Event], index: usize) -> Option<SingleNoise> {
         within,
         unaccounted: duration.saturating_sub(accounted),
     })
+}
+
+impl crate::kernel_tracers::NamesRecords for SingleNoise {
+    /// The indices of the records it names (its own, its interferences'), mapped by `g`.
+    fn map_indices(&mut self, g: &dyn Fn(usize) -> usize) {
+        self.index = g(self.index);
+        for i in &mut self.within {
+            i.index = g(i.index);
+        }
+    }
+
+    /// The indices of the records it names.
+    fn indices(&self) -> Vec<usize> {
+        std::iter::once(self.index).chain(self.within.iter().map(|i| i.index)).collect()
+    }
 }
 
 /// x86's interrupt vectors the osnoise tracer names (`irq_vectors` tracepoints): the kernel's own
@@ -217,7 +282,7 @@ pub fn explain_interference(i: &Interference, cpu: CpuId) -> Explanation {
 /// event accounts for, when that is more of it), every interference and what nothing accounts for as its
 /// `within`; on a
 /// trace without single-noise records, the longest interference, else the worst period.
-pub fn verdict(r: &OsnoiseReport, events: &[Event], ctx: &remedy::RemedyContext) -> Option<Verdict> {
+pub fn verdict(r: &OsnoiseReport, events: &dyn Evidence, ctx: &remedy::RemedyContext) -> Option<Verdict> {
     let mut lines: Vec<usize> = Vec::new();
     let explanation = if let Some(n) = &r.longest {
         lines.push(n.index);
@@ -246,7 +311,7 @@ pub fn verdict(r: &OsnoiseReport, events: &[Event], ctx: &remedy::RemedyContext)
         e
     } else if let Some(i) = &r.longest_interference {
         lines.push(i.index);
-        let cpu = events[i.index].cpu;
+        let cpu = events.event(i.index)?.cpu;
         remedy::with_hint(explain_interference(i, cpu), None, ctx)
     } else {
         let w = r.worst_period.as_ref()?;
@@ -265,7 +330,10 @@ pub fn verdict(r: &OsnoiseReport, events: &[Event], ctx: &remedy::RemedyContext)
         explanation,
         diff: None,
         section: None,
-        evidence: lines.into_iter().map(|index| EvidenceLine { index, event: events[index].clone() }).collect(),
+        evidence: lines
+            .into_iter()
+            .filter_map(|index| Some(EvidenceLine { index, event: events.event(index)?.clone() }))
+            .collect(),
     })
 }
 

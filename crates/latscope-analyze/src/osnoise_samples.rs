@@ -50,7 +50,26 @@ struct CpuRecords {
     sources: BTreeMap<(NoiseSourceKind, String, Option<u32>), Tally>,
 }
 
-/// The osnoise records of a run, per CPU.
+impl CpuRecords {
+    fn new(cpu: CpuId) -> CpuRecords {
+        CpuRecords {
+            cpu,
+            histogram: LatencyHistogram::new(),
+            gaps: Vec::new(),
+            gap_count: 0,
+            dropped: 0,
+            noise: Nanos::ZERO,
+            max_gap: Gap::default(),
+            stopped: false,
+            periods: OsnoisePeriods::default(),
+            sources: BTreeMap::new(),
+        }
+    }
+}
+
+/// The osnoise records of a run, per CPU: in state bounded by the CPUs (a histogram each, `gap_capacity`
+/// gaps) and the noise sources (one entry of about 100 bytes per IRQ line, softirq, NMI and thread by command
+/// and pid that interfered: a trace of many short-lived threads grows by one entry a thread, not a record).
 #[derive(Clone, Debug)]
 pub struct OsnoiseSamples {
     setup: OsnoiseSetup,
@@ -73,23 +92,15 @@ pub struct OsnoiseLive {
 impl OsnoiseSamples {
     /// No records yet.
     pub fn new(setup: OsnoiseSetup) -> OsnoiseSamples {
-        let cpus = setup
-            .cpus
-            .iter()
-            .map(|&cpu| CpuRecords {
-                cpu,
-                histogram: LatencyHistogram::new(),
-                gaps: Vec::new(),
-                gap_count: 0,
-                dropped: 0,
-                noise: Nanos::ZERO,
-                max_gap: Gap::default(),
-                stopped: false,
-                periods: OsnoisePeriods::default(),
-                sources: BTreeMap::new(),
-            })
-            .collect();
+        let cpus = setup.cpus.iter().map(|&cpu| CpuRecords::new(cpu)).collect();
         OsnoiseSamples { setup, cpus }
+    }
+
+    /// Measures `cpu` too, from its next record on, placed in CPU order (among CPUs measured in order).
+    pub fn measure(&mut self, cpu: CpuId) {
+        if let Err(at) = self.cpus.binary_search_by_key(&cpu, |c| c.cpu) {
+            self.cpus.insert(at, CpuRecords::new(cpu));
+        }
     }
 
     /// Takes one event; returns whether it was a single noise above `stop_above`. Other events, other CPUs

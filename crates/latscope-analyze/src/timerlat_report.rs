@@ -3,9 +3,10 @@
 //! thread latency: how late its timer IRQ came and what ran on its CPU between the timer's expiry and the
 //! thread's wakeup, read from the osnoise events the trace holds (as rtla's auto-analysis reads them).
 
+use crate::kernel_tracers::{KernelSample, KernelTracer};
 use crate::osnoise_report::{explain_interference, interference, Interference};
 use crate::remedy;
-use crate::verdict::{EvidenceLine, Verdict, VerdictKind};
+use crate::verdict::{Evidence, EvidenceLine, Verdict, VerdictKind};
 use latscope_model::event::TimerlatContext;
 use latscope_model::{CauseKind, CpuId, Culprit, Event, EventKind, Explanation, Nanos, Place, TaskRef};
 use serde::Serialize;
@@ -77,7 +78,7 @@ pub struct TimerlatReport {
     pub worst: Option<WorstSample>,
 }
 
-#[derive(Default)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Sums {
     count: u64,
     max: Nanos,
@@ -92,10 +93,26 @@ impl Sums {
 
 /// The report on `events`' timerlat samples, or `None` when it has none.
 pub fn report(events: &[Event]) -> Option<TimerlatReport> {
-    let mut sums: BTreeMap<(CpuId, u8), Sums> = BTreeMap::new();
-    let mut worst: Option<(usize, bool, Nanos)> = None;
-    let mut noise_events = false;
+    let mut s = TimerlatStream::default();
     for (i, e) in events.iter().enumerate() {
+        s.step(i, e);
+    }
+    s.report(s.worst().and_then(|w| worst_sample(events, w.index as usize)))
+}
+
+/// The timerlat samples of a trace, fed one record at a time: per CPU and context their count, worst and sum
+/// (40 bytes each, 3 contexts a CPU), the worst sample's record and whether the trace has osnoise events.
+#[derive(Clone, Debug, Default)]
+pub struct TimerlatStream {
+    sums: BTreeMap<(CpuId, u8), Sums>,
+    /// The worst sample's record, and whether it is a thread's (or user-space) sample, not the IRQ's.
+    worst: Option<(KernelSample, bool)>,
+    noise_events: bool,
+}
+
+impl TimerlatStream {
+    /// The trace's record `index`.
+    pub fn step(&mut self, index: usize, e: &Event) {
         match &e.kind {
             EventKind::Timerlat { context, latency, .. } => {
                 let slot = match context {
@@ -103,36 +120,48 @@ pub fn report(events: &[Event]) -> Option<TimerlatReport> {
                     TimerlatContext::Thread => 1,
                     TimerlatContext::User => 2,
                 };
-                let s = sums.entry((e.cpu, slot)).or_default();
+                let s = self.sums.entry((e.cpu, slot)).or_default();
                 s.count += 1;
                 s.max = s.max.max(*latency);
                 s.total = s.total.saturating_add(latency.0);
                 // A thread's latency holds its IRQ's: the worst thread sample leads, an IRQ one only without any.
-                let key = (slot != 0, *latency);
-                if worst.map_or(true, |(_, t, l)| key > (t, l)) {
-                    worst = Some((i, slot != 0, *latency));
+                let thread = slot != 0;
+                if self.worst.map_or(true, |(w, t)| (thread, *latency) > (t, w.length)) {
+                    self.worst = Some((KernelSample::new(KernelTracer::Timerlat, index, e, *latency), thread));
                 }
             }
-            EventKind::Osnoise { .. } => noise_events = true,
+            EventKind::Osnoise { .. } => self.noise_events = true,
             _ => {}
         }
     }
-    let (index, ..) = worst?;
-    let mut cpus: Vec<CpuId> = sums.keys().map(|k| k.0).collect();
-    cpus.dedup();
-    let cpus = cpus
-        .into_iter()
-        .map(|cpu| {
-            let get = |slot| sums.get(&(cpu, slot)).and_then(Sums::stats);
-            TimerlatCpu { cpu, irq: get(0), thread: get(1), user: get(2) }
-        })
-        .collect();
-    Some(TimerlatReport { cpus, worst: worst_sample(events, index, noise_events) })
+
+    /// The worst sample's record so far (its length: its latency).
+    pub fn worst(&self) -> Option<KernelSample> {
+        self.worst.map(|(w, _)| w)
+    }
+
+    /// The report, with the worst sample as explained from the events around it ([`worst_sample`]); `None`
+    /// without samples.
+    pub fn report(&self, worst: Option<WorstSample>) -> Option<TimerlatReport> {
+        self.worst?;
+        let mut cpus: Vec<CpuId> = self.sums.keys().map(|k| k.0).collect();
+        cpus.dedup();
+        let cpus = cpus
+            .into_iter()
+            .map(|cpu| {
+                let get = |slot| self.sums.get(&(cpu, slot)).and_then(Sums::stats);
+                TimerlatCpu { cpu, irq: get(0), thread: get(1), user: get(2) }
+            })
+            .collect();
+        let worst = worst.map(|w| WorstSample { noise_events: self.noise_events, ..w });
+        Some(TimerlatReport { cpus, worst })
+    }
 }
 
-/// The sample at `index` with its IRQ sample and the interferences between the timer's expiry and it.
-fn worst_sample(events: &[Event], index: usize, noise_events: bool) -> Option<WorstSample> {
-    let e = &events[index];
+/// The sample at `index` with its IRQ sample and the interferences between the timer's expiry and it: what
+/// the events of its CPU from the expiry to it say (`noise_events` is the whole trace's: the report sets it).
+pub fn worst_sample(events: &[Event], index: usize) -> Option<WorstSample> {
+    let e = events.get(index)?;
     let EventKind::Timerlat { context, seqnum, latency } = e.kind else { return None };
     let expiry = e.ts.saturating_sub(latency);
     let mut within = Vec::new();
@@ -163,15 +192,34 @@ fn worst_sample(events: &[Event], index: usize, noise_events: bool) -> Option<Wo
         irq_index: irq.map(|(_, i)| i),
         thread: TaskRef::new(e.comm, e.pid, None),
         within,
-        noise_events,
+        noise_events: false,
         unaccounted: latency.saturating_sub(accounted),
     })
+}
+
+impl crate::kernel_tracers::NamesRecords for WorstSample {
+    /// The indices of the records it names (its own, its IRQ sample's, its interferences'), mapped by `g`.
+    fn map_indices(&mut self, g: &dyn Fn(usize) -> usize) {
+        self.index = g(self.index);
+        self.irq_index = self.irq_index.map(g);
+        for i in &mut self.within {
+            i.index = g(i.index);
+        }
+    }
+
+    /// The indices of the records it names.
+    fn indices(&self) -> Vec<usize> {
+        let mut v = vec![self.index];
+        v.extend(self.irq_index);
+        v.extend(self.within.iter().map(|i| i.index));
+        v
+    }
 }
 
 /// The verdict on the worst sample: the interference that delayed it most, or, when more of it is time no
 /// event accounts for, that time (kernel code with interrupts off, or time below the kernel: stacks or the
 /// irqsoff tracer tell them apart); without osnoise events in the trace, only what was measured.
-pub fn verdict(r: &TimerlatReport, events: &[Event], ctx: &remedy::RemedyContext) -> Option<Verdict> {
+pub fn verdict(r: &TimerlatReport, events: &dyn Evidence, ctx: &remedy::RemedyContext) -> Option<Verdict> {
     let w = r.worst.as_ref()?;
     let ctx = ctx.for_victim(&w.thread);
     let mut e = match w.within.first().filter(|m| m.duration >= w.unaccounted) {
@@ -207,7 +255,10 @@ pub fn verdict(r: &TimerlatReport, events: &[Event], ctx: &remedy::RemedyContext
         explanation: e,
         diff: None,
         section: None,
-        evidence: lines.into_iter().map(|index| EvidenceLine { index, event: events[index].clone() }).collect(),
+        evidence: lines
+            .into_iter()
+            .filter_map(|index| Some(EvidenceLine { index, event: events.event(index)?.clone() }))
+            .collect(),
     })
 }
 

@@ -1,11 +1,12 @@
 //! [`TraceStats`]: the whole trace's statistics that one pass finds in state bounded by its CPUs, tasks,
 //! locks and interrupt sources (tick storms, priority inheritance, lock contention, interrupt durations, RT
-//! throttling, latscope's own threads, the tick periods), taken by the streamed pass over a trace too large to hold with the same code the whole-trace
+//! throttling, latscope's own threads, the tick periods, the kernel tracers' records), taken by the streamed pass over a trace too large to hold with the same code the whole-trace
 //! analysis runs over its events.
 
 use crate::hrtimer_expiries::TickPeriods;
 use crate::irq_stats::{IrqStat, IrqStats};
 use crate::keep::keep_largest;
+use crate::kernel_tracers::KernelTracers;
 use crate::latscope_threads::{LatscopeThreads, ThreadsNamed};
 use crate::lock_contention::{LockContention, LockReport};
 use crate::pi_boost::{PiBoosts, PiReport};
@@ -42,6 +43,9 @@ pub struct TraceStats {
     /// The tick period per CPU (what the hrtimer expiries need before they are paired).
     #[serde(skip)]
     pub tick_periods: FxHashMap<CpuId, Nanos>,
+    /// The kernel tracers' records (timerlat, osnoise, hwlat).
+    #[serde(skip)]
+    pub kernel: KernelTracers,
 }
 
 /// The pass: feed it every record in order with [`StatsStream::step`], then [`StatsStream::finish`].
@@ -55,6 +59,7 @@ pub struct StatsStream {
     throttle: ThrottleGaps,
     threads: ThreadsNamed,
     periods: TickPeriods,
+    kernel: KernelTracers,
     spans: Vec<(Nanos, Nanos)>,
     longest: Vec<ThrottleGap>,
 }
@@ -72,6 +77,7 @@ impl StatsStream {
             throttle: ThrottleGaps::default(),
             threads: ThreadsNamed::default(),
             periods: TickPeriods::default(),
+            kernel: KernelTracers::default(),
             spans: Vec::new(),
             longest: Vec::new(),
         }
@@ -84,6 +90,7 @@ impl StatsStream {
         self.locks.step(i, e);
         self.threads.step(e);
         self.periods.step(e);
+        self.kernel.step(i, e);
         let irqs = &mut self.irqs;
         self.contexts.step(i, e, &mut |cpu, c| irqs.add(cpu, c));
         if let Some(g) = self.throttle.step(i, e) {
@@ -105,6 +112,7 @@ impl StatsStream {
             storm_lines,
             threads: self.threads.finish(),
             tick_periods: self.periods.finish(),
+            kernel: self.kernel,
             pi: self.pi.finish(),
             locks: self.locks.finish(),
             irq_stats: irqs.finish(),

@@ -29,6 +29,8 @@ pub struct Found {
     pub reported: Vec<ReportedLatency>,
     /// The events every index above names, by global index.
     pub lines: Vec<(usize, Event)>,
+    /// The kernel tracers' records the window was planned around, explained.
+    pub kernel: crate::kernel_tracers::Explained,
 }
 
 impl Found {
@@ -47,6 +49,7 @@ impl Found {
             throttle: a.throttling.as_ref().map(|t| t.gaps.clone()).unwrap_or_default(),
             reported: a.reported.clone(),
             lines: Vec::new(),
+            kernel: Default::default(),
         };
         for b in &mut found.wakeups {
             b.map_evidence(&g);

@@ -1,9 +1,10 @@
 //! [`Windowed`]: a trace too large to hold, analysed in two streamed passes. The first
 //! ([`crate::scan`]) finds the worst wakeups, sections and late timers, the latencies the trace states and the
-//! whole trace's statistics; the second pairs every hrtimer expiry and cuts the events of one time window around
+//! whole trace's statistics, with the kernel tracers' records ([`crate::kernel_tracers`]); the second pairs every hrtimer expiry and cuts the events of one time window around
 //! each finding at a time, analyses that window whole ([`analyze`]) on a thread of its own and lets it go, so
 //! memory holds a few windows, whatever the trace's length. The windows' findings are merged into the whole
-//! trace's lists and verdicts (`windowed/merge.rs`).
+//! trace's lists and verdicts (`windowed/merge.rs`); the worst timerlat sample and the longest osnoise single
+//! noise are explained in the window planned around each.
 
 use crate::analysis::{analyze, Analysis, AnalyzeOptions, SourceInfo};
 use crate::latency_report::latency_report;
@@ -12,6 +13,7 @@ mod merge;
 
 use crate::hrtimer::HrtimerReport;
 use crate::hrtimer_expiries::HrtimerStream;
+use crate::kernel_tracers::{Explained, KernelSample};
 use crate::reported::{self, ReportedLatency};
 use crate::scan::{Scan, ScanResult, SectionCandidate, TimerCandidate, TimerStart, WakeupCandidate};
 use crate::window_found::Found;
@@ -42,6 +44,9 @@ pub enum WindowReason {
     Section(SectionCandidate),
     /// One of the latest hrtimer expiries.
     LateTimer(TimerCandidate),
+    /// A kernel tracer's record explained from the events before it (the worst timerlat sample, the longest
+    /// osnoise single noise).
+    KernelSample(KernelSample),
     /// One of the longest RT throttling gaps: what ran instead.
     Throttled {
         /// The CPU.
@@ -145,6 +150,14 @@ pub fn plan(scan: &ScanResult) -> Vec<WindowPlan> {
                 start: g.start,
                 end: g.end,
             }],
+            carry: Vec::new(),
+        });
+    }
+    for k in scan.stats.kernel.samples() {
+        plans.push(WindowPlan {
+            from: k.at.saturating_sub(k.length).saturating_sub(LEAD),
+            to: k.at + TAIL,
+            reasons: vec![WindowReason::KernelSample(k)],
             carry: Vec::new(),
         });
     }
@@ -264,6 +277,10 @@ pub fn analyze_scanned<E>(
         windowed: None,
     };
     a.verdicts = merge::verdicts(&a, &windows, &scan.stats.storm_lines, section, &opts.remedy);
+    let explained = Explained::merged(windows.iter().map(|w| &w.found.kernel));
+    let kernel = scan.stats.kernel.reports(&explained);
+    kernel.lead_verdicts(&mut a.verdicts, &scan.stats.kernel.evidence(explained), &opts.remedy);
+    (a.hwlat, a.osnoise, a.timerlat) = (kernel.hwlat, kernel.osnoise, kernel.timerlat);
     scan.stats.threads.mark_analysis(&mut a);
     let worst_verdict = a.worst();
     a.exceeded = opts.threshold.is_some_and(|t| {
@@ -396,6 +413,10 @@ impl Cut {
             found: Found::default(),
         };
         w.found = Found::of(&w.analysis, &trace.events, &|i| w.global(i));
+        let kernel: Vec<KernelSample> = (w.plan.reasons.iter())
+            .filter_map(|r| if let WindowReason::KernelSample(k) = r { Some(*k) } else { None })
+            .collect();
+        w.found.kernel = Explained::around(&kernel, &trace.events[w.carried.len()..], w.first_index);
         w
     }
 }

@@ -7,7 +7,7 @@ use latscope_analyze::hrtimer::HrtimerReport;
 use latscope_analyze::scan::Scan;
 use latscope_analyze::verdict::{Verdict, VerdictKind};
 use latscope_analyze::wakeup::{TaskFilter, WakeupBreakdown, WakeupSelection};
-use latscope_analyze::windowed::{analyze_windowed, analyze_windows, plan};
+use latscope_analyze::windowed::{analyze_windowed, analyze_windows, plan, WindowReason};
 use latscope_model::{Event, TraceInfo, Warning};
 use std::path::{Path, PathBuf};
 
@@ -32,9 +32,21 @@ fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
 /// The event traces and latency-tracer reports in fixtures/.
 fn event_traces() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in
-        ["dat", "events", "explain", "tracecmd-report", "live", "systrace", "seeds", "funcgraph", "pasted", "latency"]
-    {
+    let dirs = [
+        "dat",
+        "events",
+        "explain",
+        "tracecmd-report",
+        "live",
+        "systrace",
+        "seeds",
+        "funcgraph",
+        "pasted",
+        "hwlat",
+        "rtla",
+        "latency",
+    ];
+    for dir in dirs {
         let Ok(rd) = std::fs::read_dir(fixtures().join(dir)) else { continue };
         for f in rd.flatten() {
             let p = f.path();
@@ -88,6 +100,7 @@ fn compare(selection: &WakeupSelection) {
         let late_windows = json(&w.hrtimers.late);
         forget_unrevealed_prios(&mut late_whole, &late_windows);
         stats.count(&whole);
+        stats.count_kernel_windows(&w, whole.source.events + whole.source.stacks);
         // The verdicts, where the whole trace's are all of kinds the windowed path draws.
         if whole.verdicts.iter().all(|v| DRAWN.contains(&v.kind)) {
             verdicts += whole.verdicts.len();
@@ -124,6 +137,9 @@ fn compare(selection: &WakeupSelection) {
                 json(&HrtimerReport { late: Vec::new(), ..w.hrtimers.clone() }),
             ),
             ("disabled report", json(&whole.disabled), json(&w.disabled)),
+            ("timerlat report", json(&whole.timerlat), json(&w.timerlat)),
+            ("osnoise report", json(&whole.osnoise), json(&w.osnoise)),
+            ("hwlat report", json(&whole.hwlat), json(&w.hwlat)),
             ("late timers", late_whole, late_windows),
         ] {
             if x != y {
@@ -150,6 +166,11 @@ fn compare(selection: &WakeupSelection) {
     );
     stats.enough();
     assert!(verdicts >= 25 && verdict_traces >= 50, "{selection:?}: only {verdicts} verdicts compared");
+    // Each kernel tracer's verdict, on every fixture that has one (3 hwlat traces, 4 osnoise, 7 timerlat).
+    for (kind, least) in [("Timerlat", 5), ("Osnoise", 3), ("Hwlat", 3)] {
+        let n = kinds.get(kind).copied().unwrap_or(0);
+        assert!(n >= least, "{selection:?}: only {n} {kind} verdicts compared");
+    }
     assert!(compared >= 5 && wakeups >= 10, "{selection:?}: only {compared} traces with {wakeups} wakeups compared");
     assert!(
         sections >= 20 && timers >= 20,
@@ -158,8 +179,11 @@ fn compare(selection: &WakeupSelection) {
 }
 
 /// The verdict kinds the windowed path draws over the whole trace.
-const DRAWN: [VerdictKind; 9] = [
+const DRAWN: [VerdictKind; 12] = [
     VerdictKind::LatencyTrace,
+    VerdictKind::Timerlat,
+    VerdictKind::Osnoise,
+    VerdictKind::Hwlat,
     VerdictKind::Reported,
     VerdictKind::TickStorm,
     VerdictKind::IrqsOff,
@@ -179,6 +203,13 @@ struct Counted {
     irq_sources: usize,
     throttling_gaps: usize,
     latency_traces: usize,
+    timerlat_reports: usize,
+    timerlat_explained: usize,
+    osnoise_reports: usize,
+    osnoise_explained: usize,
+    hwlat_samples: usize,
+    /// Windows planned around a kernel tracer's record that hold only part of their trace.
+    kernel_windows_cut: usize,
 }
 
 impl Counted {
@@ -189,6 +220,23 @@ impl Counted {
         self.irq_sources += a.irq_stats.len();
         self.throttling_gaps += a.throttling.as_ref().map_or(0, |t| t.count);
         self.latency_traces += usize::from(a.latency_trace.is_some());
+        self.timerlat_reports += usize::from(a.timerlat.is_some());
+        self.timerlat_explained +=
+            a.timerlat.iter().filter_map(|t| t.worst.as_ref()).map(|w| w.within.len()).sum::<usize>();
+        self.osnoise_reports += usize::from(a.osnoise.is_some());
+        self.osnoise_explained +=
+            a.osnoise.iter().filter_map(|o| o.longest.as_ref()).map(|n| n.within.len()).sum::<usize>();
+        self.hwlat_samples += a.hwlat.as_ref().map_or(0, |h| h.samples.len());
+    }
+
+    /// Counts the windows of `w` planned around a kernel tracer's record that do not hold all `records`.
+    fn count_kernel_windows(&mut self, w: &latscope_analyze::analysis::Analysis, records: u64) {
+        let windows = w.windowed.as_ref().map_or(&[][..], |x| &x.windows[..]);
+        self.kernel_windows_cut += windows
+            .iter()
+            .filter(|w| w.plan.reasons.iter().any(|r| matches!(r, WindowReason::KernelSample(_))))
+            .filter(|w| w.first_index > 0 || w.records < records)
+            .count();
     }
 
     /// The fixtures hold each kind but PI boosts (no fixture has `sched_pi_setprio` events; both paths run the
@@ -201,6 +249,17 @@ impl Counted {
                 && self.throttling_gaps >= 5
                 && self.latency_traces >= 30,
             "too few of some statistic compared: {self:?}"
+        );
+        // The kernel tracers' reports: their worst sample and longest single noise explained in a window that
+        // holds part of the trace, with the interferences the whole trace finds.
+        assert!(
+            self.timerlat_reports >= 5
+                && self.timerlat_explained >= 10
+                && self.osnoise_reports >= 5
+                && self.osnoise_explained >= 10
+                && self.hwlat_samples >= 30
+                && self.kernel_windows_cut >= 4,
+            "too few kernel tracer records compared: {self:?}"
         );
     }
 }

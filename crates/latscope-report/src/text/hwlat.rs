@@ -205,6 +205,13 @@ pub fn write_report(out: &mut dyn Write, r: &HwlatReport) -> io::Result<()> {
     for x in &r.samples {
         write_row(out, x, start, false)?;
     }
+    if r.unlisted > 0 {
+        writeln!(
+            out,
+            "  ({} not listed: the worst are; the summary counts all)",
+            counted(r.unlisted, "sample", "samples")
+        )?;
+    }
     write_summary(out, &r.summary, None)
 }
 
