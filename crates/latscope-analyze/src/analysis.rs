@@ -180,20 +180,20 @@ struct EventPasses {
     source: SourceInfo,
     reported: Vec<ReportedLatency>,
     storms: Vec<TickStorm>,
-    trees: Vec<CallNode>,
+    funcgraph: Option<FuncGraphReport>,
     pi: crate::pi_boost::PiReport,
     locks: crate::lock_contention::LockReport,
     threads: crate::latscope_threads::LatscopeThreads,
 }
 
 impl EventPasses {
-    fn run(name: &str, trace: &DecodedTrace) -> EventPasses {
+    fn run(name: &str, trace: &DecodedTrace, top: usize) -> EventPasses {
         let events = &trace.events;
         EventPasses {
             source: source_info(name, trace),
             reported: reported::reported(events),
             storms: tick_storms(events),
-            trees: funcgraph::call_trees(events),
+            funcgraph: crate::funcgraph_stream::report_of(events, top),
             pi: crate::pi_boost::pi_boosts(events),
             locks: crate::lock_contention::lock_contention(events),
             threads: crate::latscope_threads::LatscopeThreads::named_in(events),
@@ -216,9 +216,11 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         },
     );
     let ctx = WakeupContext { remedy: opts.remedy.clone(), ..WakeupContext::new(events, &timeline, &expiries) };
-    let (passes, mut wakeups) =
-        parallel::both(|| EventPasses::run(name, trace), || wakeup::decompose_wakeups_in(&ctx, &opts.selection, &gaps));
-    let EventPasses { source, reported, storms, trees, pi, locks, threads } = passes;
+    let (passes, mut wakeups) = parallel::both(
+        || EventPasses::run(name, trace, top),
+        || wakeup::decompose_wakeups_in(&ctx, &opts.selection, &gaps),
+    );
+    let EventPasses { source, reported, storms, funcgraph, pi, locks, threads } = passes;
     let anchor_at = reported::anchor(&reported);
     let anchor = anchor_at.and_then(|a| reported.iter().position(|r| r == a));
     // The wakeup the trace's own statement is about leads, whatever its size among the others.
@@ -229,7 +231,6 @@ pub fn analyze(name: &str, trace: &DecodedTrace, opts: &AnalyzeOptions) -> Analy
         wakeups.insert(0, w);
     }
     let throttling = throttling::summary(gaps, top);
-    let funcgraph = (!trees.is_empty()).then(|| funcgraph::report(&trees, top));
     let latency_trace = trace.info.latency.as_ref().map(|h| latency_report(h, events, &trace.info.elisions));
     let kernel = crate::kernel_tracers::KernelReports::of(events);
     let mut verdicts = verdict::verdicts(

@@ -4,9 +4,10 @@
 use crate::patterns;
 use crate::symbol;
 use latscope_model::Pattern;
-use latscope_model::{CpuId, Event, EventKind, Nanos, Text};
+use latscope_model::{CpuId, Event, EventKind, Nanos, Pid, Text};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// One call.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -60,35 +61,113 @@ impl CallNode {
 /// whose entry line is missing (hand-edited or damaged traces) closes a `?` node around the latest callees
 /// its duration can cover.
 pub fn call_trees(events: &[Event]) -> Vec<CallNode> {
-    let mut stacks: BTreeMap<(CpuId, latscope_model::Pid), Vec<(u32, CallNode)>> = BTreeMap::new();
-    let mut roots: Vec<CallNode> = Vec::new();
-    fn attach(stack: &mut [(u32, CallNode)], roots: &mut Vec<CallNode>, node: CallNode) {
-        match stack.last_mut() {
-            Some((_, parent)) => parent.children.push(node),
-            None => roots.push(node),
+    let mut stacks = CallStacks::default();
+    let mut roots: Vec<CallNode> =
+        events.iter().enumerate().filter_map(|(i, e)| stacks.step(i, e)).map(|r| r.node).collect();
+    roots.extend(stacks.finish().into_iter().map(|r| r.node));
+    roots.sort_by_key(|r| (r.ts, r.cpu));
+    roots
+}
+
+/// A root call [`CallStacks`] completed, and the index of its first event.
+#[derive(Clone, Debug)]
+pub struct Root {
+    /// The call and its callees.
+    pub node: CallNode,
+    /// Index of its entry (of the leaf line, for a call without callees).
+    pub index: usize,
+}
+
+/// The calls open on each task's stack per CPU, nested as [`call_trees`] nests them, one event at a time:
+/// [`CallStacks::step`] gives each root call when it returns, [`CallStacks::finish`] those still open at the
+/// end of the trace. An open call holds its callees' trees until it returns (about 90 bytes a call, and its
+/// name), so memory follows the largest call in progress, not the trace's length, unless a call never
+/// returns (a kernel thread's loop entered inside the trace holds all it calls); a stack is let go when it
+/// empties.
+#[derive(Default)]
+pub struct CallStacks {
+    stacks: FxHashMap<(CpuId, Pid), Stack>,
+}
+
+/// One task's open calls on one CPU, with their depths, and the index of the first event of the outermost.
+#[derive(Default)]
+struct Stack {
+    open: Vec<(u32, CallNode)>,
+    first: usize,
+}
+
+impl CallStacks {
+    /// The trace's event `index`: the root call it completes, if any.
+    pub fn step(&mut self, index: usize, e: &Event) -> Option<Root> {
+        if !matches!(e.kind, EventKind::GraphEntry { .. } | EventKind::GraphLeaf { .. } | EventKind::GraphExit { .. }) {
+            return None;
+        }
+        let key = (e.cpu, e.pid);
+        if let Some(s) = self.stacks.get_mut(&key) {
+            let root = s.step(index, e);
+            if s.open.is_empty() {
+                self.stacks.remove(&key);
+            }
+            return root;
+        }
+        let mut s = Stack::default();
+        let root = s.step(index, e);
+        if !s.open.is_empty() {
+            self.stacks.insert(key, s);
+        }
+        root
+    }
+
+    /// The calls still open at the end of the trace, total unknown, as root calls in the order of their CPU
+    /// and task.
+    pub fn finish(self) -> Vec<Root> {
+        let mut stacks: Vec<((CpuId, Pid), Stack)> = self.stacks.into_iter().collect();
+        stacks.sort_by_key(|(k, _)| *k);
+        let mut roots = Vec::new();
+        for (_, mut s) in stacks {
+            while let Some((_, node)) = s.open.pop() {
+                roots.extend(s.attach(node));
+            }
+        }
+        roots
+    }
+}
+
+impl Stack {
+    /// Puts a finished call under the innermost open one, or gives it as a root.
+    fn attach(&mut self, node: CallNode) -> Option<Root> {
+        match self.open.last_mut() {
+            Some((_, parent)) => {
+                parent.children.push(node);
+                None
+            }
+            None => Some(Root { node, index: self.first }),
         }
     }
-    for e in events {
-        if !matches!(e.kind, EventKind::GraphEntry { .. } | EventKind::GraphLeaf { .. } | EventKind::GraphExit { .. }) {
-            continue;
+
+    fn step(&mut self, index: usize, e: &Event) -> Option<Root> {
+        if self.open.is_empty() {
+            self.first = index;
         }
-        let stack = stacks.entry((e.cpu, e.pid)).or_default();
         match &e.kind {
-            EventKind::GraphEntry { depth, func } => stack.push((*depth, CallNode::new(func, e.cpu, e.ts))),
+            EventKind::GraphEntry { depth, func } => {
+                self.open.push((*depth, CallNode::new(func, e.cpu, e.ts)));
+                None
+            }
             EventKind::GraphLeaf { func, duration, .. } => {
                 let mut n = CallNode::new(func, e.cpu, e.ts);
                 n.close(*duration);
-                attach(stack, &mut roots, n);
+                self.attach(n)
             }
             EventKind::GraphExit { depth, duration, func } => {
-                let Some((top_depth, top)) = stack.last_mut() else { continue };
+                let (top_depth, top) = self.open.last_mut()?;
                 let fits = duration.map_or(true, |d| top.children_total() <= d + Nanos(50));
                 if *top_depth == *depth || fits {
-                    if let Some((_, mut node)) = stack.pop() {
-                        node.close(*duration);
-                        attach(stack, &mut roots, node);
-                    }
-                } else if let Some(d) = duration {
+                    let (_, mut node) = self.open.pop()?;
+                    node.close(*duration);
+                    return self.attach(node);
+                }
+                if let Some(d) = duration {
                     // The entry of this call was not decoded: wrap the latest callees its duration covers.
                     let mut covered = Nanos::ZERO;
                     let mut k = top.children.len();
@@ -103,18 +182,11 @@ pub fn call_trees(events: &[Event]) -> Vec<CallNode> {
                     n.close(Some(*d));
                     top.children.push(n);
                 }
+                None
             }
-            _ => {}
+            _ => None,
         }
     }
-    // Calls still open at the end of the trace: keep them, total unknown.
-    for (_, mut stack) in stacks {
-        while let Some((_, node)) = stack.pop() {
-            attach(&mut stack, &mut roots, node);
-        }
-    }
-    roots.sort_by_key(|r| (r.ts, r.cpu));
-    roots
 }
 
 /// The path from `root` down its most expensive callee at each level, as long as that callee holds at least
@@ -158,7 +230,8 @@ pub struct FuncGraphReport {
     pub slowest: Vec<CallNode>,
     /// Functions by self time, largest first.
     pub by_self_time: Vec<FuncStat>,
-    /// Within one trace: the slowest instance of the most repeated root function against its median instance.
+    /// Within one trace: the slowest instance of the most repeated root function (at least twice, with callees)
+    /// against its median instance, when slower.
     pub diff: Option<TreeDiff>,
     /// [`hot_path`] of the slowest of those calls (untrimmed), as (function, total, self) steps.
     pub hot_path: Vec<HotStep>,
@@ -177,47 +250,33 @@ pub struct HotStep {
     pub self_time: Option<Nanos>,
 }
 
-/// Summarises `trees`: slowest roots (trimmed to 3 levels), top functions by self time, and an in-file diff.
+/// Summarises `trees` (root calls, in the order [`call_trees`] gives them): slowest calls (trimmed to 3
+/// levels), top functions by self time, and an in-file diff. The same as [`crate::funcgraph_stream`] gives
+/// of the trace's events, one at a time.
 pub fn report(trees: &[CallNode], top: usize) -> FuncGraphReport {
-    let mut stats: HashMap<Text, FuncStat> = HashMap::new();
-    fn walk(n: &CallNode, stats: &mut HashMap<Text, FuncStat>) {
-        let s = stats.entry(n.func.clone()).or_insert(FuncStat {
-            func: n.func.clone(),
-            calls: 0,
-            total: Nanos::ZERO,
-            self_total: Nanos::ZERO,
-        });
-        s.calls += 1;
-        s.total = s.total + n.total.unwrap_or_default();
-        s.self_total = s.self_total + n.self_time.unwrap_or_default();
-        for c in &n.children {
-            walk(c, stats);
-        }
+    let mut r = crate::funcgraph_stream::RootsReport::new(top);
+    for (i, t) in trees.iter().enumerate() {
+        r.add(t, (Nanos::ZERO, CpuId(0), i as u64), i);
     }
-    for t in trees {
-        walk(t, &mut stats);
+    let Some(pending) = r.finish() else { return FuncGraphReport::default() };
+    let diff = pending.diff.map(|d| [d.normal, d.abnormal].map(|i| Root { node: trees[i].clone(), index: i }));
+    pending.complete(diff.as_ref().map_or(&[], |d| &d[..]))
+}
+
+/// Adds `n` and its callees to the calls and time per function.
+pub(crate) fn add_stats(n: &CallNode, stats: &mut FxHashMap<Text, FuncStat>) {
+    let s = stats.entry(n.func.clone()).or_insert_with(|| FuncStat {
+        func: n.func.clone(),
+        calls: 0,
+        total: Nanos::ZERO,
+        self_total: Nanos::ZERO,
+    });
+    s.calls += 1;
+    s.total = s.total + n.total.unwrap_or_default();
+    s.self_total = s.self_total + n.self_time.unwrap_or_default();
+    for c in &n.children {
+        add_stats(c, stats);
     }
-    let mut by_self_time: Vec<FuncStat> = stats.into_values().collect();
-    by_self_time.sort_by(|a, b| b.self_total.cmp(&a.self_total).then_with(|| a.func.cmp(&b.func)));
-    by_self_time.truncate(top.max(10));
-    let mut tops = Vec::new();
-    for t in trees {
-        measured_tops(t, &mut tops);
-    }
-    let hot_path = tops
-        .iter()
-        .max_by_key(|t| t.total)
-        .map(|t| {
-            hot_path(t)
-                .into_iter()
-                .map(|n| HotStep { func: n.func.clone(), total: n.total, self_time: n.self_time })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut slowest: Vec<CallNode> = tops.iter().map(|t| trim(t, 3)).collect();
-    slowest.sort_by_key(|t| std::cmp::Reverse(t.total));
-    slowest.truncate(top);
-    FuncGraphReport { roots: trees.len(), slowest, by_self_time, diff: diff_within(trees), hot_path }
 }
 
 /// The calls of `n`'s tree whose time the trace measures, nearest the root: `n` itself when it returned, or
@@ -232,7 +291,8 @@ pub fn measured_tops<'a>(n: &'a CallNode, out: &mut Vec<&'a CallNode>) {
     }
 }
 
-fn trim(n: &CallNode, levels: usize) -> CallNode {
+/// `n` with its callees down to `levels` levels below it.
+pub(crate) fn trim(n: &CallNode, levels: usize) -> CallNode {
     let mut c = n.clone();
     c.children = if levels == 0 { Vec::new() } else { n.children.iter().map(|x| trim(x, levels - 1)).collect() };
     c
@@ -396,19 +456,6 @@ pub fn window_tree(trees: &[CallNode], cpu: CpuId, from: Nanos, to: Nanos) -> Ca
     root
 }
 
-/// Within one trace: the root function called most often (at least twice); its slowest call against its median.
-pub fn diff_within(trees: &[CallNode]) -> Option<TreeDiff> {
-    let mut groups: BTreeMap<&str, Vec<&CallNode>> = BTreeMap::new();
-    for t in trees.iter().filter(|t| t.total.is_some() && !t.children.is_empty()) {
-        groups.entry(&t.func).or_default().push(t);
-    }
-    let (_, mut group) = groups.into_iter().filter(|(_, g)| g.len() >= 2).max_by_key(|(_, g)| g.len())?;
-    group.sort_by_key(|t| t.total);
-    let slowest = group.last()?;
-    let median = group[(group.len() - 1) / 2];
-    (slowest.total > median.total).then(|| diff(median, slowest))
-}
-
 /// Picks the tree to compare from a trace given with `--diff`: the slowest root whose function also appears
 /// in `other` (so both sides are the same kind of call), else the slowest root.
 pub fn pick_root<'a>(trees: &'a [CallNode], other: &[CallNode]) -> Option<&'a CallNode> {
@@ -419,17 +466,7 @@ pub fn pick_root<'a>(trees: &'a [CallNode], other: &[CallNode]) -> Option<&'a Ca
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::ev;
-
-    fn entry(d: u32, f: &str) -> EventKind {
-        EventKind::GraphEntry { depth: d, func: f.into() }
-    }
-    fn leaf(d: u32, f: &str, ns: u64) -> EventKind {
-        EventKind::GraphLeaf { depth: d, func: f.into(), duration: Some(Nanos(ns)) }
-    }
-    fn exit(d: u32, ns: u64) -> EventKind {
-        EventKind::GraphExit { depth: d, func: None, duration: Some(Nanos(ns)) }
-    }
+    use crate::testing::{ev, graph_entry as entry, graph_exit as exit, graph_leaf as leaf};
 
     #[test]
     fn trees_diff_and_missing_entry() {

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod disabled;
 pub mod flag_sections;
 pub mod funcgraph;
+pub mod funcgraph_stream;
 pub mod held_back;
 pub mod hrtimer;
 pub mod hrtimer_expiries;

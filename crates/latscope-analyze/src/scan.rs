@@ -1,8 +1,11 @@
 //! The streamed first pass over a trace too large to analyse whole: counts, the latencies the trace states
-//! itself, the worst wakeups of the selected tasks, the longest sections and latest timers, and the whole
-//! trace's statistics ([`crate::trace_stats`]), in state bounded by the tasks and CPUs, not the events.
+//! itself, the worst wakeups of the selected tasks, the longest sections and latest timers, the whole
+//! trace's statistics ([`crate::trace_stats`]) and function-graph report ([`crate::funcgraph_stream`]), in
+//! state bounded by the tasks and CPUs, not the events (but for the function-graph calls still open and 40
+//! bytes per function-graph root call that returned with callees, [`crate::funcgraph_stream::RootsReport`]).
 
 use crate::flag_sections::{Disabled, FlagTracker};
+use crate::funcgraph_stream::{FuncGraphStream, PendingReport};
 use crate::keep::keep_largest;
 use crate::reported::{self, ReportedLatency};
 use crate::trace_stats::{StatsStream, TraceStats};
@@ -179,6 +182,10 @@ pub struct ScanResult {
     /// Records earlier than the one before them, and the index of the first: the windowed analysis reads a
     /// stream in its order, the whole-trace analysis sorts it, so they can differ where this is not zero.
     pub out_of_order: (u64, u64),
+    /// The whole trace's function-graph report, when it has function-graph calls; its diff waits for the
+    /// second pass.
+    #[serde(skip)]
+    pub funcgraph: Option<PendingReport>,
 }
 
 /// A task woken and not yet switched in.
@@ -286,6 +293,7 @@ pub struct Scan {
     last_mark: Option<ReportedLatency>,
     sections: FxHashMap<(CpuId, Disabled, bool), Vec<SectionCandidate>>,
     stats: StatsStream,
+    funcgraph: FuncGraphStream,
 }
 
 impl Scan {
@@ -305,6 +313,7 @@ impl Scan {
             last_mark: None,
             sections: FxHashMap::default(),
             stats: StatsStream::new(selection.top),
+            funcgraph: FuncGraphStream::new(selection.top.max(1)),
         }
     }
 
@@ -323,6 +332,7 @@ impl Scan {
         }
         self.out.last = self.out.last.max(e.ts);
         self.stats.step(index as usize, e);
+        self.funcgraph.step(index as usize, e);
         self.cpus.entry(e.cpu).or_default();
         match e.kind {
             EventKind::Stack { .. } => {
@@ -555,6 +565,7 @@ impl Scan {
         keep_largest(&mut self.out.late_timers, self.keep, true, TimerCandidate::rank);
         self.out.wakeups = self.hist.summary(None);
         self.out.stats = self.stats.finish();
+        self.out.funcgraph = self.funcgraph.finish();
         self.out
     }
 }

@@ -11,6 +11,7 @@ use crate::latency_report::latency_report;
 
 mod merge;
 
+use crate::funcgraph_stream::RootCapture;
 use crate::hrtimer::HrtimerReport;
 use crate::hrtimer_expiries::HrtimerStream;
 use crate::kernel_tracers::{Explained, KernelSample};
@@ -224,22 +225,32 @@ pub fn analyze_scanned<E>(
     opts: &AnalyzeOptions,
     reason: String,
 ) -> Result<Analysis, E> {
-    let Scanned { scan, info, warnings } = scanned;
-    // The second pass also pairs every hrtimer expiry for the whole trace's statistics, and holds the entries of
-    // a latency-tracer trace: the tracer's snapshot of one section, bounded by its buffer, not by the capture's
-    // length, every entry of which its report lists.
+    let Scanned { mut scan, info, warnings } = scanned;
+    // The second pass also pairs every hrtimer expiry for the whole trace's statistics, holds the entries of a
+    // latency-tracer trace (the tracer's snapshot of one section, bounded by its buffer, not by the capture's
+    // length, every entry of which its report lists) and takes the two function-graph calls the whole trace's
+    // report compares.
     let mut timers = HrtimerStream::new(scan.stats.tick_periods.clone());
     let mut section: Option<Vec<Event>> = info.latency.is_some().then(Vec::new);
+    let funcgraph = scan.funcgraph.take();
+    let mut calls = funcgraph.as_ref().and_then(|f| f.diff).map(RootCapture::new);
+    let mut index = 0;
     let mut both = |visit: &mut dyn FnMut(&Event)| {
+        index = 0;
         stream(&mut |e| {
             timers.step(e);
             if let Some(s) = section.as_mut() {
                 s.push(e.clone());
             }
+            if let Some(c) = calls.as_mut() {
+                c.step(index, e);
+            }
+            index += 1;
             visit(e)
         })
     };
     let windows = analyze_windows(name, &info, opts, plan(&scan), &mut both, workers())?;
+    let found = calls.map(RootCapture::finish).unwrap_or_default();
     let section = section.unwrap_or_default();
     let latency_trace = info.latency.as_ref().map(|h| latency_report(h, &section, &info.elisions));
     let top = opts.selection.top.max(1);
@@ -265,7 +276,7 @@ pub fn analyze_scanned<E>(
         tick_storms: scan.stats.tick_storms.clone(),
         pi: scan.stats.pi.clone(),
         locks: scan.stats.locks.clone(),
-        funcgraph: None,
+        funcgraph: funcgraph.map(|f| f.complete(&found)),
         diff: None,
         irq_stats: scan.stats.irq_stats.clone(),
         threshold: opts.threshold,

@@ -3,6 +3,7 @@
 
 use latscope_analyze::analysis::Analysis;
 use latscope_analyze::analysis::{analyze, AnalyzeOptions};
+use latscope_analyze::funcgraph;
 use latscope_analyze::hrtimer::HrtimerReport;
 use latscope_analyze::scan::Scan;
 use latscope_analyze::verdict::{Verdict, VerdictKind};
@@ -100,6 +101,10 @@ fn compare(selection: &WakeupSelection) {
         let late_windows = json(&w.hrtimers.late);
         forget_unrevealed_prios(&mut late_whole, &late_windows);
         stats.count(&whole);
+        // The function-graph report as the whole trace's call trees give it (`report` of them), which the streamed
+        // report and its second pass for the diff must equal.
+        let trees = funcgraph::call_trees(&trace.events);
+        let of_trees = (!trees.is_empty()).then(|| funcgraph::report(&trees, opts.selection.top.max(1)));
         stats.count_kernel_windows(&w, whole.source.events + whole.source.stacks);
         // The verdicts, where the whole trace's are all of kinds the windowed path draws.
         if whole.verdicts.iter().all(|v| DRAWN.contains(&v.kind)) {
@@ -141,6 +146,8 @@ fn compare(selection: &WakeupSelection) {
             ("osnoise report", json(&whole.osnoise), json(&w.osnoise)),
             ("hwlat report", json(&whole.hwlat), json(&w.hwlat)),
             ("late timers", late_whole, late_windows),
+            ("function-graph report", json(&whole.funcgraph), json(&w.funcgraph)),
+            ("function-graph report of the trees", json(&of_trees), json(&w.funcgraph)),
         ] {
             if x != y {
                 wrong.push(format!("{}: {what}:\n  whole   {x}\n  windows {y}", path.display()));
@@ -165,6 +172,8 @@ fn compare(selection: &WakeupSelection) {
          {kinds:?}; {stats:?}"
     );
     stats.enough();
+    let slowest_calls = kinds.get("FuncGraphSlowest").copied().unwrap_or(0);
+    assert!(slowest_calls >= 20, "{selection:?}: only {slowest_calls} function-graph verdicts compared");
     assert!(verdicts >= 25 && verdict_traces >= 50, "{selection:?}: only {verdicts} verdicts compared");
     // Each kernel tracer's verdict, on every fixture that has one (3 hwlat traces, 4 osnoise, 7 timerlat).
     for (kind, least) in [("Timerlat", 5), ("Osnoise", 3), ("Hwlat", 3)] {
@@ -179,7 +188,7 @@ fn compare(selection: &WakeupSelection) {
 }
 
 /// The verdict kinds the windowed path draws over the whole trace.
-const DRAWN: [VerdictKind; 12] = [
+const DRAWN: [VerdictKind; 14] = [
     VerdictKind::LatencyTrace,
     VerdictKind::Timerlat,
     VerdictKind::Osnoise,
@@ -191,6 +200,8 @@ const DRAWN: [VerdictKind; 12] = [
     VerdictKind::HrtimerLate,
     VerdictKind::Wakeup,
     VerdictKind::RtThrottling,
+    VerdictKind::FuncGraphSlowest,
+    VerdictKind::FuncGraphDiff,
     VerdictKind::LostEvents,
 ];
 
@@ -210,6 +221,9 @@ struct Counted {
     hwlat_samples: usize,
     /// Windows planned around a kernel tracer's record that hold only part of their trace.
     kernel_windows_cut: usize,
+    funcgraph_reports: usize,
+    funcgraph_roots: usize,
+    funcgraph_diffs: usize,
 }
 
 impl Counted {
@@ -227,6 +241,9 @@ impl Counted {
         self.osnoise_explained +=
             a.osnoise.iter().filter_map(|o| o.longest.as_ref()).map(|n| n.within.len()).sum::<usize>();
         self.hwlat_samples += a.hwlat.as_ref().map_or(0, |h| h.samples.len());
+        self.funcgraph_reports += usize::from(a.funcgraph.is_some());
+        self.funcgraph_roots += a.funcgraph.as_ref().map_or(0, |f| f.roots);
+        self.funcgraph_diffs += a.funcgraph.as_ref().map_or(0, |f| usize::from(f.diff.is_some()));
     }
 
     /// Counts the windows of `w` planned around a kernel tracer's record that do not hold all `records`.
@@ -247,7 +264,9 @@ impl Counted {
                 && self.lock_waits > 0
                 && self.irq_sources >= 50
                 && self.throttling_gaps >= 5
-                && self.latency_traces >= 30,
+                && self.latency_traces >= 30
+                && self.funcgraph_reports >= 20
+                && self.funcgraph_roots >= 500,
             "too few of some statistic compared: {self:?}"
         );
         // The kernel tracers' reports: their worst sample and longest single noise explained in a window that
@@ -345,4 +364,61 @@ fn windows_analysed_in_parallel_are_those_analysed_in_turn() {
     }
     assert!(windows >= 100, "only {windows} windows compared");
     eprintln!("{windows} windows, the same on 1 and 4 threads");
+}
+
+/// Function-graph traces made up (tasks on two CPUs interleaved, leaves, returns without a duration or whose
+/// entry is missing, calls open at the end, equal time stamps): the windowed path's report (streamed, its diff's
+/// two calls taken in the second pass) and its verdicts are those of the whole trace's call trees.
+#[test]
+fn made_up_function_graph_traces_report_as_their_whole_call_trees() {
+    use latscope_model::{CpuId, EventKind, Flags, Nanos};
+    let mut seed: u64 = 0x5eed;
+    let mut rnd = |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let funcs = ["irq", "tick", "schedule", "lock", "?"];
+    let opts = AnalyzeOptions { selection: WakeupSelection { task: None, top: 3 }, ..Default::default() };
+    let (mut diffs, mut verdicts) = (0, 0);
+    for case in 0..300 {
+        let mut events = Vec::new();
+        let mut depths = std::collections::HashMap::new();
+        let mut ts = 1_000;
+        for _ in 0..1 + rnd(150) {
+            ts += rnd(3) * 100;
+            let (cpu, pid) = (rnd(2) as u32, rnd(3) as i32);
+            let d: &mut u32 = depths.entry((cpu, pid)).or_insert(0);
+            let func = funcs[rnd(funcs.len() as u64) as usize];
+            let duration = |r: u64| (r > 0).then_some(Nanos(r * 50));
+            let kind = match rnd(6) {
+                0 | 1 => {
+                    *d += 1;
+                    EventKind::GraphEntry { depth: *d - 1, func: func.into() }
+                }
+                2 => EventKind::GraphLeaf { depth: *d, func: func.into(), duration: duration(rnd(20)) },
+                3 | 4 => {
+                    *d = d.saturating_sub(1);
+                    EventKind::GraphExit { depth: *d, func: None, duration: duration(rnd(40)) }
+                }
+                _ => EventKind::GraphExit { depth: *d + 2, func: Some(func.into()), duration: duration(rnd(10)) },
+            };
+            let comm = "t".into();
+            events.push(Event { ts: Nanos(ts), cpu: CpuId(cpu), pid, tgid: None, comm, flags: Flags::default(), kind });
+        }
+        let mut stream = |visit: &mut dyn FnMut(&Event)| -> Result<(TraceInfo, Vec<Warning>), String> {
+            events.iter().for_each(visit);
+            Ok((TraceInfo::default(), Vec::new()))
+        };
+        let w = analyze_windowed("t", &mut stream, &opts, "test".into()).expect("streams");
+        let trees = funcgraph::call_trees(&events);
+        let of_trees = (!trees.is_empty()).then(|| funcgraph::report(&trees, 3));
+        assert_eq!(json(&w.funcgraph), json(&of_trees), "case {case}: {events:?}");
+        let trace = latscope_model::DecodedTrace { info: TraceInfo::default(), events, warnings: Vec::new() };
+        let whole = analyze("t", &trace, &opts);
+        assert_eq!(json(&w.verdicts), json(&whole.verdicts), "case {case}");
+        diffs += w.funcgraph.as_ref().map_or(0, |f| usize::from(f.diff.is_some()));
+        verdicts += w.verdicts.iter().filter(|v| DRAWN.contains(&v.kind)).count();
+    }
+    eprintln!("300 made-up traces: {diffs} diffs, {verdicts} verdicts");
+    assert!(diffs >= 50 && verdicts >= 300, "only {diffs} diffs and {verdicts} verdicts compared");
 }
