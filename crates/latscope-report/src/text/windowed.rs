@@ -18,8 +18,7 @@ pub fn write_intro(out: &mut dyn Write, a: &Analysis, w: &Windowed) -> io::Resul
          preemption disabled and hrtimer expiry, kept the worst and took the whole trace's statistics; the second \
          paired every hrtimer expiry and held the events around the worst, one window at a time ({} before, {} \
          after). The verdicts and details below are the whole trace's, drawn from the windows as from a whole \
-         trace, the function-graph report's from every call as it returned; kernel-tracer (timerlat, osnoise, \
-         hwlat) reports are each window's.",
+         trace, the function-graph report's from every call as it returned.",
         human(latscope_analyze::windowed::LEAD),
         human(latscope_analyze::windowed::TAIL),
     )?;
