@@ -1,5 +1,6 @@
 //! The windowed analysis (two streamed passes, one window held at a time) against the whole-trace analysis on
-//! every real event trace in fixtures/: the same worst wakeups, decomposed the same way, with the same indices.
+//! every real trace in fixtures/ it reads: the same document, field by field (the worst wakeups decomposed the
+//! same way with the same indices, the reports, the statistics, the verdicts and their evidence).
 
 use latscope_analyze::analysis::Analysis;
 use latscope_analyze::analysis::{analyze, AnalyzeOptions};
@@ -153,6 +154,19 @@ fn compare(selection: &WakeupSelection) {
                 wrong.push(format!("{}: {what}:\n  whole   {x}\n  windows {y}", path.display()));
             }
         }
+        // The whole document but for how it was analysed (`windowed`) and the name it was given: every field the
+        // lists above do not name is equal too.
+        let (mut x, mut y) = (json(&whole), json(&w));
+        if let Some(o) = y.as_object_mut() {
+            o.remove("windowed");
+        }
+        for v in [&mut x, &mut y] {
+            v["source"]["name"] = serde_json::Value::Null;
+        }
+        forget_unrevealed_prios(&mut x, &y);
+        if let Some(at) = first_difference(&x, &y, String::new()) {
+            wrong.push(format!("{}: the analyses differ first at {at}", path.display()));
+        }
         if a != b {
             let brief = |v: &[WakeupBreakdown]| {
                 v.iter().map(|b| format!("{}@{}={}", b.task.pid, b.switch_in, b.latency)).collect::<Vec<_>>().join(" ")
@@ -172,6 +186,10 @@ fn compare(selection: &WakeupSelection) {
          {kinds:?}; {stats:?}"
     );
     stats.enough();
+    assert_eq!(
+        verdict_traces, compared,
+        "{selection:?}: traces with verdicts of kinds the windowed path does not draw"
+    );
     let slowest_calls = kinds.get("FuncGraphSlowest").copied().unwrap_or(0);
     assert!(slowest_calls >= 20, "{selection:?}: only {slowest_calls} function-graph verdicts compared");
     assert!(verdicts >= 25 && verdict_traces >= 50, "{selection:?}: only {verdicts} verdicts compared");
@@ -280,6 +298,24 @@ impl Counted {
                 && self.kernel_windows_cut >= 4,
             "too few kernel tracer records compared: {self:?}"
         );
+    }
+}
+
+/// Where `a` and `b` first differ (a JSON path), when they do.
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: String) -> Option<String> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
+                (Some(p), Some(q)) => first_difference(p, q, format!("{at}.{k}")),
+                _ => Some(format!("{at}.{k} (in one only)")),
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(p, q, format!("{at}[{i}]")))
+        }
+        _ => (a != b).then(|| format!("{at}: {a} against {b}")),
     }
 }
 
