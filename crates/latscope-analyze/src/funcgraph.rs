@@ -40,6 +40,13 @@ impl CallNode {
         }
     }
 
+    /// A call of the function the event names: its name shared with the event when it needs no stripping.
+    fn of(func: &Text, cpu: CpuId, ts: Nanos) -> CallNode {
+        let name = symbol::function_name(func);
+        let func = if name.len() == func.len() { func.clone() } else { name.into() };
+        CallNode { func, total: None, self_time: None, children: Vec::new(), cpu, ts }
+    }
+
     fn children_total(&self) -> Nanos {
         self.children.iter().fold(Nanos::ZERO, |a, c| a + c.total.unwrap_or_default())
     }
@@ -151,11 +158,11 @@ impl Stack {
         }
         match &e.kind {
             EventKind::GraphEntry { depth, func } => {
-                self.open.push((*depth, CallNode::new(func, e.cpu, e.ts)));
+                self.open.push((*depth, CallNode::of(func, e.cpu, e.ts)));
                 None
             }
             EventKind::GraphLeaf { func, duration, .. } => {
-                let mut n = CallNode::new(func, e.cpu, e.ts);
+                let mut n = CallNode::of(func, e.cpu, e.ts);
                 n.close(*duration);
                 self.attach(n)
             }

@@ -17,18 +17,19 @@ pub type Order = (Nanos, CpuId, u64);
 /// the root's tree ([`funcgraph::measured_tops`]' order).
 type Place = (Order, usize);
 
-/// A root call of a function that may be the one most repeated: its total, place and the index of its entry.
-/// 40 bytes each.
+/// A root call of a function that may be the one most repeated: its total, entry's time and CPU, and the index
+/// of its entry; its function's list holds them in the order they completed. 32 bytes each.
 #[derive(Clone, Copy, Debug)]
 struct Instance {
     total: Nanos,
-    order: Order,
+    ts: Nanos,
     index: usize,
+    cpu: CpuId,
 }
 
 /// The report of root calls given one at a time ([`RootsReport::add`]), each with its place in the trees'
 /// order. Its state is bounded by the functions and the `top` calls kept, but for the list of root calls
-/// that returned with callees (the diff compares the median of the most repeated function's): 40 bytes each,
+/// that returned with callees (the diff compares the median of the most repeated function's): 32 bytes each,
 /// and growing with the trace.
 pub struct RootsReport {
     top: usize,
@@ -36,6 +37,9 @@ pub struct RootsReport {
     stats: FxHashMap<Text, FuncStat>,
     /// The slowest measured calls trimmed to 3 levels, with their totals and places: at most twice `top`.
     slowest: Vec<(Nanos, Place, CallNode)>,
+    /// The rank of the last of them after they were last cut to `top`: a call ranked lower is not kept (nor
+    /// trimmed).
+    floor: Option<(Nanos, std::cmp::Reverse<Place>)>,
     /// The slowest measured call (the last of as slow ones, as `report` takes it), its place and hot path.
     hot: Option<(Nanos, Place, Vec<HotStep>)>,
     /// Per root function, its calls that returned with callees.
@@ -77,6 +81,7 @@ impl RootsReport {
             roots: 0,
             stats: FxHashMap::default(),
             slowest: Vec::new(),
+            floor: None,
             hot: None,
             repeated: BTreeMap::new(),
         }
@@ -95,11 +100,19 @@ impl RootsReport {
                 let steps = path.map(|n| HotStep { func: n.func.clone(), total: n.total, self_time: n.self_time });
                 self.hot = Some((total, place, steps.collect()));
             }
+            if self.floor.is_some_and(|f| (total, std::cmp::Reverse(place)) < f) {
+                continue;
+            }
             self.slowest.push((total, place, funcgraph::trim(t, 3)));
+            let cut = self.slowest.len() >= 2 * self.top;
             keep_largest(&mut self.slowest, self.top, false, rank);
+            if cut {
+                self.floor = self.slowest.last().map(rank);
+            }
         }
         if let (Some(total), false) = (root.total, root.children.is_empty()) {
-            self.repeated.entry(root.func.clone()).or_default().push(Instance { total, order, index });
+            let (ts, cpu, _) = order;
+            self.repeated.entry(root.func.clone()).or_default().push(Instance { total, ts, index, cpu });
         }
     }
 
@@ -116,7 +129,8 @@ impl RootsReport {
         // against its median (of as slow ones, the first in the trees' order comes first).
         let group = self.repeated.into_values().filter(|g| g.len() >= 2).max_by_key(Vec::len);
         let diff = group.and_then(|mut g| {
-            g.sort_by_key(|i| (i.total, i.order));
+            // Stable: of as slow calls entered at once on one CPU, the first completed first, as in the trees.
+            g.sort_by_key(|i| (i.total, i.ts, i.cpu));
             let (slowest, median) = (g.last()?, g[(g.len() - 1) / 2]);
             (slowest.total > median.total).then_some(DiffCalls { normal: median.index, abnormal: slowest.index })
         });
@@ -307,5 +321,11 @@ mod tests {
         let slowest: Vec<_> = r.slowest.iter().map(|n| (&*n.func, n.total)).collect();
         assert_eq!(slowest, [("bar", Some(Nanos(40))), ("b", Some(Nanos(30))), ("x", Some(Nanos(10)))]);
         assert!(r.diff.is_none());
+    }
+
+    /// What the report keeps per root call with callees (the bound its docs state).
+    #[test]
+    fn a_root_call_costs_32_bytes() {
+        assert_eq!(std::mem::size_of::<Instance>(), 32);
     }
 }

@@ -1,7 +1,7 @@
 //! The streamed first pass over a trace too large to analyse whole: counts, the latencies the trace states
 //! itself, the worst wakeups of the selected tasks, the longest sections and latest timers, the whole
 //! trace's statistics ([`crate::trace_stats`]) and function-graph report ([`crate::funcgraph_stream`]), in
-//! state bounded by the tasks and CPUs, not the events (but for the function-graph calls still open and 40
+//! state bounded by the tasks and CPUs, not the events (but for the function-graph calls still open and 32
 //! bytes per function-graph root call that returned with callees, [`crate::funcgraph_stream::RootsReport`]).
 
 use crate::flag_sections::{Disabled, FlagTracker};
