@@ -431,6 +431,22 @@ pub fn softirq_name_text(vec: u32) -> Text {
     NAMES.with(|n| n.get(vec as usize).cloned()).unwrap_or_else(|| Text::from("?"))
 }
 
+/// A name from a table of `&'static str` as a shared [`Text`], made once per thread and name.
+fn static_text(name: &'static str) -> Text {
+    thread_local! {
+        static MADE: std::cell::RefCell<Vec<(&'static str, Text)>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    MADE.with(|m| {
+        let mut m = m.borrow_mut();
+        if let Some((_, t)) = m.iter().find(|(n, _)| *n == name) {
+            return t.clone();
+        }
+        let t = Text::from(name);
+        m.push((name, t.clone()));
+        t
+    })
+}
+
 fn empty() -> Text {
     thread_local! { static EMPTY: Text = Text::from(""); }
     EMPTY.with(|e| e.clone())
@@ -455,7 +471,7 @@ fn handled<F: FieldSource + ?Sized>(f: &F) -> bool {
 /// An enum-like field: the integer mapped through `names` (binary), else the printed text.
 fn label<F: FieldSource + ?Sized>(f: &F, field: &str, names: fn(i64) -> Option<&'static str>) -> Text {
     if let Some(v) = f.int(field) {
-        return names(v).map_or_else(|| Text::from(v.to_string()), Text::from);
+        return names(v).map_or_else(|| Text::from(v.to_string()), static_text);
     }
     f.text(field).unwrap_or_else(empty)
 }
@@ -496,7 +512,20 @@ fn prev_state<F: FieldSource + ?Sized>(f: &F) -> Text {
     if let Some(t) = f.text("prev_state") {
         return t;
     }
-    f.int("prev_state").map_or_else(empty, |v| Text::from(state_letters(v)))
+    f.int("prev_state").map_or_else(empty, state_text)
+}
+
+/// [`state_letters`] as a shared [`Text`]: one per state value below 0x200 (the letters and the preempted
+/// bit), made once per thread, so that a `sched_switch` costs no allocation for it.
+fn state_text(v: i64) -> Text {
+    const KNOWN: i64 = 0x200;
+    thread_local! {
+        static STATES: Vec<Text> = (0..KNOWN).map(|v| Text::from(state_letters(v))).collect();
+    }
+    match v {
+        0..KNOWN => STATES.with(|s| s[v as usize].clone()),
+        _ => Text::from(state_letters(v)),
+    }
 }
 
 /// The kernel's `__trace_sched_switch_state` letters (4.14+: `TASK_REPORT_MAX` = 0x100 means preempted).
