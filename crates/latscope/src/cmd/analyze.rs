@@ -54,8 +54,9 @@ pub struct Args {
     /// with its size
     #[arg(long, value_name = "SIZE", value_parser = crate::budget::parse_size)]
     pub max_memory: Option<u64>,
-    /// Analyse in windows around the worst wakeups, in two streamed passes that hold one window at a time (what
-    /// analyze does by itself with a trace too large for --max-memory): for traces of any length
+    /// Analyse in windows around the worst findings, in two streamed passes that hold one window at a time, into
+    /// the same results (what analyze does by itself with a trace over --max-memory, by default 2^17 records):
+    /// for traces of any length
     #[arg(long, conflicts_with = "diff")]
     pub windows: bool,
     #[command(flatten)]
