@@ -11,7 +11,6 @@ use crate::timerlat_report::{self, TimerlatReport, TimerlatStream, WorstSample};
 use crate::verdict::{Evidence, Verdict};
 use latscope_model::{CpuId, Event, Nanos};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// The kernel tracers' records of a trace, fed one at a time, in state bounded by the CPUs and the noise
 /// sources (see each stream).
@@ -129,11 +128,12 @@ impl KernelTracers {
         self.timerlat.worst().into_iter().chain(self.osnoise.longest()).collect()
     }
 
-    /// The records the verdicts may show: those the streams kept and those `explained` names.
-    pub fn evidence(&self, explained: Explained) -> Lines {
+    /// The records the verdicts may show, by index: those the streams kept and those `explained` names.
+    pub fn evidence_lines(&self, explained: Explained) -> Vec<(usize, Event)> {
         let mut v = self.osnoise.lines();
         v.extend(self.hwlat.worst_line());
-        Lines(v.into_iter().chain(explained.lines).collect())
+        v.extend(explained.lines);
+        v
     }
 
     /// The reports, with the records `explained`.
@@ -143,19 +143,6 @@ impl KernelTracers {
             osnoise: self.osnoise.report(explained.osnoise.clone()),
             timerlat: self.timerlat.report(explained.timerlat.clone()),
         }
-    }
-}
-
-/// The records the kernel tracers' verdicts show, by index (for a trace analysed in windows).
-#[derive(Clone, Debug, Default)]
-pub struct Lines(pub BTreeMap<usize, Event>);
-
-impl Evidence for Lines {
-    fn event(&self, i: usize) -> Option<&Event> {
-        self.0.get(&i)
-    }
-    fn all(&self) -> &[Event] {
-        &[]
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`TraceStats`]: the whole trace's statistics that one pass finds in state bounded by its CPUs, tasks,
 //! locks and interrupt sources (tick storms, priority inheritance, lock contention, interrupt durations, RT
-//! throttling, latscope's own threads, the tick periods, the kernel tracers' records), taken by the streamed pass over a trace too large to hold with the same code the whole-trace
-//! analysis runs over its events.
+//! throttling, latscope's own threads, the tick periods, the kernel tracers' records), taken by the streamed
+//! pass over a trace too large to hold with the same code the whole-trace analysis runs over its events.
 
 use crate::hrtimer_expiries::TickPeriods;
 use crate::irq_stats::{IrqStat, IrqStats};

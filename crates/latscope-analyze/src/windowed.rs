@@ -1,10 +1,11 @@
-//! [`Windowed`]: a trace too large to hold, analysed in two streamed passes. The first
-//! ([`crate::scan`]) finds the worst wakeups, sections and late timers, the latencies the trace states and the
-//! whole trace's statistics, with the kernel tracers' records ([`crate::kernel_tracers`]); the second pairs every hrtimer expiry and cuts the events of one time window around
-//! each finding at a time, analyses that window whole ([`analyze`]) on a thread of its own and lets it go, so
-//! memory holds a few windows, whatever the trace's length. The windows' findings are merged into the whole
-//! trace's lists and verdicts (`windowed/merge.rs`); the worst timerlat sample and the longest osnoise single
-//! noise are explained in the window planned around each.
+//! [`Windowed`]: a trace too large to hold, analysed in two streamed passes. The first ([`crate::scan`])
+//! finds the worst wakeups, sections and late timers, the latencies the trace states and the whole trace's
+//! statistics, with the kernel tracers' records ([`crate::kernel_tracers`]); the second pairs every hrtimer
+//! expiry and cuts the events of one time window around each finding at a time, analyses that window whole
+//! ([`analyze`]) on a thread of its own and lets it go, so memory holds a few windows, whatever the trace's
+//! length. The windows' findings are merged into the whole trace's lists and verdicts (`windowed/merge.rs`);
+//! the worst timerlat sample and the longest osnoise single noise are explained in the window planned around
+//! each.
 
 use crate::analysis::{analyze, Analysis, AnalyzeOptions, SourceInfo};
 use crate::latency_report::latency_report;
@@ -287,10 +288,12 @@ pub fn analyze_scanned<E>(
         timerlat: None,
         windowed: None,
     };
-    a.verdicts = merge::verdicts(&a, &windows, &scan.stats.storm_lines, section, &opts.remedy);
     let explained = Explained::merged(windows.iter().map(|w| &w.found.kernel));
     let kernel = scan.stats.kernel.reports(&explained);
-    kernel.lead_verdicts(&mut a.verdicts, &scan.stats.kernel.evidence(explained), &opts.remedy);
+    let kept = scan.stats.storm_lines.iter().cloned().chain(scan.stats.kernel.evidence_lines(explained));
+    let held = merge::Held::new(&windows, kept, section);
+    a.verdicts = merge::verdicts(&a, &held, &opts.remedy);
+    kernel.lead_verdicts(&mut a.verdicts, &held, &opts.remedy);
     (a.hwlat, a.osnoise, a.timerlat) = (kernel.hwlat, kernel.osnoise, kernel.timerlat);
     scan.stats.threads.mark_analysis(&mut a);
     let worst_verdict = a.worst();

@@ -138,18 +138,8 @@ pub fn section_reports(
 }
 
 /// The verdicts over the whole trace, drawn from `a`'s merged lists as the whole-trace analysis draws them
-/// from its own, with the evidence lines the `windows` kept, those of the tick storms (`storm_lines`) and, for
-/// a latency-tracer trace, its whole `section` (the tracer's snapshot), by the file's indices.
-pub fn verdicts(
-    a: &Analysis,
-    windows: &[Window],
-    storm_lines: &[(usize, Event)],
-    section: Vec<Event>,
-    ctx: &RemedyContext,
-) -> Vec<Verdict> {
-    let mut lines: BTreeMap<usize, Event> = windows.iter().flat_map(|w| w.found.lines.iter().cloned()).collect();
-    lines.extend(storm_lines.iter().cloned());
-    let held = Held { lines, section };
+/// from its own, their evidence lines read from `held`.
+pub fn verdicts(a: &Analysis, held: &Held, ctx: &RemedyContext) -> Vec<Verdict> {
     let parts = VerdictParts {
         latency_trace: a.latency_trace.as_ref(),
         irqs_off: &a.irqs_off,
@@ -163,15 +153,25 @@ pub fn verdicts(
         lost: &a.source.lost,
         lost_unknown: !a.source.lost_unknown.is_empty(),
     };
-    verdict::verdicts(&parts, &held, ctx)
+    verdict::verdicts(&parts, held, ctx)
 }
 
-/// The events the windowed path holds for the verdicts' evidence.
-struct Held {
+/// The events the windowed path holds for the verdicts' evidence, by the file's indices.
+pub struct Held {
     /// Lines kept by index.
     lines: BTreeMap<usize, Event>,
     /// Every event of a latency-tracer trace (none otherwise).
     section: Vec<Event>,
+}
+
+impl Held {
+    /// The lines the `windows` kept and the `others` the passes kept (the tick storms', the kernel tracers'),
+    /// and, for a latency-tracer trace, its whole `section` (the tracer's snapshot).
+    pub fn new(windows: &[Window], others: impl IntoIterator<Item = (usize, Event)>, section: Vec<Event>) -> Held {
+        let mut lines: BTreeMap<usize, Event> = windows.iter().flat_map(|w| w.found.lines.iter().cloned()).collect();
+        lines.extend(others);
+        Held { lines, section }
+    }
 }
 
 impl verdict::Evidence for Held {
