@@ -6,7 +6,7 @@
 
 use crate::keep::keep_largest;
 use crate::remedy;
-use crate::verdict::{Evidence, EvidenceLine, Verdict, VerdictKind};
+use crate::verdict::{Evidence, Verdict, VerdictKind};
 use latscope_model::{
     CauseKind, Culprit, Event, EventKind, Explanation, HwlatSample, HwlatSource, HwlatSummary, Nanos, SmiCounts,
 };
@@ -188,7 +188,6 @@ impl HwlatStream {
 pub fn verdict(r: &HwlatReport, events: &dyn Evidence, remedy_ctx: &remedy::RemedyContext) -> Option<Verdict> {
     let (index, worst) = r.worst.as_ref()?;
     let cpu = worst.cpu;
-    let evidence = events.event(*index).map(|e| EvidenceLine { index: *index, event: e.clone() });
     let mut e = Explanation::new(CauseKind::NoKernelEvent, Culprit::default(), worst.latency(), Some(cpu));
     if worst.nmi_count > 0 {
         let nmi = worst.nmi_total.unwrap_or_default();
@@ -202,7 +201,7 @@ pub fn verdict(r: &HwlatReport, events: &dyn Evidence, remedy_ctx: &remedy::Reme
         explanation: remedy::with_hint(e, None, remedy_ctx),
         diff: None,
         section: None,
-        evidence: evidence.into_iter().collect(),
+        evidence: crate::verdict::lines(events, [*index]),
     })
 }
 

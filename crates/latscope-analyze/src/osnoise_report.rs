@@ -6,7 +6,7 @@
 use crate::kernel_tracers::{KernelSample, KernelTracer};
 use crate::osnoise_samples::{OsnoiseCpu, OsnoiseSamples, OsnoiseSetup};
 use crate::remedy;
-use crate::verdict::{Evidence, EvidenceLine, Verdict, VerdictKind};
+use crate::verdict::{Evidence, Verdict, VerdictKind};
 use latscope_model::event::OsnoiseKind;
 use latscope_model::noise_result::NoiseSourceKind;
 use latscope_model::{CauseKind, CpuId, Culprit, Event, EventKind, Explanation, Nanos, Pid, TaskRef};
@@ -320,20 +320,15 @@ pub fn verdict(r: &OsnoiseReport, events: &dyn Evidence, ctx: &remedy::RemedyCon
     if let Some(w) = &r.worst_period {
         lines.push(w.index);
     }
-    if let Some(l) = r.longest_interference.as_ref().filter(|l| !lines.contains(&l.index)) {
-        lines.push(l.index);
-    }
-    lines.sort_unstable();
+    // Sorted and each once (`verdict::lines`).
+    lines.extend(r.longest_interference.as_ref().map(|l| l.index));
     Some(Verdict {
         kind: VerdictKind::Osnoise,
         magnitude: explanation.magnitude,
         explanation,
         diff: None,
         section: None,
-        evidence: lines
-            .into_iter()
-            .filter_map(|index| Some(EvidenceLine { index, event: events.event(index)?.clone() }))
-            .collect(),
+        evidence: crate::verdict::lines(events, lines),
     })
 }
 

@@ -6,7 +6,7 @@
 use crate::kernel_tracers::{KernelSample, KernelTracer};
 use crate::osnoise_report::{explain_interference, interference, Interference};
 use crate::remedy;
-use crate::verdict::{Evidence, EvidenceLine, Verdict, VerdictKind};
+use crate::verdict::{Evidence, Verdict, VerdictKind};
 use latscope_model::event::TimerlatContext;
 use latscope_model::{CauseKind, CpuId, Culprit, Event, EventKind, Explanation, Nanos, Place, TaskRef};
 use serde::Serialize;
@@ -247,18 +247,13 @@ pub fn verdict(r: &TimerlatReport, events: &dyn Evidence, ctx: &remedy::RemedyCo
     let mut lines: Vec<usize> = vec![w.index];
     lines.extend(w.irq_index);
     lines.extend(w.within.first().map(|m| m.index));
-    lines.sort_unstable();
-    lines.dedup();
     Some(Verdict {
         kind: VerdictKind::Timerlat,
         magnitude: w.latency,
         explanation: e,
         diff: None,
         section: None,
-        evidence: lines
-            .into_iter()
-            .filter_map(|index| Some(EvidenceLine { index, event: events.event(index)?.clone() }))
-            .collect(),
+        evidence: crate::verdict::lines(events, lines),
     })
 }
 

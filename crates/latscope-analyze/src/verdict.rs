@@ -146,7 +146,7 @@ pub struct VerdictParts<'a> {
     pub lost_unknown: bool,
 }
 
-fn lines(events: &dyn Evidence, idx: impl IntoIterator<Item = usize>) -> Vec<EvidenceLine> {
+pub(crate) fn lines(events: &dyn Evidence, idx: impl IntoIterator<Item = usize>) -> Vec<EvidenceLine> {
     let mut v: Vec<usize> = idx.into_iter().collect();
     v.sort_unstable();
     v.dedup();

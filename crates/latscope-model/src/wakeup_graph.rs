@@ -40,11 +40,11 @@ pub struct GraphDiffEntry {
 }
 
 impl WakeupGraph {
-    /// The part of the worst wakeup's measured latency after its window (after the switch-in), when it is most
-    /// of it: the window's calls then do not show where the measured time went.
-    pub fn measured_after_window(&self) -> Option<u64> {
+    /// The worst wakeup's measured latency and its part after the window (after the switch-in), when that is
+    /// most of it: the window's calls then do not show where the measured time went.
+    pub fn measured_after_window(&self) -> Option<(u64, u64)> {
         let window = self.worst.latency_ns();
-        self.measured_ns.filter(|&m| m > window.saturating_mul(2)).map(|m| m - window)
+        self.measured_ns.filter(|&m| m > window.saturating_mul(2)).map(|m| (m, m - window))
     }
 }
 

@@ -181,7 +181,7 @@ fn graph_blocks(g: &WakeupGraph) -> Vec<Block> {
         us(g.worst_calls_ns),
         us(g.normal_calls_ns)
     );
-    if let (Some(after), Some(m)) = (g.measured_after_window(), g.measured_ns) {
+    if let Some((m, after)) = g.measured_after_window() {
         intro.push_str(&format!(
             " latscope measured {} for the worst wakeup: {} of it came after the switch-in, outside the window, so \
              these calls do not show where it went.",

@@ -245,7 +245,7 @@ fn write_graph(out: &mut dyn Write, g: &WakeupGraph) -> io::Result<()> {
         g.wakeups,
         at(&g.normal)
     )?;
-    if let (Some(after), Some(m)) = (g.measured_after_window(), g.measured_ns) {
+    if let Some((m, after)) = g.measured_after_window() {
         writeln!(
             out,
             "     latscope measured {} for this wakeup: {} of it came after the switch-in, outside the window, so \
